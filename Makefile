@@ -1,0 +1,40 @@
+# The two commands of the README work on a fresh clone with only Node.js 20 and npm:
+#   make demo   generates a sample ledger in demo/, opens it, prints counts, the outbox, the rate
+#   make test   installs, builds, runs every test; the last line is "N passed, N failed"
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := test
+
+NODE_MODULES := node_modules/.package-lock.json
+CLI := node dist/lib/cli.js
+DEMO := demo/honcho.jsonl
+
+.PHONY: install build test demo bench clean
+
+$(NODE_MODULES): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES)
+
+build: install
+	npx tsc -p .
+	@chmod +x dist/lib/cli.js
+
+test: build
+	node dist/test/run.js
+
+demo: build
+	@mkdir -p demo
+	@rm -f $(DEMO)
+	$(CLI) gen $(DEMO) --records 200000 --seed 7
+	$(CLI) verify $(DEMO)
+	$(CLI) counts $(DEMO)
+	@echo "The first rows of the outbox:"
+	@$(CLI) outbox $(DEMO) | head -n 5
+
+bench: build
+	node dist/bench/run.js
+
+clean:
+	rm -rf dist demo bench/data

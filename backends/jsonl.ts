@@ -1,0 +1,388 @@
+/**
+ * The JSONL file backend: memoryd's `<home>/memory/honcho.jsonl`, and any log of records that a
+ * {@link RecordCodec} writes as one line of text.
+ *
+ * ## The file
+ *
+ * UTF-8 text, one record a line, each line the codec's canonical text followed by `\n`. Nothing
+ * else: no header, no checksum, no padding, so that memoryd (Rust, serde_json) and ledgerstore
+ * read and write the same bytes. Line N (counted from 1) is the record at position N - 1.
+ *
+ * ## Writing
+ *
+ * - An append writes all its lines with one `write` at the end of the file (more only if the
+ *   system writes short), then `fdatasync`, and resolves only after that. A crash can so leave
+ *   the last line cut off, never a line in the middle.
+ * - The file is created by the first append, mode 0600, and its directory is then fsync'd, so
+ *   that the file's name survives a crash as well as its data. The directory is never created.
+ * - A failed `write` is cut back (`ftruncate` to the last good length) and the log stays usable.
+ *   When that cut fails, or when `fdatasync` failed (its data may or may not be on disk, and
+ *   Linux forgets the error once reported, so a retry would lie), the log refuses every later
+ *   append until it is reopened: reopening reads the file again and trusts only what is whole.
+ * - One writer: a writable open takes an open-file-description lock on the file, which the
+ *   kernel releases when the file is closed or the process dies (no lock file to clean up), and
+ *   a second writable open in the same process is refused before it touches the file. A missing
+ *   file cannot be locked: two processes may open it, and the second to create it is refused.
+ *
+ * ## Reading through
+ *
+ * `open` reads the file as bytes, in chunks. Every complete line is decoded and handed to
+ * `replay`, in order. Whatever follows the last `\n` (a line a crash cut off, or the zeros a
+ * power loss can leave) is dropped: after every complete line was accepted, a writable open
+ * cuts it from the file and syncs, and `repaired` says so. Any complete line that does not
+ * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
+ * number, and the file is left exactly as it was.
+ *
+ * @module
+ */
+import * as path from 'node:path';
+import {
+  ClosedError,
+  DamagedError,
+  LedgerError,
+  LedgerIoError,
+  LockedError,
+  ReadOnlyError,
+  RecordRefusedError,
+  StoppedError,
+} from '../lib/errors.js';
+import { assertExpectedHead } from '../lib/expected-head.js';
+import type {
+  AppendOptions,
+  Appended,
+  EventLog,
+  LogBackend,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  RecordCodec,
+  Repair,
+} from '../lib/log.js';
+import { type Fd, type FileIO, nodeFileIO } from './file-io.js';
+
+/** How to open a JSONL log. */
+export interface JsonlOptions<R> {
+  /** How records become lines. */
+  readonly codec: RecordCodec<R>;
+  /** The file-system layer (tests put a fault-injecting one here). */
+  readonly io?: FileIO;
+  /** The size of the chunks the file is read in. */
+  readonly chunkSize?: number;
+}
+
+const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false };
+const FILE_MODE = 0o600;
+const DEFAULT_CHUNK = 8 << 20;
+/** Every this many records, `read(from)` remembers where a record starts, to seek near it. */
+const SEEK_STRIDE = 4096;
+
+/** The logs this process has open for writing, by absolute path: one writer per file. */
+const writers = new Set<string>();
+
+/** A JSONL log at `file`. */
+export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBackend<R> {
+  return {
+    name: file,
+    capabilities: CAPABILITIES,
+    open: (openOptions) => JsonlLog.open(file, options, openOptions ?? {}),
+  };
+}
+
+/**
+ * Calls `onLine(buffer, start, end, offset)` for each complete line of the file's bytes
+ * `[from, to)`, in order (`offset` is the line's place in the file), until it returns `false`.
+ * Gives the offset after the last complete line it read.
+ */
+function scanLines(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+  onLine: (buffer: Buffer, start: number, end: number, offset: number) => void,
+): number {
+  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
+  let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
+  let position = from; // the file offset of buffer[0]
+  while (position + carried < to) {
+    if (carried === buffer.length) {
+      const larger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(larger, 0, 0, carried);
+      buffer = larger;
+    }
+    let got: number;
+    try {
+      got = io.read(fd, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
+    } catch (e) {
+      throw new LedgerIoError(name, e);
+    }
+    if (got === 0) break; // the file is shorter than it was said to be: stop at what was read
+    const filled = carried + got;
+    let start = 0;
+    for (let newline = buffer.indexOf(10, start); newline !== -1 && newline < filled; newline = buffer.indexOf(10, start)) {
+      onLine(buffer, start, newline, position + start);
+      start = newline + 1;
+    }
+    buffer.copy(buffer, 0, start, filled);
+    carried = filled - start;
+    position += start;
+  }
+  return position;
+}
+
+/** A decode or replay refusal at `line` is damage; anything else passes through. */
+function asDamage(name: string, line: number, e: unknown): unknown {
+  return e instanceof RecordRefusedError ? new DamagedError(name, line, e.message, { cause: e }) : e;
+}
+
+class JsonlLog<R> implements EventLog<R> {
+  readonly capabilities = CAPABILITIES;
+  private closed = false;
+  private stopped: LedgerError | null = null;
+
+  private constructor(
+    readonly name: string,
+    private readonly absolute: string,
+    private readonly codec: RecordCodec<R>,
+    private readonly io: FileIO,
+    private readonly chunkSize: number,
+    private readonly readOnly: boolean,
+    private fd: Fd | null,
+    /** The length of the whole lines: where the next append goes. */
+    private length: number,
+    private count: Position,
+    readonly repaired: Repair | null,
+    /** Where every `SEEK_STRIDE`th record starts, for `read(from)`. */
+    private readonly starts: number[],
+  ) {}
+
+  static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay }: OpenOptions<R>): Promise<JsonlLog<R>> {
+    const io = options.io ?? nodeFileIO;
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    const absolute = path.resolve(file);
+    if (!readOnly) {
+      if (writers.has(absolute)) throw new LockedError(file);
+      writers.add(absolute);
+    }
+    let fd: Fd | null = null;
+    try {
+      fd = openExisting(io, file, readOnly);
+      if (fd !== null && !readOnly && !io.tryLock(fd)) throw new LockedError(file);
+      const size = fd === null ? 0 : sizeOf(io, fd, file);
+      const starts: number[] = [];
+      let count = 0;
+      const complete =
+        fd === null
+          ? 0
+          : scanLines(io, fd, file, 0, size, chunkSize, (buffer, start, end, offset) => {
+              if (count % SEEK_STRIDE === 0) starts.push(offset);
+              try {
+                const record = options.codec.decode(buffer, start, end);
+                replay?.(record, count);
+              } catch (e) {
+                throw asDamage(file, count + 1, e);
+              }
+              count++;
+            });
+      let repaired: Repair | null = null;
+      if (complete < size) {
+        if (!readOnly) cut(io, fd as Fd, file, complete);
+        repaired = { at: complete, dropped: size - complete, cut: !readOnly };
+      }
+      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, complete, count, repaired, starts);
+    } catch (e) {
+      if (fd !== null) closeQuietly(io, fd);
+      if (!readOnly) writers.delete(absolute);
+      throw e;
+    }
+  }
+
+  get head(): Position {
+    return this.count;
+  }
+
+  append(records: readonly R[], options: AppendOptions = {}): Promise<Appended> {
+    try {
+      return Promise.resolve(this.appendNow(records, options));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** The whole append, synchronously: appends run in call order and none interleave. */
+  private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
+    if (this.closed) throw new ClosedError(this.name);
+    if (this.readOnly) throw new ReadOnlyError(this.name);
+    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
+    const from = this.count;
+    assertExpectedHead(this.name, expectedHead, from);
+    if (records.length === 0) return { from, head: from };
+    const bytes = Buffer.from(records.map((record) => `${this.codec.encode(record)}\n`).join(''), 'utf8');
+    const fd = this.fd ?? this.createFile();
+    try {
+      for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
+    } catch (e) {
+      this.fail(fd, e, false);
+    }
+    try {
+      this.io.datasync(fd);
+    } catch (e) {
+      // The lines may or may not be on disk, and Linux may have dropped the dirty pages and
+      // the error with them: a retry could report success for data that is gone. Stop.
+      this.fail(fd, e, true);
+    }
+    this.remember(bytes, from, records.length);
+    this.length += bytes.length;
+    this.count += records.length;
+    return { from, head: this.count };
+  }
+
+  /**
+   * A write or sync failed: cut the file back to its last good length, so that no reader takes
+   * the failed lines for records, and stop the log if that cut fails or `always`. Throws.
+   */
+  private fail(fd: Fd, cause: unknown, always: boolean): never {
+    const failure = new LedgerIoError(this.name, cause);
+    let cutBack = true;
+    try {
+      this.io.truncate(fd, this.length);
+    } catch {
+      cutBack = false;
+    }
+    if (always || !cutBack) this.stopped = failure;
+    throw failure;
+  }
+
+  /** Notes where those of the appended records that fall on a `SEEK_STRIDE` boundary start. */
+  private remember(bytes: Buffer, from: Position, appended: number): void {
+    let line = 0;
+    let offset = 0;
+    for (let next = (SEEK_STRIDE - (from % SEEK_STRIDE)) % SEEK_STRIDE; next < appended; next += SEEK_STRIDE) {
+      for (; line < next; line++) offset = bytes.indexOf(10, offset) + 1;
+      this.starts.push(this.length + offset);
+    }
+  }
+
+  /** Creates the file on the first append: mode 0600, locked, its directory synced. */
+  private createFile(): Fd {
+    let fd: Fd;
+    try {
+      fd = this.io.create(this.name, FILE_MODE);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return this.adoptCreatedElsewhere();
+      throw new LedgerIoError(this.name, e);
+    }
+    if (!this.io.tryLock(fd)) {
+      closeQuietly(this.io, fd);
+      throw new LockedError(this.name);
+    }
+    this.fd = fd;
+    const directory = path.dirname(this.absolute);
+    try {
+      this.io.syncDirectory(directory);
+    } catch (e) {
+      // Without its directory entry on disk the file, and all appended to it, may vanish in a
+      // crash: stop rather than acknowledge appends that might not survive.
+      this.stopped = new LedgerIoError(directory, e);
+      throw this.stopped;
+    }
+    return fd;
+  }
+
+  /**
+   * The file appeared since this log found it missing. Another writer made it: refuse, unless
+   * it is unlocked and still empty (made by hand, or by a writer that wrote nothing).
+   */
+  private adoptCreatedElsewhere(): Fd {
+    let fd: Fd;
+    try {
+      fd = this.io.openReadWrite(this.name);
+    } catch (e) {
+      throw new LedgerIoError(this.name, e);
+    }
+    try {
+      if (!this.io.tryLock(fd) || sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
+    } catch (e) {
+      closeQuietly(this.io, fd);
+      throw e;
+    }
+    this.fd = fd;
+    return fd;
+  }
+
+  async *read(from: Position = 0): AsyncIterable<R> {
+    if (this.closed) throw new ClosedError(this.name);
+    if (this.fd === null || from >= this.count) return;
+    const fd = this.fd;
+    const end = this.length; // the records up to the head now; later appends are not read
+    const stride = Math.floor(Math.max(0, from) / SEEK_STRIDE);
+    let position = stride * SEEK_STRIDE;
+    let offset = this.starts[stride] as number;
+    let batch: R[] = [];
+    const onLine = (buffer: Buffer, start: number, lineEnd: number): void => {
+      if (position >= from) {
+        try {
+          batch.push(this.codec.decode(buffer, start, lineEnd));
+        } catch (e) {
+          throw asDamage(this.name, position + 1, e);
+        }
+      }
+      position++;
+    };
+    while (offset < end) {
+      // A chunk at a time, so that a reader of a large log lets others run between chunks.
+      let next = scanLines(this.io, fd, this.name, offset, Math.min(end, offset + this.chunkSize), this.chunkSize, onLine);
+      if (next === offset) next = scanLines(this.io, fd, this.name, offset, end, this.chunkSize, onLine);
+      offset = next;
+      const records = batch;
+      batch = [];
+      yield* records;
+      if (this.closed) throw new ClosedError(this.name);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.fd !== null) closeQuietly(this.io, this.fd);
+    this.fd = null;
+    if (!this.readOnly) writers.delete(this.absolute);
+  }
+}
+
+/** Opens the file if it exists: `null` when it is missing (an empty log). */
+function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
+  try {
+    return readOnly ? io.openRead(file) : io.openReadWrite(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new LedgerIoError(file, e);
+  }
+}
+
+function sizeOf(io: FileIO, fd: Fd, file: string): number {
+  try {
+    return io.size(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+}
+
+/** Cuts a torn tail and syncs, so that the next append follows the last whole line. */
+function cut(io: FileIO, fd: Fd, file: string, length: number): void {
+  try {
+    io.truncate(fd, length);
+    io.datasync(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+}
+
+function closeQuietly(io: FileIO, fd: Fd): void {
+  try {
+    io.close(fd);
+  } catch {
+    // the descriptor is gone either way
+  }
+}

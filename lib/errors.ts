@@ -1,0 +1,199 @@
+/**
+ * Every error ledgerstore throws on purpose is a {@link LedgerError}: it has a stable `code` that
+ * programs can branch on, a message that says what failed and where, and, where an operator has
+ * something to do, the runbook entry that says what (`runbook`).
+ *
+ * The texts of the Honcho ledger's errors are memoryd's, word for word (spec 000, "The errors'
+ * text"), so that an operator sees the same line whichever engine wrote the ledger.
+ */
+import { getSystemErrorMap } from 'node:util';
+import type { Item } from './honcho/record.js';
+
+/** The stable codes, one per kind of failure. */
+export type LedgerErrorCode =
+  | 'LEDGER_IO'
+  | 'LEDGER_DAMAGED'
+  | 'LEDGER_INVALID_RECORD'
+  | 'LEDGER_DECODE'
+  | 'LEDGER_ALREADY_DECIDED'
+  | 'LEDGER_NOT_WAITING'
+  | 'LEDGER_LOCKED'
+  | 'LEDGER_CLOSED'
+  | 'LEDGER_READ_ONLY'
+  | 'LEDGER_STOPPED'
+  | 'LEDGER_CONFLICT';
+
+/** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
+export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked';
+
+/** memoryd's pointer for a damaged ledger, as its errors print it. */
+export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';
+
+/** `see docs/runbook.md#<anchor>`. */
+export function runbookPointer(anchor: RunbookAnchor): string {
+  return `see docs/runbook.md#${anchor}`;
+}
+
+/** The base of every error ledgerstore throws on purpose. */
+export abstract class LedgerError extends Error {
+  abstract readonly code: LedgerErrorCode;
+  /** The runbook entry for an operator, when there is something to do by hand. */
+  readonly runbook: RunbookAnchor | undefined = undefined;
+
+  /** The message with its runbook pointer, once: what a command-line tool prints. */
+  get report(): string {
+    if (this.runbook === undefined) return this.message;
+    const pointer = runbookPointer(this.runbook);
+    return this.message.includes(pointer) ? this.message : `${this.message}; ${pointer}`;
+  }
+}
+
+/** Whether `error` is a ledgerstore error, optionally of the given code. */
+export function isLedgerError(error: unknown, code?: LedgerErrorCode): error is LedgerError {
+  return error instanceof LedgerError && (code === undefined || error.code === code);
+}
+
+/**
+ * A record refused for what it says: it breaks a rule, or it is not a valid record. On `append`
+ * the record is refused and nothing is written; met while reading a log through, it is damage.
+ */
+export abstract class RecordRefusedError extends LedgerError {}
+
+/** Describes a Node.js system error the way `strerror` does, with its code: `no such file or directory (ENOENT)`. */
+export function describeSystemError(error: unknown): string {
+  if (error instanceof Error) {
+    const { errno, code } = error as NodeJS.ErrnoException;
+    if (typeof errno === 'number') {
+      const known = getSystemErrorMap().get(errno);
+      if (known !== undefined) return `${known[1]} (${known[0]})`;
+    }
+    if (typeof code === 'string') return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
+    return error.message;
+  }
+  return String(error);
+}
+
+/** The file system failed: `<path>: <what the system said>`. Nothing was appended. */
+export class LedgerIoError extends LedgerError {
+  readonly code = 'LEDGER_IO';
+  override readonly runbook = 'ledger-unwritable';
+  /** The system's error code (`ENOENT`, `ENOSPC`, ...), when there is one. */
+  readonly errno: string | undefined;
+  constructor(readonly path: string, cause: unknown) {
+    super(`${path}: ${describeSystemError(cause)}`, { cause });
+    this.name = 'LedgerIoError';
+    this.errno = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+  }
+}
+
+/**
+ * A log that does not read through: a line that does not parse, or that breaks a rule when
+ * replayed in order. The log is left exactly as it was.
+ */
+export class DamagedError extends LedgerError {
+  readonly code = 'LEDGER_DAMAGED';
+  override readonly runbook = 'honcho-ledger-damaged';
+  /**
+   * @param path the log's path (or name)
+   * @param line the damaged line (or record), counted from 1
+   * @param why what is wrong with it
+   */
+  constructor(readonly path: string, readonly line: number, readonly why: string, options?: ErrorOptions) {
+    super(`${path}:${line}: ${why}; ${RUNBOOK}`, options);
+    this.name = 'DamagedError';
+  }
+}
+
+/** A record that is not valid (a bad value, a string that cannot be written as UTF-8, ...). */
+export class InvalidRecordError extends RecordRefusedError {
+  readonly code = 'LEDGER_INVALID_RECORD';
+  constructor(readonly why: string) {
+    super(`a ledger record could not be encoded: ${why}`);
+    this.name = 'InvalidRecordError';
+  }
+}
+
+/** A line that does not decode to a record; `why` is serde_json's verdict in serde_json's words. */
+export class DecodeError extends RecordRefusedError {
+  readonly code = 'LEDGER_DECODE';
+  constructor(readonly why: string) {
+    super(why);
+    this.name = 'DecodeError';
+  }
+}
+
+/** How the rule errors name an item: `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`. */
+function itemName(item: Item): string {
+  return item.type === 'turn'
+    ? `turn ${item.turn} of session ${item.session}`
+    : `part ${item.part} of edit ${item.id}`;
+}
+
+/** A second `decided` record for an item. */
+export class AlreadyDecidedError extends RecordRefusedError {
+  readonly code = 'LEDGER_ALREADY_DECIDED';
+  constructor(readonly item: Item) {
+    super(`${itemName(item)}: decided already`);
+    this.name = 'AlreadyDecidedError';
+  }
+}
+
+/** A `sent` or `failed` record for an item that is not waiting (undecided, skipped, or done). */
+export class NotWaitingError extends RecordRefusedError {
+  readonly code = 'LEDGER_NOT_WAITING';
+  constructor(readonly item: Item) {
+    super(`${itemName(item)}: not waiting to be sent`);
+    this.name = 'NotWaitingError';
+  }
+}
+
+/** Another writer holds the log: another process, or another open in this one. */
+export class LockedError extends LedgerError {
+  readonly code = 'LEDGER_LOCKED';
+  override readonly runbook = 'ledger-locked';
+  constructor(readonly path: string, options?: ErrorOptions) {
+    super(`${path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`, options);
+    this.name = 'LockedError';
+  }
+}
+
+/** The log was closed. */
+export class ClosedError extends LedgerError {
+  readonly code = 'LEDGER_CLOSED';
+  constructor(readonly path: string) {
+    super(`${path}: the ledger is closed`);
+    this.name = 'ClosedError';
+  }
+}
+
+/** An append to a log opened read-only. */
+export class ReadOnlyError extends LedgerError {
+  readonly code = 'LEDGER_READ_ONLY';
+  constructor(readonly path: string) {
+    super(`${path}: the ledger was opened read-only; open it for writing to append`);
+    this.name = 'ReadOnlyError';
+  }
+}
+
+/**
+ * An earlier write failed in a way that leaves the log's end uncertain (a failed `fdatasync`, or a
+ * failed write that could not be cut back): every later append is refused until the log is
+ * reopened, which reads the file again and keeps only what is whole.
+ */
+export class StoppedError extends LedgerError {
+  readonly code = 'LEDGER_STOPPED';
+  override readonly runbook = 'ledger-unwritable';
+  constructor(readonly path: string, readonly failure: Error) {
+    super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
+    this.name = 'StoppedError';
+  }
+}
+
+/** An append that expected the log's head at one position found it at another. */
+export class ConflictError extends LedgerError {
+  readonly code = 'LEDGER_CONFLICT';
+  constructor(readonly path: string, readonly expected: number, readonly actual: number) {
+    super(`${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`);
+    this.name = 'ConflictError';
+  }
+}

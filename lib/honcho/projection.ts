@@ -1,0 +1,131 @@
+/**
+ * The ledger's state in memory, rebuilt by replaying its records in order: what memoryd queries
+ * (spec 000, "What each public function gives"). Only records the rules allow are applied; the
+ * caller ({@link Ledger}) checks them first.
+ *
+ * @module
+ */
+import type { Action, Counts, Item, Record, Workspace } from './record.js';
+import { type ItemState, stateAfter } from './rules.js';
+
+interface Entry {
+  readonly item: Item;
+  readonly action: Action;
+  state: ItemState;
+  ids: readonly string[] | null;
+}
+
+/** An item and what was decided for it. */
+export interface Decision {
+  readonly item: Item;
+  readonly action: Action;
+}
+
+/** The conclusion to delete for an undo: the `Conclude` item and the id Honcho gave it. */
+export interface Conclusion {
+  readonly item: Item;
+  readonly id: string;
+}
+
+function stackKey(workspace: Workspace, text: string): string {
+  return `${workspace}\n${text}`;
+}
+
+/** The state of every item, indexed for the queries. */
+export class Projection {
+  private readonly entries = new Map<string, Entry>();
+  /** Every decided item, in the order of its `decided` record. */
+  private readonly order: Entry[] = [];
+  /** The waiting items; a Map keeps insertion order, which is decision order. */
+  private readonly waiting = new Map<string, Entry>();
+  /** Per (workspace, text), the sent conclusions not undone yet, the latest last. */
+  private readonly stacks = new Map<string, Conclusion[]>();
+  private sent = 0;
+  private failed = 0;
+  private skipped = 0;
+
+  /** The state of the item whose key ({@link itemKey}) is `key`; `undefined` when undecided. */
+  stateOf(key: string): ItemState | undefined {
+    return this.entries.get(key)?.state;
+  }
+
+  /** Takes in a record that the rules allow; `key` is its item's key. */
+  apply(record: Record, key: string): void {
+    const state = stateAfter(record);
+    if (record.type === 'decided') {
+      const entry: Entry = { item: record.item, action: record.action, state, ids: null };
+      this.entries.set(key, entry);
+      this.order.push(entry);
+      if (state === 'waiting') this.waiting.set(key, entry);
+      else this.skipped++;
+      return;
+    }
+    const entry = this.entries.get(key) as Entry;
+    this.waiting.delete(key);
+    entry.state = state;
+    if (record.type === 'failed') {
+      this.failed++;
+      return;
+    }
+    this.sent++;
+    entry.ids = record.ids;
+    this.conclusionSent(entry, record.ids);
+  }
+
+  /** A sent `Conclude` goes on its stack; a sent `Unconclude` takes the top one off. */
+  private conclusionSent(entry: Entry, ids: readonly string[]): void {
+    const { action } = entry;
+    if (action.type === 'conclude') {
+      const id = ids[0];
+      if (id === undefined) return;
+      const key = stackKey(action.workspace, action.text);
+      const stack = this.stacks.get(key);
+      if (stack === undefined) this.stacks.set(key, [{ item: entry.item, id }]);
+      else stack.push({ item: entry.item, id });
+    } else if (action.type === 'unconclude') {
+      const key = stackKey(action.workspace, action.text);
+      const stack = this.stacks.get(key);
+      stack?.pop();
+      if (stack?.length === 0) this.stacks.delete(key);
+    }
+  }
+
+  /** Whether the item has its `decided` record (a `skip` counts). */
+  isDecided(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Every waiting item with its action, in the order of the `decided` records. */
+  outbox(): Decision[] {
+    const out: Decision[] = [];
+    for (const { item, action } of this.waiting.values()) out.push({ item, action });
+    return out;
+  }
+
+  /** The ids of the item's `sent` record, or `null` when it has none. */
+  sentIds(key: string): readonly string[] | null {
+    return this.entries.get(key)?.ids ?? null;
+  }
+
+  /** The latest sent conclusion of this workspace and text that is not undone, or `null`. */
+  conclusion(workspace: Workspace, text: string): Conclusion | null {
+    const stack = this.stacks.get(stackKey(workspace, text));
+    return stack === undefined ? null : (stack[stack.length - 1] ?? null);
+  }
+
+  counts(): Counts {
+    const waiting = this.waiting.size;
+    return {
+      decided: this.order.length,
+      sent: this.sent,
+      waiting,
+      failed: this.failed,
+      skipped: this.skipped,
+    };
+  }
+
+  /** Every decided item with its action, in decision order. */
+  *decisions(): IterableIterator<Decision> {
+    for (const { item, action } of this.order) yield { item, action };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The Honcho ledger's records, as memoryd defines them (spec 000, "Interfaces"). Each type's
+ * shape is its JSON shape: a `type` tag in snake case, snake-case field names, a `status` of
+ * `null` for "none". How they are written as lines is `codec.ts`; the rules are `rules.ts`.
+ *
+ * @module
+ */
+
+/** A Honcho workspace. Written as a plain string. */
+export type Workspace = 'trusted' | 'untrusted' | 'fleet';
+
+/** Every workspace, in declaration order. */
+export const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
+
+/** What is decided, sent or failed: a turn of a session, or one part of a journalled memory edit. */
+export type Item =
+  | { readonly type: 'turn'; readonly session: string; readonly turn: number }
+  | { readonly type: 'edit'; readonly id: string; readonly part: number };
+
+/** What a `decided` record says to do with its item. */
+export type Action =
+  | { readonly type: 'turn'; readonly workspace: Workspace; readonly speaker: string }
+  | {
+      readonly type: 'conclude';
+      readonly workspace: Workspace;
+      readonly peer: string;
+      readonly session: string;
+      readonly text: string;
+    }
+  | { readonly type: 'unconclude'; readonly workspace: Workspace; readonly text: string }
+  | { readonly type: 'fleet'; readonly session: string; readonly text: string }
+  | { readonly type: 'retract'; readonly session: string; readonly text: string }
+  | { readonly type: 'skip'; readonly why: string };
+
+/** One line of the ledger. */
+export type Record =
+  | { readonly type: 'decided'; readonly time: string; readonly item: Item; readonly action: Action }
+  | { readonly type: 'sent'; readonly time: string; readonly item: Item; readonly ids: readonly string[] }
+  | {
+      readonly type: 'failed';
+      readonly time: string;
+      readonly item: Item;
+      readonly status: number | null;
+      readonly kind: string;
+    };
+
+/** How many items are in each state. `decided` is always the sum of the other four. */
+export interface Counts {
+  readonly decided: number;
+  readonly sent: number;
+  readonly waiting: number;
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+/** The largest `turn` this engine keeps exactly: a JavaScript number's integer limit, 2^53-1. */
+export const MAX_TURN = Number.MAX_SAFE_INTEGER;
+/** The largest `part`: a u32. */
+export const MAX_PART = 0xffff_ffff;
+/** The largest `status`: a u16. */
+export const MAX_STATUS = 0xffff;
+
+const SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Whether `id` is a session id: 1 to 128 characters of `A-Z a-z 0-9 . _ -`, and not `.` or `..`
+ * (it names a folder under `sessions/`).
+ */
+export function isSessionId(id: string): boolean {
+  return SESSION_ID.test(id) && id !== '.' && id !== '..';
+}
+
+/** What a session id must be, for error messages. */
+export const SESSION_ID_RULE = 'a session id: 1 to 128 of A-Z a-z 0-9 . _ -, not . or ..';
+
+const TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.\d{3}Z$/;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+function isLeapYear(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
+
+/**
+ * Whether `time` is a ledger time: exactly `YYYY-MM-DDTHH:MM:SS.mmmZ`, RFC 3339 in UTC with
+ * milliseconds, years 0000 to 9999 (proleptic Gregorian), a day that exists in its month, seconds
+ * 00 to 59.
+ */
+export function isTime(time: string): boolean {
+  const m = TIME.exec(time);
+  if (m === null) return false;
+  const year = Number(m[1]);
+  const month = Number(m[2]);
+  const day = Number(m[3]);
+  if (month < 1 || month > 12 || day < 1) return false;
+  const days = month === 2 && isLeapYear(year) ? 29 : (DAYS_IN_MONTH[month - 1] as number);
+  return day <= days && Number(m[4]) <= 23 && Number(m[5]) <= 59 && Number(m[6]) <= 59;
+}
+
+/** What a time must be, for error messages. */
+export const TIME_RULE = 'a time like 2026-09-28T10:00:00.000Z (RFC 3339 in UTC, with milliseconds)';
+
+/** The ledger time of a `Date`: `2026-09-28T10:00:00.000Z`. */
+export function timeOf(date: Date): string {
+  return date.toISOString();
+}
+
+/**
+ * A string that identifies an item, for maps: two items have the same key exactly when they are
+ * the same item. A session id has no newline and a part is digits, so neither form is ambiguous.
+ */
+export function itemKey(item: Item): string {
+  return item.type === 'turn' ? `t${item.session}\n${item.turn}` : `e${item.part}:${item.id}`;
+}
+
+/** Whether two items are the same item. */
+export function sameItem(a: Item, b: Item): boolean {
+  return a.type === 'turn'
+    ? b.type === 'turn' && a.session === b.session && a.turn === b.turn
+    : b.type === 'edit' && a.id === b.id && a.part === b.part;
+}

@@ -1,0 +1,29 @@
+/**
+ * ledgerstore: an event-sourced storage engine for memoryd's Honcho ledger.
+ *
+ * - The event-log contract that every backend implements: `log.ts`.
+ * - The errors, with their stable codes: `errors.ts`.
+ * - The Honcho ledger: its records (`honcho/record.ts`), line format (`honcho/codec.ts`), rules
+ *   (`honcho/rules.ts`), state (`honcho/projection.ts`) and the {@link Ledger} itself.
+ *
+ * @example
+ * ```ts
+ * import { Ledger } from 'ledgerstore';
+ * const ledger = await Ledger.open('/srv/bx/memory/honcho.jsonl');
+ * await ledger.append({ type: 'decided', time: '2026-09-28T10:00:00.000Z',
+ *   item: { type: 'turn', session: 'chat-1', turn: 3 },
+ *   action: { type: 'turn', workspace: 'trusted', speaker: 'kyle' } });
+ * ledger.outbox(); // [{ item: {...}, action: {...} }]
+ * ```
+ *
+ * @module
+ */
+export * from './errors.js';
+export type * from './log.js';
+export { assertExpectedHead, headMatches } from './expected-head.js';
+export * from './honcho/record.js';
+export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCodec, normalizeItem, normalizeRecord } from './honcho/codec.js';
+export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
+export { Ledger, type LedgerOptions, type Conclusion, type Decision } from './honcho/ledger.js';
+export { jsonlBackend, type JsonlOptions } from '../backends/jsonl.js';
+export { type FileIO, type Fd, nodeFileIO } from '../backends/file-io.js';

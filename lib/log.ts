@@ -1,0 +1,128 @@
+/**
+ * The event-log contract: what every backend (a JSONL file, LevelDB, memory, PostgreSQL, a
+ * fault-injecting wrapper) promises. A log is an ordered, append-only sequence of records of one
+ * type `R`; the Honcho ledger is built on a log of its records.
+ *
+ * The promises, which `test/conformance/` holds every backend to:
+ * - **Reading through.** `open` reads every record in order and hands each to `replay` before it
+ *   returns; a record the log cannot read, or one `replay` refuses, stops the open with a
+ *   {@link DamagedError} naming its position, and the log is left as it was.
+ * - **Durable before believed.** `append` resolves only once its records are on stable storage;
+ *   a refused or failed append writes nothing that a later read or reopen takes for a record.
+ * - **Atomic batches.** The records of one `append` are written whole or not at all.
+ * - **Call order.** Appends are applied in the order they were called, each after every earlier
+ *   one; `expectedHead` makes that check explicit for several writers.
+ * - **One writer.** A writable open of a log that another writer holds fails with
+ *   {@link LockedError}; a read-only open never takes the lock and never changes the log.
+ *
+ * The errors named here are in `errors.ts`.
+ *
+ * @module
+ */
+/** A position in a log: the number of records before it. 0 is the start; `head` is the end. */
+export type Position = number;
+
+/** What a backend can do, for the conformance suite and for callers that choose a backend. */
+export interface LogCapabilities {
+  /** An acknowledged append survives a crash of the process and of the machine. */
+  readonly durable: boolean;
+  /** The log lives in files that a path names (and that a second process can open). */
+  readonly files: boolean;
+  /** Several writers may append at once, each with `expectedHead`. */
+  readonly severalWriters: boolean;
+}
+
+/** How to open a log. */
+export interface OpenOptions<R> {
+  /**
+   * Open without the writer's lock and without repairing anything: the log is read as it is,
+   * a cut-off tail is ignored (and reported in `repaired`), and `append` is refused.
+   */
+  readonly readOnly?: boolean;
+  /**
+   * Called with every record, in order, while the log is read through at open. A
+   * {@link RecordRefusedError} thrown here stops the open as damage at that record; the log is
+   * not repaired and nothing is changed.
+   */
+  readonly replay?: (record: R, position: Position) => void;
+}
+
+/** What `open` found at the end of the log and dropped: bytes of a write a crash cut off. */
+export interface Repair {
+  /** Where the whole records end, in the backend's own unit (bytes for a file). */
+  readonly at: number;
+  /** How much was dropped after that, in the same unit. */
+  readonly dropped: number;
+  /** Whether the dropped tail was cut from storage (`false` for a read-only open). */
+  readonly cut: boolean;
+}
+
+/** How to append. */
+export interface AppendOptions {
+  /**
+   * The head the caller believes the log has. When the log's head differs, the append is
+   * refused with a {@link ConflictError} and nothing is written.
+   */
+  readonly expectedHead?: Position;
+}
+
+/** Where an append put its records: positions `from` to `head - 1`. */
+export interface Appended {
+  readonly from: Position;
+  readonly head: Position;
+}
+
+/** An open log of records of type `R`. */
+export interface EventLog<R> {
+  /** A name for messages: a file's path, a folder, a URI. */
+  readonly name: string;
+  readonly capabilities: LogCapabilities;
+  /** The position after the last record: the number of records. */
+  readonly head: Position;
+  /** What `open` found cut off at the end, or `null`. */
+  readonly repaired: Repair | null;
+  /**
+   * Appends `records` as one atomic batch and resolves once they are durable. An empty batch
+   * resolves at once. Rejects with a {@link LedgerError}: nothing of a rejected batch is believed.
+   */
+  append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
+  /** The records from `from` (default 0) up to the head when the read starts, in order. */
+  read(from?: Position): AsyncIterable<R>;
+  /** Releases the lock and the files. Later calls are refused with {@link ClosedError}. */
+  close(): Promise<void>;
+}
+
+/**
+ * How a backend turns records into bytes and back, and checks a caller's records. The Honcho
+ * ledger's is `honchoCodec`; a line-oriented backend stores `encode`'s text as one line.
+ */
+export interface RecordCodec<R> {
+  /**
+   * A caller's record, checked, as a fresh value that later changes to `value` do not reach.
+   * @throws `InvalidRecordError` naming what is wrong
+   */
+  normalize(value: unknown): R;
+  /**
+   * The record's canonical text (one line, no newline).
+   * @throws `InvalidRecordError` when `record` is not valid
+   */
+  encode(record: R): string;
+  /**
+   * Reads the bytes `[start, end)` of one line.
+   * @throws `DecodeError` saying why they are not a record
+   */
+  decode(bytes: Uint8Array, start: number, end: number): R;
+}
+
+/** Something that opens a log: a backend bound to its location. */
+export interface LogBackend<R> {
+  /** A name for messages: a file's path, a folder, a URI. */
+  readonly name: string;
+  readonly capabilities: LogCapabilities;
+  /**
+   * Opens the log and reads it through.
+   * @throws {@link DamagedError} when a record does not read or `replay` refuses it
+   * @throws {@link LockedError} when another writer holds the log
+   */
+  open(options?: OpenOptions<R>): Promise<EventLog<R>>;
+}

@@ -1,0 +1,59 @@
+/**
+ * Test support: record builders (as memoryd's `tests/support/ledger.rs` has them) and `Home`, a
+ * fresh temporary directory with a ledger path in it, removed by `remove()`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Action, Item, Record, Workspace } from '../../lib/index.js';
+
+export const TIME = '2026-09-28T10:00:00.000Z';
+
+export const turn = (session: string, n: number): Item => ({ type: 'turn', session, turn: n });
+export const edit = (id: string, part: number): Item => ({ type: 'edit', id, part });
+
+export const turnTo = (workspace: Workspace = 'trusted', speaker = 'kyle'): Action => ({ type: 'turn', workspace, speaker });
+export const conclude = (workspace: Workspace, text: string, peer = 'kyle', session = 'chat-1'): Action => ({
+  type: 'conclude',
+  workspace,
+  peer,
+  session,
+  text,
+});
+export const unconclude = (workspace: Workspace, text: string): Action => ({ type: 'unconclude', workspace, text });
+export const fleet = (text: string, session = 'chat-1'): Action => ({ type: 'fleet', session, text });
+export const retract = (text: string, session = 'chat-1'): Action => ({ type: 'retract', session, text });
+export const skip = (why = 'nothing to send'): Action => ({ type: 'skip', why });
+
+export const decided = (item: Item, action: Action = turnTo(), time = TIME): Record => ({ type: 'decided', time, item, action });
+export const sent = (item: Item, ids: readonly string[] = ['msg-1'], time = TIME): Record => ({ type: 'sent', time, item, ids });
+export const failed = (item: Item, status: number | null = null, kind = 'refused', time = TIME): Record => ({
+  type: 'failed',
+  time,
+  item,
+  status,
+  kind,
+});
+
+/** A fresh temporary directory holding (maybe) a ledger at `path`. */
+export class Home {
+  readonly dir: string;
+  readonly path: string;
+  constructor(name = 'honcho.jsonl') {
+    this.dir = mkdtempSync(join(tmpdir(), 'ledgerstore-test-'));
+    this.path = join(this.dir, name);
+  }
+  remove(): void {
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `body` with a fresh `Home`, removed afterwards whatever happens. */
+export async function withHome<T>(body: (home: Home) => Promise<T> | T): Promise<T> {
+  const home = new Home();
+  try {
+    return await body(home);
+  } finally {
+    home.remove();
+  }
+}
