@@ -90,8 +90,8 @@ export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBack
 
 /**
  * Calls `onLine(buffer, start, end, offset)` for each complete line of the file's bytes
- * `[from, to)`, in order (`offset` is the line's place in the file), until it returns `false`.
- * Gives the offset after the last complete line it read.
+ * `[from, to)`, in order: `buffer[end]` is its newline, `offset` its place in the file. Gives the
+ * offset after the last complete line.
  */
 function scanLines(
   io: FileIO,
@@ -178,7 +178,8 @@ class JsonlLog<R> implements EventLog<R> {
           : scanLines(io, fd, file, 0, size, chunkSize, (buffer, start, end, offset) => {
               if (count % SEEK_STRIDE === 0) starts.push(offset);
               try {
-                const record = options.codec.decode(buffer, start, end);
+                // with its newline, as memoryd hands the line to serde: errors at the end read alike
+                const record = options.codec.decode(buffer, start, end + 1);
                 replay?.(record, count);
               } catch (e) {
                 throw asDamage(file, count + 1, e);
@@ -323,7 +324,7 @@ class JsonlLog<R> implements EventLog<R> {
     const onLine = (buffer: Buffer, start: number, lineEnd: number): void => {
       if (position >= from) {
         try {
-          batch.push(this.codec.decode(buffer, start, lineEnd));
+          batch.push(this.codec.decode(buffer, start, lineEnd + 1));
         } catch (e) {
           throw asDamage(this.name, position + 1, e);
         }

@@ -1,0 +1,460 @@
+/**
+ * The JSONL file: reading through, torn tails, damage, durability and failures, one writer.
+ */
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  type EventLog,
+  type FileIO,
+  Ledger,
+  type Record,
+  encodeRecord,
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+} from '../lib/index.js';
+import { FaultyIO } from './support/faulty-io.js';
+import { type Home, decided, edit, failed, sent, skip, turn, withHome } from './support/ledger.js';
+
+const line = (record: Record): string => `${encodeRecord(record)}\n`;
+const A = decided(turn('chat-1', 1));
+const B = decided(turn('chat-1', 2), skip('nothing new'));
+const C = sent(turn('chat-1', 1), ['msg-a1']);
+const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
+
+async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
+    if (typeof message === 'string') assert.is((e as Error).message, message);
+    else if (message !== undefined) assert.match((e as Error).message, message);
+    return e as Error;
+  }
+  assert.unreachable(`accepted; expected ${code}`);
+  throw new Error('unreachable');
+}
+
+const openLog = (path: string, io?: FileIO): Promise<EventLog<Record>> =>
+  jsonlBackend(path, io === undefined ? { codec: honchoCodec } : { codec: honchoCodec, io }).open();
+
+test('a missing file is an empty ledger, and opening creates nothing', async () => {
+  await withHome(async (home) => {
+    for (const readOnly of [true, false]) {
+      const ledger = await Ledger.open(home.path, { readOnly });
+      assert.is(ledger.size, 0);
+      assert.not.ok(ledger.repaired);
+      assert.equal(ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
+      await ledger.close();
+      assert.equal(readdirSync(home.dir), []);
+    }
+  });
+});
+
+test('an empty file is an empty ledger', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, '');
+    const ledger = await Ledger.open(home.path);
+    assert.is(ledger.size, 0);
+    assert.not.ok(ledger.repaired);
+    await ledger.append(A);
+    await ledger.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+test('a cut-off last line is dropped and cut, wherever the cut fell, and the next append follows', async () => {
+  const whole = line(A) + line(B);
+  const last = Buffer.from(line(WIDE));
+  const cuts: [string, Buffer][] = [
+    ['in the middle', last.subarray(0, 40)],
+    ['one byte short', last.subarray(0, last.length - 1)],
+    ['inside a character', last.subarray(0, last.indexOf('中') + 1)],
+    ['after a single byte', last.subarray(0, 1)],
+  ];
+  for (const [where, tail] of cuts) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, Buffer.concat([Buffer.from(whole), tail]));
+      const ledger = await Ledger.open(home.path);
+      assert.ok(ledger.repaired, where);
+      assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, where);
+      assert.is(readFileSync(home.path, 'utf8'), whole, `${where}: cut from the file`);
+      assert.is(ledger.size, 2);
+      assert.not.ok(ledger.isDecided(WIDE.item));
+      await ledger.append(WIDE);
+      await ledger.close();
+      assert.is(readFileSync(home.path, 'utf8'), whole + line(WIDE), where);
+      const again = await Ledger.open(home.path);
+      assert.not.ok(again.repaired, `${where}: nothing to repair the second time`);
+      await again.close();
+    });
+  }
+});
+
+test('the only line, cut off, leaves an empty ledger', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A).slice(0, -5));
+    const ledger = await Ledger.open(home.path);
+    assert.ok(ledger.repaired);
+    assert.is(ledger.size, 0);
+    assert.is(statSync(home.path).size, 0);
+    await ledger.close();
+  });
+});
+
+test('a tail of NUL bytes, as a power loss leaves it, is cut off too', async () => {
+  const tails = [Buffer.alloc(4096), Buffer.concat([Buffer.from(line(B).slice(0, 30)), Buffer.alloc(100)]), Buffer.alloc(1)];
+  for (const tail of tails) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), tail]));
+      const ledger = await Ledger.open(home.path);
+      assert.equal(ledger.repair, { at: line(A).length, dropped: tail.length, cut: true });
+      assert.is(readFileSync(home.path, 'utf8'), line(A));
+      await ledger.close();
+    });
+  }
+  await withHome(async (home) => {
+    writeFileSync(home.path, Buffer.alloc(8192));
+    const ledger = await Ledger.open(home.path);
+    assert.is(ledger.size, 0);
+    assert.is(statSync(home.path).size, 0);
+    await ledger.close();
+  });
+});
+
+test('a read-only open ignores a cut-off tail and changes nothing', async () => {
+  await withHome(async (home) => {
+    const bytes = Buffer.from(line(A) + line(B).slice(0, 20));
+    writeFileSync(home.path, bytes);
+    const ledger = await Ledger.open(home.path, { readOnly: true });
+    assert.equal(ledger.repair, { at: line(A).length, dropped: 20, cut: false });
+    assert.is(ledger.size, 1);
+    await ledger.close();
+    assert.equal(readFileSync(home.path), bytes);
+  });
+});
+
+/** Writes `content`, expects the open to fail as damage at `lineNumber` with `why`, and the file unchanged. */
+async function damaged(home: Home, content: string | Buffer, lineNumber: number, why: string): Promise<void> {
+  writeFileSync(home.path, content);
+  for (const readOnly of [false, true]) {
+    const e = (await rejects(
+      Ledger.open(home.path, { readOnly }),
+      'LEDGER_DAMAGED',
+      `${home.path}:${lineNumber}: ${why}; see docs/runbook.md#honcho-ledger-damaged`,
+    )) as unknown as { line: number; why: string; path: string };
+    assert.is(e.line, lineNumber);
+    assert.is(e.why, why);
+    assert.is(e.path, home.path);
+    assert.equal(readFileSync(home.path), Buffer.from(content), 'the file is left as it was');
+  }
+  // the lock was released: a writer can open once the line is mended
+  writeFileSync(home.path, '');
+  const ledger = await Ledger.open(home.path);
+  await ledger.close();
+}
+
+test('a line that does not parse stops the open with its number and serde\'s text; the file is left as it was', async () => {
+  await withHome(async (home) => {
+    // memoryd hands serde the line with its newline: an error at its end is on "line 2"
+    await damaged(home, line(A) + '{"type":"sent"\n' + line(B), 2, 'EOF while parsing an object at line 2 column 0');
+    await damaged(home, '{"type":"nope"}\n' + line(A), 1, 'unknown variant `nope`, expected one of `decided`, `sent`, `failed` at line 1 column 14');
+    await damaged(home, line(A) + '\n' + line(B), 2, 'EOF while parsing a value at line 2 column 0');
+    await damaged(home, line(A) + line(B).replace('"why"', '"why":"x","why"'), 2, 'duplicate field `why`');
+  });
+});
+
+test('damage is reported before a cut-off tail is cut: the file is left exactly as it was', async () => {
+  await withHome(async (home) => {
+    await damaged(home, line(A) + 'garbage\n' + line(B) + line(C).slice(0, 10), 2, 'expected value at line 1 column 1');
+  });
+});
+
+test('a line that breaks a rule stops the open with its number and the rule\'s text', async () => {
+  await withHome(async (home) => {
+    await damaged(home, line(A) + line(B) + line(A), 3, 'turn 1 of session chat-1: decided already');
+    await damaged(home, line(C) + line(A), 1, 'turn 1 of session chat-1: not waiting to be sent');
+    await damaged(home, line(A) + line(C) + line(failed(turn('chat-1', 1))), 3, 'turn 1 of session chat-1: not waiting to be sent');
+    await damaged(home, line(B) + line(sent(turn('chat-1', 2))), 2, 'turn 2 of session chat-1: not waiting to be sent');
+  });
+});
+
+test('lines ending in CRLF are read as serde reads them (the CR is whitespace)', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, `${encodeRecord(A)}\r\n${encodeRecord(B)}\r\n`);
+    const ledger = await Ledger.open(home.path, { readOnly: true });
+    assert.is(ledger.size, 2);
+    await ledger.close();
+  });
+});
+
+test('the file is created by the first append, with mode 0600, whatever the umask', async () => {
+  for (const mask of [0o022, 0o000]) {
+    await withHome(async (home) => {
+      const old = process.umask(mask);
+      try {
+        const ledger = await Ledger.open(home.path);
+        assert.equal(readdirSync(home.dir), []);
+        await ledger.append(A);
+        assert.is(statSync(home.path).mode & 0o777, 0o600);
+        await ledger.close();
+      } finally {
+        process.umask(old);
+      }
+    });
+  }
+});
+
+test('the first append syncs the directory once, after creating the file', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    await log.append([B]);
+    assert.is(io.count('create'), 1);
+    assert.is(io.count('syncDirectory'), 1);
+    assert.is(io.count('datasync'), 2);
+    assert.is(io.count('write'), 2, 'one write per append');
+    await log.close();
+  });
+});
+
+test('a missing directory is an I/O error naming the path, and it is never created', async () => {
+  await withHome(async (home) => {
+    const path = join(home.dir, 'memory', 'honcho.jsonl');
+    const ledger = await Ledger.open(path);
+    await rejects(ledger.append(A), 'LEDGER_IO', `${path}: no such file or directory (ENOENT)`);
+    assert.not.ok(ledger.isDecided(A.item));
+    assert.equal(readdirSync(home.dir), []);
+    await ledger.close();
+  });
+});
+
+test('a failed write changes nothing: the ledger\'s path turned into a directory', async () => {
+  await withHome(async (home) => {
+    const ledger = await Ledger.open(home.path);
+    mkdirSync(home.path);
+    await rejects(ledger.append(A), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+    assert.not.ok(ledger.isDecided(A.item));
+    assert.equal(ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
+    await ledger.close();
+  });
+});
+
+test('an unreadable ledger is an I/O error, not an empty ledger', async () => {
+  await withHome(async (home) => {
+    mkdirSync(home.path);
+    for (const readOnly of [true, false]) {
+      await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_IO', new RegExp(`^${home.path}: illegal operation on a directory \\(EISDIR\\)`));
+    }
+  });
+});
+
+test('a failed write is cut back and the log goes on; nothing of it is believed', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    await ledger.append(A);
+    io.shortenWrites(1).fail('write', 2, 'ENOSPC');
+    await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`);
+    assert.is(readFileSync(home.path, 'utf8'), line(A), 'the half-written line was cut');
+    assert.not.ok(ledger.isDecided(B.item));
+    await ledger.append(B);
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+    await ledger.close();
+    assert.equal(io.open.size, 0, 'no descriptor leaks');
+  });
+});
+
+test('a failed write that cannot be cut back stops the log until it is reopened', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    await ledger.append(A);
+    io.shortenWrites(1).fail('write', 2, 'EIO').fail('truncate', 1, 'EIO');
+    await rejects(ledger.append(B), 'LEDGER_IO');
+    await rejects(ledger.append(C), 'LEDGER_STOPPED', new RegExp(`^${home.path}: an earlier write failed \\(${home.path}: i/o error \\(EIO\\)\\); every append is refused until the ledger is reopened$`));
+    await ledger.close();
+    const again = await Ledger.open(home.path);
+    assert.ok(again.repaired, 'the half line is a torn tail for the next open');
+    assert.ok(again.isDecided(A.item));
+    assert.not.ok(again.isDecided(B.item));
+    await again.append(B);
+    await again.close();
+  });
+});
+
+test('a failed fdatasync is never retried into success: the log stops, and the lines are cut', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    await ledger.append(A);
+    io.fail('datasync', 1, 'EIO');
+    await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
+    assert.not.ok(ledger.isDecided(B.item));
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+    const syncs = io.count('datasync');
+    await rejects(ledger.append(C), 'LEDGER_STOPPED');
+    assert.is(io.count('datasync'), syncs, 'no sync was tried again');
+    assert.is(io.count('write'), 2, 'nothing more was written');
+    await ledger.close();
+    const again = await Ledger.open(home.path);
+    assert.is(again.size, 1);
+    await again.close();
+  });
+});
+
+test('a failed sync of the directory after creating the file stops the log', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    const log = await openLog(home.path, io);
+    await rejects(log.append([A]), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
+    await rejects(log.append([A]), 'LEDGER_STOPPED');
+    await log.close();
+    assert.is(statSync(home.path).size, 0);
+  });
+});
+
+test('a torn tail that cannot be cut is an I/O error, and the open holds nothing', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A) + 'torn');
+    const io = new FaultyIO().fail('truncate', 1, 'EROFS');
+    await rejects(openLog(home.path, io), 'LEDGER_IO', `${home.path}: read-only file system (EROFS)`);
+    assert.equal(io.open.size, 0);
+    assert.is(readFileSync(home.path, 'utf8'), `${line(A)}torn`);
+    const log = await openLog(home.path);
+    await log.close();
+  });
+});
+
+test('a batch is written whole, with one write and one sync, or not at all', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    const batch = Array.from({ length: 50 }, (_, n) => decided(turn('batch', n)));
+    assert.equal(await log.append(batch), { from: 0, head: 50 });
+    assert.is(io.count('write'), 1);
+    assert.is(io.count('datasync'), 1);
+    const refused = [decided(turn('batch', 50)), { ...decided(turn('batch', 51)), time: 'yesterday' } as Record];
+    await rejects(log.append(refused), 'LEDGER_INVALID_RECORD');
+    assert.is(log.head, 50);
+    assert.is(readFileSync(home.path, 'utf8'), batch.map(line).join(''));
+    assert.equal(await log.append([]), { from: 50, head: 50 });
+    await log.close();
+  });
+});
+
+test('an append that expects another head is refused with a conflict, and writes nothing', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    await log.append([A], { expectedHead: 0 });
+    await rejects(log.append([B], { expectedHead: 0 }), 'LEDGER_CONFLICT', `${home.path}: expected the log's head at 0, but it is at 1; read what was appended and try again`);
+    assert.is(log.head, 1);
+    assert.equal(await log.append([B], { expectedHead: 1 }), { from: 1, head: 2 });
+    await log.close();
+  });
+});
+
+test('reading from a position gives the records from there, in order, across seek points', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    const records = Array.from({ length: 9000 }, (_, n) => decided(turn(`s${n % 13}`, n), n % 2 === 0 ? skip(`w${n}`) : undefined));
+    for (let at = 0; at < records.length; at += 1000) await log.append(records.slice(at, at + 1000));
+    await log.close();
+    for (const chunkSize of [1 << 20, 300]) {
+      const reopened = await jsonlBackend(home.path, { codec: honchoCodec, chunkSize }).open({ readOnly: true });
+      assert.is(reopened.head, 9000);
+      for (const from of [0, 1, 4095, 4096, 4097, 8191, 8192, 8999, 9000, 12000]) {
+        const got: Record[] = [];
+        for await (const record of reopened.read(from)) got.push(record);
+        assert.is(got.length, Math.max(0, 9000 - from), `from ${from}`);
+        if (got.length > 0) assert.equal(got[0], records[from], `first record from ${from}`);
+        if (from === 0) assert.equal(got, records);
+      }
+      await reopened.close();
+    }
+  });
+});
+
+test('reading a log that was appended to since it was opened', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    const records = Array.from({ length: 5000 }, (_, n) => decided(turn('r', n)));
+    for (const record of records) await log.append([record]);
+    let n = 0;
+    for await (const record of log.read(4000)) assert.equal(record, records[4000 + n++]);
+    assert.is(n, 1000);
+    await log.close();
+    await rejects((async () => {
+      for await (const _ of log.read()) void _;
+    })(), 'LEDGER_CLOSED');
+  });
+});
+
+test('a second writer in the same process is refused at once, naming the ledger; a reader is not', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A));
+    const first = await Ledger.open(home.path);
+    await rejects(Ledger.open(home.path), 'LEDGER_LOCKED', `${home.path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`);
+    const reader = await Ledger.open(home.path, { readOnly: true });
+    await reader.close();
+    await first.close();
+    const second = await Ledger.open(home.path);
+    await second.close();
+  });
+});
+
+test('two writers of a missing file: the second to create it is refused', async () => {
+  await withHome(async (home) => {
+    const other = join(home.dir, 'same-dir');
+    symlinkSync(home.dir, other);
+    const first = await Ledger.open(home.path);
+    const second = await Ledger.open(join(other, 'honcho.jsonl')); // another name: the same file
+    await first.append(A);
+    await rejects(second.append(B), 'LEDGER_LOCKED');
+    await first.close();
+    await rejects(second.append(B), 'LEDGER_LOCKED', /open for writing elsewhere/);
+    await second.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+const HOLDER = fileURLToPath(new URL('./support/hold-ledger.js', import.meta.url));
+
+test('a writer in another process holds the ledger; once it is killed the next open succeeds at once', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A));
+    const child = spawn(process.execPath, [HOLDER, home.path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      const said = await new Promise<string>((resolve, reject) => {
+        child.stdout.once('data', (data: Buffer) => resolve(data.toString()));
+        child.once('exit', (code) => reject(new Error(`the holder exited with ${code}`)));
+      });
+      assert.is(said, 'ready 1\n');
+      await rejects(Ledger.open(home.path), 'LEDGER_LOCKED');
+      const reader = await Ledger.open(home.path, { readOnly: true });
+      await reader.close();
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const ledger = await Ledger.open(home.path);
+    await ledger.append(B);
+    await ledger.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+  });
+});
+
+test('a file that grew with garbage after the last good line is damage, not a tail, when it ends in a newline', async () => {
+  await withHome(async (home) => {
+    appendFileSync(home.path, line(A));
+    await damaged(home, line(A) + '\u0000\u0000\n', 2, 'expected value at line 1 column 1');
+  });
+});
+
+test.run();
