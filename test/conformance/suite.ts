@@ -1,0 +1,249 @@
+/**
+ * The conformance suite: the promises of `lib/log.ts` and the Honcho ledger's answers, which
+ * every backend must keep. A backend's test file calls {@link suite} with a factory; a new
+ * backend only has to add its factory.
+ *
+ * ```ts
+ * suite({ name: 'jsonl', factory: async () => ({ backend: jsonlBackend(path, ...), cleanup }) });
+ * ```
+ *
+ * Tests that need a capability (durability across a reopen, files) run only where the manifest
+ * (`backend.capabilities`) says the backend has it.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { suite as uvuSuite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { workload } from '../../bench/workload.js';
+import { Projection } from '../../lib/honcho/projection.js';
+import { type EventLog, type Item, Ledger, type LogBackend, type Record, type Workspace, decodeRecord, encodeRecord, isLedgerError, itemKey } from '../../lib/index.js';
+import { decided, edit, sent, skip, turn } from '../support/ledger.js';
+
+/** A backend to test, and how to remove what it made. */
+export interface Subject {
+  /** Opens the same log every time it is opened (for reopen tests). */
+  readonly backend: LogBackend<Record>;
+  readonly cleanup: () => Promise<void> | void;
+}
+
+export interface SuiteOptions {
+  readonly name: string;
+  /** A fresh, empty log for each test. */
+  readonly factory: () => Promise<Subject> | Subject;
+}
+
+const VECTORS = fileURLToPath(new URL('../../../../shared/vectors/canonical.jsonl', import.meta.url));
+
+async function all(log: EventLog<Record>, from?: number): Promise<Record[]> {
+  const out: Record[] = [];
+  for await (const record of log.read(from)) out.push(record);
+  return out;
+}
+
+/** The queries memoryd asks, as the Ledger and the bare projection both answer them. */
+interface Queries {
+  counts(): unknown;
+  outbox(): unknown;
+  decisions(): Iterable<unknown>;
+  sentIds(item: Item): unknown;
+  conclusion(workspace: Workspace, text: string): unknown;
+}
+
+/** Every answer about the items and conclusions of `records`. */
+function answers(records: readonly Record[], q: Queries): unknown {
+  return {
+    counts: q.counts(),
+    outbox: q.outbox(),
+    decisions: [...q.decisions()],
+    sentIds: records.map((r) => q.sentIds(r.item)),
+    decided: records.map((r) => (r.type === 'decided' && 'workspace' in r.action && 'text' in r.action ? q.conclusion(r.action.workspace, r.action.text) : null)),
+  };
+}
+
+async function code(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'ok';
+  } catch (e) {
+    assert.ok(isLedgerError(e), `not a ledger error: ${String(e)}`);
+    return e.code;
+  }
+}
+
+/** Registers and runs the conformance tests for one backend. */
+export function suite({ name, factory }: SuiteOptions): void {
+  const test = uvuSuite(`conformance: ${name}`);
+
+  /** Runs `body` with a fresh subject, cleaned up afterwards. */
+  const withSubject = async (body: (subject: Subject) => Promise<void>): Promise<void> => {
+    const subject = await factory();
+    try {
+      await body(subject);
+    } finally {
+      await subject.cleanup();
+    }
+  };
+
+  const records = Array.from({ length: 20 }, (_, n) => decided(turn(`s${n % 3}`, n), n % 4 === 0 ? skip(`why ${n}`) : undefined));
+
+  test('an empty log has head 0 and reads nothing', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      assert.is(log.head, 0);
+      assert.is(log.repaired, null);
+      assert.equal(await all(log), []);
+      await log.close();
+    }));
+
+  test('appends are read back in order, and after a reopen when the backend is durable', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      assert.equal(await log.append(records.slice(0, 5)), { from: 0, head: 5 });
+      assert.equal(await log.append(records.slice(5)), { from: 5, head: 20 });
+      assert.equal(await all(log), records);
+      await log.close();
+      if (!backend.capabilities.durable) return;
+      const seen: [Record, number][] = [];
+      const again = await backend.open({ replay: (record, position) => seen.push([record, position]) });
+      assert.is(again.head, 20);
+      assert.equal(seen, records.map((r, n) => [r, n]));
+      assert.equal(await all(again), records);
+      await again.close();
+    }));
+
+  test('reading from a position gives the records from there', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      await log.append(records);
+      for (const from of [0, 1, 7, 19, 20, 25]) assert.equal(await all(log, from), records.slice(from), `from ${from}`);
+      await log.close();
+    }));
+
+  test('a refused batch writes nothing', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      await log.append(records.slice(0, 3));
+      const bad = [records[3] as Record, { ...(records[4] as Record), time: 'now' } as Record];
+      assert.is(await code(log.append(bad)), 'LEDGER_INVALID_RECORD');
+      assert.is(log.head, 3);
+      assert.equal(await all(log), records.slice(0, 3));
+      await log.close();
+    }));
+
+  test('an append that expects another head is a conflict and writes nothing', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      await log.append(records.slice(0, 2), { expectedHead: 0 });
+      assert.is(await code(log.append(records.slice(2, 3), { expectedHead: 1 })), 'LEDGER_CONFLICT');
+      assert.is(await code(log.append(records.slice(2, 3), { expectedHead: 3 })), 'LEDGER_CONFLICT');
+      assert.is(log.head, 2);
+      assert.equal(await log.append(records.slice(2, 3), { expectedHead: 2 }), { from: 2, head: 3 });
+      await log.close();
+    }));
+
+  test('concurrent appends are applied in call order', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      const results = await Promise.all(records.map((record) => log.append([record])));
+      assert.equal(results.map((r) => r.from), records.map((_, n) => n));
+      assert.equal(await all(log), records);
+      await log.close();
+    }));
+
+  test('a closed log refuses with its code', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      await log.close();
+      assert.is(await code(log.append(records.slice(0, 1))), 'LEDGER_CLOSED');
+      assert.is(await code(all(log)), 'LEDGER_CLOSED');
+      await log.close();
+    }));
+
+  test('a read-only open refuses appends', () =>
+    withSubject(async ({ backend }) => {
+      const writer = await backend.open();
+      await writer.append(records.slice(0, 1));
+      await writer.close();
+      const reader = await backend.open({ readOnly: true });
+      assert.is(await code(reader.append(records.slice(1, 2))), 'LEDGER_READ_ONLY');
+      await reader.close();
+    }));
+
+  test('a second writer is refused while the first holds the log', () =>
+    withSubject(async ({ backend }) => {
+      if (backend.capabilities.severalWriters) return;
+      const first = await backend.open();
+      assert.is(await code(backend.open()), 'LEDGER_LOCKED');
+      await first.close();
+      const second = await backend.open();
+      await second.close();
+    }));
+
+  test('Unicode and every escape class of the canonical vectors round-trip', () =>
+    withSubject(async ({ backend }) => {
+      const bytes = readFileSync(VECTORS);
+      const vectors: Record[] = [];
+      for (let start = 0; start < bytes.length; ) {
+        const end = bytes.indexOf(10, start);
+        vectors.push(decodeRecord(bytes, start, end));
+        start = end + 1;
+      }
+      const log = await backend.open();
+      await log.append(vectors);
+      await log.close();
+      const again = await backend.open({ readOnly: true });
+      const lines = (await all(again)).map((record) => `${encodeRecord(record)}\n`).join('');
+      assert.is(lines, bytes.toString('utf8'));
+      await again.close();
+    }));
+
+  test('a large batch is one append', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      const many = Array.from({ length: 20_000 }, (_, n) => decided(edit(`e${n >> 4}`, n & 15), skip('x'.repeat(n % 50))));
+      assert.equal(await log.append(many), { from: 0, head: 20_000 });
+      assert.equal(await all(log, 19_990), many.slice(19_990));
+      await log.close();
+    }));
+
+  test('the ledger refuses what breaks the rules, on this backend as on any', () =>
+    withSubject(async ({ backend }) => {
+      const ledger = await Ledger.open(backend);
+      await ledger.append(decided(turn('a', 1)));
+      assert.is(await code(ledger.append(decided(turn('a', 1)))), 'LEDGER_ALREADY_DECIDED');
+      assert.is(await code(ledger.append(sent(turn('a', 2)))), 'LEDGER_NOT_WAITING');
+      await ledger.append(sent(turn('a', 1)));
+      assert.is(await code(ledger.append(sent(turn('a', 1)))), 'LEDGER_NOT_WAITING');
+      assert.is(ledger.size, 2);
+      await ledger.close();
+    }));
+
+  test('the ledger answers every query as a replay in memory does, for a workload of thousands of records', () =>
+    withSubject(async ({ backend }) => {
+      const generated = [...workload({ records: 5000, seed: 11 })];
+      const reference = new Projection();
+      for (const record of generated) reference.apply(record, itemKey(record.item));
+      const expected = answers(generated, {
+        counts: () => reference.counts(),
+        outbox: () => reference.outbox(),
+        decisions: () => reference.decisions(),
+        sentIds: (item) => reference.sentIds(itemKey(item)),
+        conclusion: (workspace, text) => reference.conclusion(workspace, text),
+      });
+      const ledger = await Ledger.open(backend);
+      // half one by one, half at once, so that group commit takes part
+      for (const record of generated.slice(0, 2500)) await ledger.append(record);
+      await Promise.all(generated.slice(2500).map((record) => ledger.append(record)));
+      assert.equal(answers(generated, ledger), expected);
+      await ledger.close();
+      if (!backend.capabilities.durable) return;
+      const again = await Ledger.open(backend, { readOnly: true });
+      assert.equal(answers(generated, again), expected);
+      const read: Record[] = [];
+      for await (const record of again.records()) read.push(record);
+      assert.equal(read, generated);
+      await again.close();
+    }));
+
+  test.run();
+}
