@@ -5,6 +5,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { workload } from '../bench/workload.js';
+import { readCanonical } from '../lib/honcho/canonical.js';
+import { decodeRecordSerde } from '../lib/honcho/codec.js';
 import {
   type Record,
   decodeItemText,
@@ -325,6 +328,66 @@ test('an item is read as serde_json reads one, for the command line', () => {
       assert.is((e as Error).message, why);
     }
   }
+});
+
+/** The fast path's verdict must be the serde path's: the same record, or a give-up. */
+function sameVerdict(line: Buffer, what: string): 'fast' | 'slow' | 'refused' {
+  const fast = readCanonical(line, 0, line.length);
+  let slow: Record | string;
+  try {
+    slow = decodeRecordSerde(line);
+  } catch (e) {
+    slow = (e as Error).message;
+  }
+  if (fast === null) return typeof slow === 'string' ? 'refused' : 'slow';
+  assert.equal(fast, slow, what);
+  return 'fast';
+}
+
+test('the fast path for canonical lines reads every canonical line as the serde path does', () => {
+  const bytes = readFileSync(VECTORS);
+  const seen = { fast: 0, slow: 0, refused: 0 };
+  for (let start = 0; start < bytes.length; ) {
+    const end = bytes.indexOf(10, start) + 1;
+    seen[sameVerdict(bytes.subarray(start, end), bytes.toString('utf8', start, end))]++;
+    start = end;
+  }
+  for (const record of workload({ records: 3000, seed: 5 })) {
+    const line = Buffer.from(`${encodeRecord(record)}\n`);
+    seen[sameVerdict(line, line.toString())]++;
+  }
+  assert.is(seen.refused, 0);
+  assert.ok(seen.fast > 3000, `most canonical lines take the fast path (${JSON.stringify(seen)})`);
+});
+
+test('the fast path gives up, never disagrees, on lines changed a byte at a time', () => {
+  let state = 0x9e3779b9;
+  const random = (n: number): number => {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    return (state >>> 0) % n;
+  };
+  const alphabet = Buffer.from('{}[]":,.-+0123456789eEtrufalsn \\\t\r\nabcdiy\u00e9\u0000\u00ff');
+  const seen = { fast: 0, slow: 0, refused: 0 };
+  const lines = [...workload({ records: 400, seed: 9 })].map((r) => Buffer.from(`${encodeRecord(r)}\n`));
+  for (let trial = 0; trial < 20_000; trial++) {
+    const original = lines[random(lines.length)] as Buffer;
+    const line = Buffer.from(original);
+    const at = random(line.length);
+    const kind = random(3);
+    let changed: Buffer;
+    if (kind === 0) {
+      line[at] = alphabet[random(alphabet.length)] as number;
+      changed = line;
+    } else if (kind === 1) {
+      changed = Buffer.concat([line.subarray(0, at), line.subarray(at + 1)]);
+    } else {
+      changed = Buffer.concat([line.subarray(0, at), alphabet.subarray(random(alphabet.length)).subarray(0, 1), line.subarray(at)]);
+    }
+    seen[sameVerdict(changed, `${changed.toString('latin1')} (trial ${trial})`)]++;
+  }
+  assert.ok(seen.refused > 1000 && seen.fast > 100, JSON.stringify(seen));
 });
 
 test.run();

@@ -19,6 +19,7 @@
  */
 import { DecodeError, InvalidRecordError } from '../errors.js';
 import type { RecordCodec } from '../log.js';
+import { readCanonical } from './canonical.js';
 import {
   type Content,
   ContentMap,
@@ -456,10 +457,21 @@ function recordFrom({ variant, content }: Tagged): Record {
 
 /**
  * Reads one line's bytes `[start, end)` (a trailing newline is whitespace) as serde_json reads a
- * `Record` with `from_slice`.
+ * `Record` with `from_slice`: a line in canonical form the fast way (`canonical.ts`), any other
+ * the serde way, which gives serde_json's verdict.
  * @throws {@link DecodeError} with serde_json's error text
  */
 export function decodeRecord(bytes: Uint8Array, start = 0, end = bytes.length): Record {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return readCanonical(buffer, start, end) ?? decodeRecordSerde(buffer, start, end);
+}
+
+/**
+ * Reads a line the serde way only, without the fast path for canonical lines: what
+ * {@link decodeRecord} falls back to, and what the tests hold the fast path to.
+ * @throws {@link DecodeError} with serde_json's error text
+ */
+export function decodeRecordSerde(bytes: Uint8Array, start = 0, end = bytes.length): Record {
   const reader = new SerdeJsonReader(bytes, start, end);
   const record = recordFrom(reader.readTagged('type', RECORD_VARIANTS, 'internally tagged enum Record'));
   reader.end();

@@ -17,7 +17,8 @@ import { ClosedError } from '../errors.js';
 import type { EventLog, LogBackend, Repair } from '../log.js';
 import { honchoCodec, normalizeRecord } from './codec.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
-import { type Counts, type Item, type Record, type Workspace, itemKey } from './record.js';
+import { ItemMap } from './item-map.js';
+import { type Counts, type Item, type Record, type Workspace } from './record.js';
 import { refusal } from './rules.js';
 
 export type { Conclusion, Decision } from './projection.js';
@@ -36,7 +37,6 @@ const MAX_BATCH = 1024;
 
 interface Pending {
   readonly record: Record;
-  readonly key: string;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -64,10 +64,9 @@ export class Ledger {
     const log = await backend.open({
       readOnly: options.readOnly ?? false,
       replay: (record) => {
-        const key = itemKey(record.item);
-        const refused = refusal(record, state.stateOf(key));
+        const refused = refusal(record, state.stateOf(record.item));
         if (refused !== null) throw refused;
-        state.apply(record, key);
+        state.apply(record);
       },
     });
     return new Ledger(log, state);
@@ -109,7 +108,7 @@ export class Ledger {
       return Promise.reject(e);
     }
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ record: checked, key: itemKey(checked.item), resolve, reject });
+      this.queue.push({ record: checked, resolve, reject });
       this.flushing ??= Promise.resolve().then(() => this.flush());
     });
   }
@@ -120,7 +119,7 @@ export class Ledger {
       const batch = this.takeBatch();
       const accepted: Pending[] = [];
       for (const pending of batch) {
-        const refused = refusal(pending.record, this.state.stateOf(pending.key));
+        const refused = refusal(pending.record, this.state.stateOf(pending.record.item));
         if (refused === null) accepted.push(pending);
         else pending.reject(refused);
       }
@@ -132,7 +131,7 @@ export class Ledger {
         continue;
       }
       for (const pending of accepted) {
-        this.state.apply(pending.record, pending.key);
+        this.state.apply(pending.record);
         pending.resolve();
       }
     }
@@ -141,12 +140,12 @@ export class Ledger {
 
   /** The next records in call order, up to the first that shares an item with one before it. */
   private takeBatch(): Pending[] {
-    const keys = new Set<string>();
+    const items = new ItemMap<true>();
     let n = 0;
     while (n < this.queue.length && n < MAX_BATCH) {
-      const key = (this.queue[n] as Pending).key;
-      if (keys.has(key)) break;
-      keys.add(key);
+      const { item } = (this.queue[n] as Pending).record;
+      if (items.has(item)) break;
+      items.set(item, true);
       n++;
     }
     return this.queue.splice(0, n);
@@ -154,7 +153,7 @@ export class Ledger {
 
   /** Whether the item has its `decided` record (a `skip` counts). */
   isDecided(item: Item): boolean {
-    return this.state.isDecided(itemKey(item));
+    return this.state.isDecided(item);
   }
 
   /** Every waiting item with its action, in the order of the `decided` records. */
@@ -164,7 +163,7 @@ export class Ledger {
 
   /** The ids of the item's `sent` record; `null` when it has none (waiting, failed, skipped, unknown). */
   sentIds(item: Item): readonly string[] | null {
-    return this.state.sentIds(itemKey(item));
+    return this.state.sentIds(item);
   }
 
   /**

@@ -6,6 +6,7 @@
  * @module
  */
 import type { Action, Counts, Item, Record, Workspace } from './record.js';
+import { ItemMap } from './item-map.js';
 import { type ItemState, stateAfter } from './rules.js';
 
 interface Entry {
@@ -33,35 +34,35 @@ function stackKey(workspace: Workspace, text: string): string {
 
 /** The state of every item, indexed for the queries. */
 export class Projection {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new ItemMap<Entry>();
   /** Every decided item, in the order of its `decided` record. */
   private readonly order: Entry[] = [];
-  /** The waiting items; a Map keeps insertion order, which is decision order. */
-  private readonly waiting = new Map<string, Entry>();
+  /** The waiting items; a Set keeps insertion order, which is decision order. */
+  private readonly waiting = new Set<Entry>();
   /** Per (workspace, text), the sent conclusions not undone yet, the latest last. */
   private readonly stacks = new Map<string, Conclusion[]>();
   private sent = 0;
   private failed = 0;
   private skipped = 0;
 
-  /** The state of the item whose key ({@link itemKey}) is `key`; `undefined` when undecided. */
-  stateOf(key: string): ItemState | undefined {
-    return this.entries.get(key)?.state;
+  /** The item's state; `undefined` when it is not decided. */
+  stateOf(item: Item): ItemState | undefined {
+    return this.entries.get(item)?.state;
   }
 
-  /** Takes in a record that the rules allow; `key` is its item's key. */
-  apply(record: Record, key: string): void {
+  /** Takes in a record that the rules allow. */
+  apply(record: Record): void {
     const state = stateAfter(record);
     if (record.type === 'decided') {
       const entry: Entry = { item: record.item, action: record.action, state, ids: null };
-      this.entries.set(key, entry);
+      this.entries.set(record.item, entry);
       this.order.push(entry);
-      if (state === 'waiting') this.waiting.set(key, entry);
+      if (state === 'waiting') this.waiting.add(entry);
       else this.skipped++;
       return;
     }
-    const entry = this.entries.get(key) as Entry;
-    this.waiting.delete(key);
+    const entry = this.entries.get(record.item) as Entry;
+    this.waiting.delete(entry);
     entry.state = state;
     if (record.type === 'failed') {
       this.failed++;
@@ -91,20 +92,20 @@ export class Projection {
   }
 
   /** Whether the item has its `decided` record (a `skip` counts). */
-  isDecided(key: string): boolean {
-    return this.entries.has(key);
+  isDecided(item: Item): boolean {
+    return this.entries.has(item);
   }
 
   /** Every waiting item with its action, in the order of the `decided` records. */
   outbox(): Decision[] {
     const out: Decision[] = [];
-    for (const { item, action } of this.waiting.values()) out.push({ item, action });
+    for (const { item, action } of this.waiting) out.push({ item, action });
     return out;
   }
 
   /** The ids of the item's `sent` record, or `null` when it has none. */
-  sentIds(key: string): readonly string[] | null {
-    return this.entries.get(key)?.ids ?? null;
+  sentIds(item: Item): readonly string[] | null {
+    return this.entries.get(item)?.ids ?? null;
   }
 
   /** The latest sent conclusion of this workspace and text that is not undone, or `null`. */
