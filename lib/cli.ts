@@ -1,0 +1,638 @@
+#!/usr/bin/env node
+/**
+ * `ledgerstore`, the command line: look into a Honcho ledger without changing it, append record
+ * lines to it, check record lines, or write a synthetic one. `ledgerstore --help` lists the
+ * commands.
+ *
+ * Exit status: 0 on success; 1 when the ledger refuses a record or is damaged or unreadable (the
+ * error's text on stderr, with its runbook pointer); 2 on a usage error.
+ *
+ * Output is written a chunk at a time and waits for the reader (`ledgerstore outbox big.jsonl |
+ * head` reads only what it needs, and a reader that goes away ends the command quietly with 0).
+ * Progress goes to stderr, and only when stderr is a terminal.
+ *
+ * @module
+ */
+import { statSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import type { Readable, Writable } from 'node:stream';
+import { jsonlBackend } from '../backends/jsonl.js';
+import { writeSyntheticLedger } from '../bench/workload.js';
+import { DecodeError, LedgerError, describeSystemError } from './errors.js';
+import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord, honchoCodec } from './honcho/codec.js';
+import { Ledger } from './honcho/ledger.js';
+import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
+import type { LogBackend } from './log.js';
+
+// -- arguments --------------------------------------------------------------------------------
+
+/** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
+const FLAGS = { json: 'switch', help: 'switch', records: 'value', seed: 'value' } as const;
+type Flag = keyof typeof FLAGS;
+
+/** The command line, split into positionals and flags. */
+interface Args {
+  readonly positionals: readonly string[];
+  readonly switches: ReadonlySet<Flag>;
+  readonly values: ReadonlyMap<Flag, string>;
+  /** The first mistake in the flags, reported once the command is known (for its usage). */
+  readonly mistake: string | undefined;
+}
+
+/** A mistake in the command line: exit 2, with the usage of `command` (or of every command). */
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command: CommandName | undefined,
+    /** Whether to follow the message with the usage (not for a bad value the message explains). */
+    readonly showUsage = true,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+function isFlag(name: string): name is Flag {
+  return Object.hasOwn(FLAGS, name);
+}
+
+/**
+ * Splits `argv` into positionals and flags. Flags may come anywhere; `--` ends them, so that a
+ * text that starts with `-` can be given.
+ */
+function parseArgs(argv: readonly string[]): Args {
+  const positionals: string[] = [];
+  const switches = new Set<Flag>();
+  const values = new Map<Flag, string>();
+  let flagsEnded = false;
+  let mistake: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (flagsEnded || arg === '-' || !arg.startsWith('-')) {
+      positionals.push(arg);
+    } else if (arg === '--') {
+      flagsEnded = true;
+    } else if (arg === '-h') {
+      switches.add('help');
+    } else {
+      const equals = arg.indexOf('=');
+      const name = arg.slice(2, equals === -1 ? undefined : equals);
+      if (!arg.startsWith('--') || !isFlag(name)) {
+        mistake ??= `unknown flag ${equals === -1 ? arg : arg.slice(0, equals)}`;
+      } else if (FLAGS[name] === 'switch') {
+        if (equals !== -1) mistake ??= `--${name} takes no value`;
+        switches.add(name);
+      } else {
+        const value = equals === -1 ? argv[++i] : arg.slice(equals + 1);
+        if (value === undefined) mistake ??= `--${name} needs a value`;
+        else if (values.has(name)) mistake ??= `--${name} is given twice`;
+        else values.set(name, value);
+      }
+    }
+  }
+  return { positionals, switches, values, mistake };
+}
+
+/** A flag's value as a whole number from 0 to 2^53-1. */
+function wholeNumber(command: CommandName, flag: Flag, text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(text)}`, command);
+  }
+  return n;
+}
+
+// -- output -----------------------------------------------------------------------------------
+
+/** The reader of stdout went away or stdout failed: stop writing. */
+class OutputClosed extends Error {
+  constructor(readonly failure: Error | null) {
+    super('stdout is closed');
+    this.name = 'OutputClosed';
+  }
+}
+
+/** Below this much buffered text, lines are only gathered; a write per line would be slow. */
+const CHUNK = 64 * 1024;
+
+/**
+ * Lines to a stream, gathered into chunks; `flush` waits while the reader is behind, so memory
+ * stays bounded however many lines a command writes.
+ */
+class Output {
+  private parts: string[] = [];
+  private size = 0;
+  private failure: Error | null = null;
+
+  constructor(private readonly stream: Writable) {
+    // Without a listener, EPIPE (the reader went away) would be thrown as an uncaught error.
+    stream.on('error', (e: Error) => {
+      this.failure ??= e;
+    });
+  }
+
+  /** Whether enough is gathered that the caller should `await flush()` before going on. */
+  get full(): boolean {
+    return this.size >= CHUNK;
+  }
+
+  /** Gathers one line (without its newline). */
+  line(text: string): void {
+    this.parts.push(text, '\n');
+    this.size += text.length + 1;
+  }
+
+  /** Gathers lines, flushing as they fill a chunk. */
+  async lines(lines: Iterable<string>): Promise<void> {
+    for (const text of lines) {
+      this.line(text);
+      if (this.full) await this.flush();
+    }
+    await this.flush();
+  }
+
+  /**
+   * Writes what is gathered and waits until the stream takes more.
+   * @throws {@link OutputClosed} when the reader went away or the stream failed
+   */
+  async flush(): Promise<void> {
+    if (this.size === 0) return;
+    const text = this.parts.join('');
+    this.parts = [];
+    this.size = 0;
+    const stream = this.stream;
+    if (this.failure !== null || stream.destroyed) throw new OutputClosed(this.failure);
+    if (stream.write(text)) return;
+    await new Promise<void>((resolve, reject) => {
+      const settle = (): void => {
+        stream.off('drain', settle);
+        stream.off('close', settle);
+        stream.off('error', settle);
+        if (this.failure !== null || stream.destroyed) reject(new OutputClosed(this.failure));
+        else resolve();
+      };
+      stream.on('drain', settle);
+      stream.on('close', settle);
+      stream.on('error', settle);
+    });
+  }
+}
+
+/** A line on stderr, as `ledgerstore: <text>`. */
+function warn(text: string): void {
+  process.stderr.write(`ledgerstore: ${text}\n`);
+}
+
+/** Progress on one line of a terminal, redrawn at most ten times a second; nothing elsewhere. */
+class Progress {
+  private last = -Infinity;
+  private shown = false;
+
+  constructor(readonly enabled: boolean) {}
+
+  show(text: () => string): void {
+    if (!this.enabled) return;
+    const now = performance.now();
+    if (now - this.last < 100) return;
+    this.last = now;
+    this.shown = true;
+    process.stderr.write(`\r\x1b[K${text()}`);
+  }
+
+  clear(): void {
+    if (this.shown) process.stderr.write('\r\x1b[K');
+    this.shown = false;
+  }
+
+  /** Runs `body`, then takes its progress line off, whether `body` succeeded or not. */
+  async around<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } finally {
+      this.clear();
+    }
+  }
+}
+
+/** `f` of each of `items`, one at a time: rows are formatted as they are written, not all first. */
+function* mapped<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<U> {
+  for (const item of items) yield f(item);
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** `1,234,567`: for figures that a person reads, not for output a program parses. */
+function grouped(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+// -- reading input ----------------------------------------------------------------------------
+
+/**
+ * The lines of `input`, as bytes, split on `\n` only (a `\r` is the line's, and JSON's whitespace).
+ * Each keeps its `\n`, as the ledger's reader keeps it, so that serde's error positions are the
+ * ones memoryd would give for the same line in the file. What follows the last newline is a line
+ * too, unless it is empty.
+ */
+async function* inputLines(input: Readable): AsyncGenerator<Buffer> {
+  let carried: Buffer[] = [];
+  for await (const chunk of input as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline + 1);
+      yield carried.length === 0 ? piece : Buffer.concat([...carried, piece]);
+      carried = [];
+      start = newline + 1;
+    }
+    if (start < chunk.length) carried.push(chunk.subarray(start));
+  }
+  if (carried.length > 0) yield Buffer.concat(carried);
+}
+
+// -- opening the ledger -----------------------------------------------------------------------
+
+/** The JSONL ledger at `path`, reporting the records read through on `progress`. */
+function ledgerFile(path: string, progress: Progress): LogBackend<Record> {
+  const backend = jsonlBackend(path, { codec: honchoCodec });
+  if (!progress.enabled) return backend;
+  return {
+    ...backend,
+    open: (options) =>
+      backend.open({
+        ...options,
+        replay: (record, position) => {
+          options?.replay?.(record, position);
+          // Checking the clock on every record would cost more than the record.
+          if ((position & 0xfff) === 0) progress.show(() => `reading ${path}: ${grouped(position)} records`);
+        },
+      }),
+  };
+}
+
+/**
+ * Opens the ledger to read, changing nothing, and says on stderr what an operator should know:
+ * a cut-off last line it ignored, or that the file is missing (an empty ledger, or a typo).
+ */
+async function openToRead(path: string, progress: Progress): Promise<Ledger> {
+  const ledger = await progress.around(() => Ledger.open(ledgerFile(path, progress), { readOnly: true }));
+  const repair = ledger.repair;
+  if (repair !== null) {
+    warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
+  } else if (ledger.size === 0 && statSync(path, { throwIfNoEntry: false }) === undefined) {
+    warn(`${path}: no such file; read as an empty ledger`);
+  }
+  return ledger;
+}
+
+/** Runs `body` on the ledger opened to read, and closes it. */
+async function reading<T>(path: string, progress: Progress, body: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openToRead(path, progress);
+  try {
+    return await body(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
+
+// -- describing items and actions for people --------------------------------------------------
+
+/** A name or id as it is when it reads plainly, else quoted, so that a row stays one line. */
+function word(text: string): string {
+  return /^[\p{L}\p{N}._@:+/'-]+$/u.test(text) ? text : JSON.stringify(text);
+}
+
+/** `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`: as the errors name items. */
+function describeItem(item: Item): string {
+  return item.type === 'turn' ? `turn ${item.turn} of session ${item.session}` : `part ${item.part} of edit ${word(item.id)}`;
+}
+
+function describeAction(action: Action): string {
+  switch (action.type) {
+    case 'turn':
+      return `turn to ${action.workspace} as ${word(action.speaker)}`;
+    case 'conclude':
+      return `conclude in ${action.workspace} for ${word(action.peer)} (session ${action.session}): ${JSON.stringify(action.text)}`;
+    case 'unconclude':
+      return `unconclude in ${action.workspace}: ${JSON.stringify(action.text)}`;
+    case 'fleet':
+      return `fleet message (session ${action.session}): ${JSON.stringify(action.text)}`;
+    case 'retract':
+      return `retract fleet message (session ${action.session}): ${JSON.stringify(action.text)}`;
+    case 'skip':
+      return `skip: ${JSON.stringify(action.why)}`;
+  }
+}
+
+/** The widest an item's column gets: one long edit id should not push every row right. */
+const ITEM_COLUMN = 40;
+
+// -- the commands -----------------------------------------------------------------------------
+
+/** What a command is given. */
+interface Context {
+  /** The positionals after the command's name, as many as it names. */
+  readonly args: readonly string[];
+  readonly switches: ReadonlySet<Flag>;
+  readonly values: ReadonlyMap<Flag, string>;
+  readonly out: Output;
+  readonly progress: Progress;
+}
+
+/** `verify <ledger>`: reads it through and prints a one-line summary. */
+async function verify({ args: [path = ''], out, progress }: Context): Promise<number> {
+  const started = performance.now();
+  return reading(path, progress, async (ledger) => {
+    const seconds = (performance.now() - started) / 1000;
+    const c = ledger.counts();
+    const rate = ledger.size > 0 && seconds > 0 ? ` (${grouped(ledger.size / seconds)} records/s)` : '';
+    out.line(
+      `${path}: ok, ${plural(ledger.size, 'record')}, ${plural(c.decided, 'item')} decided ` +
+        `(sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped}); ` +
+        `read in ${seconds.toFixed(2)} s${rate}`,
+    );
+    await out.flush();
+    return 0;
+  });
+}
+
+/** `counts <ledger> [--json]`. */
+async function counts({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
+  return reading(path, progress, async (ledger) => {
+    const c = ledger.counts();
+    if (switches.has('json')) {
+      out.line(`{"decided":${c.decided},"sent":${c.sent},"waiting":${c.waiting},"failed":${c.failed},"skipped":${c.skipped}}`);
+    } else {
+      const rows = [['decided', c.decided], ['sent', c.sent], ['waiting', c.waiting], ['failed', c.failed], ['skipped', c.skipped]] as const;
+      const width = Math.max(...rows.map(([, n]) => String(n).length));
+      for (const [name, n] of rows) out.line(`${name.padEnd(7)}  ${String(n).padStart(width)}`);
+    }
+    await out.flush();
+    return 0;
+  });
+}
+
+/** `outbox <ledger> [--json]`: every waiting item and its action, in decision order. */
+async function outbox({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
+  return reading(path, progress, async (ledger) => {
+    const waiting = ledger.outbox();
+    if (switches.has('json')) {
+      await out.lines(mapped(waiting, ({ item, action }) => `{"item":${encodeItem(item)},"action":${encodeAction(action)}}`));
+      return 0;
+    }
+    let width = 0;
+    for (const { item } of waiting) width = Math.max(width, describeItem(item).length);
+    width = Math.min(width, ITEM_COLUMN);
+    await out.lines(mapped(waiting, ({ item, action }) => `${describeItem(item).padEnd(width)}  -> ${describeAction(action)}`));
+    return 0;
+  });
+}
+
+/** The item argument, read as serde_json reads an `Item`; bad input is exit 2, with serde's verdict. */
+function itemArgument(text: string): Item {
+  try {
+    return decodeItemText(text);
+  } catch (e) {
+    if (e instanceof DecodeError) throw new UsageError(`the item ${text}: ${e.message}`, 'sent-ids', false);
+    throw e;
+  }
+}
+
+/** `sent-ids <ledger> <item-as-json> [--json]`: the ids of the item's `sent` record. */
+async function sentIds({ args: [path = '', itemText = ''], switches, out, progress }: Context): Promise<number> {
+  const item = itemArgument(itemText);
+  return reading(path, progress, async (ledger) => {
+    const ids = ledger.sentIds(item);
+    if (switches.has('json')) out.line(ids === null ? 'null' : JSON.stringify(ids));
+    else if (ids === null) out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
+    else if (ids.length === 0) out.line(`${describeItem(item)} was sent, with no ids`);
+    else for (const id of ids) out.line(id);
+    await out.flush();
+    return 0;
+  });
+}
+
+/** `conclusion <ledger> <workspace> <text> [--json]`: the conclusion an undo must delete. */
+async function conclusion({ args: [path = '', workspace = '', text = ''], switches, out, progress }: Context): Promise<number> {
+  if (!WORKSPACES.includes(workspace as Workspace)) {
+    throw new UsageError(`the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`, 'conclusion');
+  }
+  return reading(path, progress, async (ledger) => {
+    const found = ledger.conclusion(workspace as Workspace, text);
+    if (switches.has('json')) out.line(found === null ? 'null' : `{"item":${encodeItem(found.item)},"id":${JSON.stringify(found.id)}}`);
+    else if (found === null) out.line(`none: no conclusion of ${workspace} with that text is sent and not undone`);
+    else out.line(`${found.id}  (${describeItem(found.item)})`);
+    await out.flush();
+    return 0;
+  });
+}
+
+/**
+ * `append <ledger>`: the record lines on stdin, each appended and durable before the next. The
+ * first that does not decode or is refused stops it; the ones before it stay.
+ */
+async function append({ args: [path = ''], progress }: Context): Promise<number> {
+  const ledger = await progress.around(() => Ledger.open(ledgerFile(path, progress)));
+  const repair = ledger.repair;
+  if (repair !== null) warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
+  let line = 0;
+  let appended = 0;
+  try {
+    for await (const bytes of inputLines(process.stdin)) {
+      line++;
+      let record: Record;
+      try {
+        record = decodeRecord(bytes);
+      } catch (e) {
+        if (e instanceof DecodeError) throw new DecodeError(`stdin:${line}: ${e.message}`);
+        throw e;
+      }
+      await ledger.append(record);
+      appended++;
+      progress.show(() => `appending to ${path}: ${grouped(appended)} records`);
+    }
+  } catch (e) {
+    progress.clear();
+    warn(report(e));
+    const before = appended === 0 ? 'nothing was appended' : `the ${plural(appended, 'record')} before it ${appended === 1 ? 'was' : 'were'} appended`;
+    warn(`stopped at stdin:${line}; ${before}`);
+    return 1;
+  } finally {
+    await ledger.close();
+  }
+  progress.clear();
+  process.stderr.write(`appended ${plural(appended, 'record')} to ${path}\n`);
+  return 0;
+}
+
+/** `check`: each record line on stdin, as `ok <canonical line>` or `err <why>`. */
+async function check({ out }: Context): Promise<number> {
+  let lines = 0;
+  let refused = 0;
+  for await (const bytes of inputLines(process.stdin)) {
+    lines++;
+    try {
+      out.line(`ok ${encodeRecord(decodeRecord(bytes))}`);
+    } catch (e) {
+      if (!(e instanceof LedgerError)) throw e;
+      refused++;
+      out.line(`err ${e.message}`);
+    }
+    if (out.full) await out.flush();
+  }
+  await out.flush();
+  if (refused === 0) return 0;
+  warn(`${refused} of ${plural(lines, 'line')} refused`);
+  return 1;
+}
+
+/** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
+async function gen({ args: [path = ''], values, out, progress }: Context): Promise<number> {
+  const recordsText = values.get('records');
+  if (recordsText === undefined) throw new UsageError('gen needs --records N', 'gen');
+  const records = wholeNumber('gen', 'records', recordsText);
+  const seedText = values.get('seed');
+  const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
+  const started = performance.now();
+  const written = await progress.around(() =>
+    writeSyntheticLedger(path, {
+      records,
+      seed,
+      onProgress: progress.enabled ? (n) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined,
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  out.line(`${path}: wrote ${plural(written.records, 'record')}, ${plural(written.bytes, 'byte')}, in ${seconds.toFixed(2)} s`);
+  await out.flush();
+  return 0;
+}
+
+interface Command {
+  /** The arguments and flags, for the usage text. */
+  readonly synopsis: string;
+  readonly summary: string;
+  /** The names of its positionals. */
+  readonly args: readonly string[];
+  readonly flags: readonly Flag[];
+  readonly run: (context: Context) => Promise<number>;
+}
+
+const COMMANDS = {
+  verify: { synopsis: '<ledger>', summary: 'read the ledger through; one line: ok and its counts, or the damage', args: ['<ledger>'], flags: [], run: verify },
+  counts: { synopsis: '<ledger> [--json]', summary: 'how many items are decided, sent, waiting, failed, skipped', args: ['<ledger>'], flags: ['json'], run: counts },
+  outbox: { synopsis: '<ledger> [--json]', summary: 'every waiting item and its action, in decision order', args: ['<ledger>'], flags: ['json'], run: outbox },
+  'sent-ids': {
+    synopsis: '<ledger> <item-as-json> [--json]',
+    summary: "the ids of the item's sent record",
+    args: ['<ledger>', '<item-as-json>'],
+    flags: ['json'],
+    run: sentIds,
+  },
+  conclusion: {
+    synopsis: '<ledger> <workspace> <text> [--json]',
+    summary: 'the conclusion an undo must delete (workspace: trusted, untrusted or fleet)',
+    args: ['<ledger>', '<workspace>', '<text>'],
+    flags: ['json'],
+    run: conclusion,
+  },
+  append: { synopsis: '<ledger>', summary: 'append the record lines on stdin, each durable before the next', args: ['<ledger>'], flags: [], run: append },
+  check: { synopsis: '', summary: 'each record line on stdin: "ok <canonical line>" or "err <why>"', args: [], flags: [], run: check },
+  gen: {
+    synopsis: '<ledger> --records N [--seed S]',
+    summary: 'write a synthetic ledger to a new file',
+    args: ['<ledger>'],
+    flags: ['records', 'seed'],
+    run: gen,
+  },
+} satisfies { readonly [name: string]: Command };
+
+type CommandName = keyof typeof COMMANDS;
+
+function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+function synopsisOf(name: CommandName): string {
+  return `ledgerstore ${name}${COMMANDS[name].synopsis === '' ? '' : ` ${COMMANDS[name].synopsis}`}`;
+}
+
+const NAMES = Object.keys(COMMANDS) as CommandName[];
+
+/** The short usage, for a command line without a known command. */
+function usage(): string {
+  return ['usage:', ...NAMES.map((name) => `  ${synopsisOf(name)}`), '  ledgerstore --help', ''].join('\n');
+}
+
+/** `--help`: every command and what it does. */
+function help(): string {
+  return [
+    'usage: ledgerstore <command> [arguments]: look into a Honcho ledger (memoryd\'s honcho.jsonl),',
+    'append record lines to it, check record lines, write a synthetic one.',
+    '',
+    ...NAMES.flatMap((name) => [`  ${synopsisOf(name)}`, `      ${COMMANDS[name].summary}`]),
+    '',
+    'A <ledger> is a JSONL file; only append and gen write, the others never change it.',
+    'Flags may come before or after the arguments; -- ends the flags.',
+    'Exit status: 0 ok; 1 the ledger refused a record, or is damaged or unreadable; 2 usage.',
+  ].join('\n');
+}
+
+// -- main -------------------------------------------------------------------------------------
+
+/** An error's text for stderr: a ledger error with its runbook pointer; a bug with its stack. */
+function report(error: unknown): string {
+  if (error instanceof LedgerError) return error.report;
+  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string') return describeSystemError(error);
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+/** Checks the command line against the command and runs it. */
+async function run(argv: readonly string[], out: Output): Promise<number> {
+  const { positionals, switches, values, mistake } = parseArgs(argv);
+  const [name, ...args] = positionals;
+  if (switches.has('help') || name === 'help') {
+    out.line(help());
+    await out.flush();
+    return 0;
+  }
+  if (name === undefined) throw new UsageError(mistake ?? 'no command given', undefined);
+  if (!isCommand(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`, undefined);
+  if (mistake !== undefined) throw new UsageError(mistake, name);
+  const command: Command = COMMANDS[name];
+  for (const flag of [...switches, ...values.keys()]) {
+    if (!command.flags.includes(flag)) throw new UsageError(`${name} takes no --${flag}`, name);
+  }
+  const missing = command.args[args.length];
+  if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
+  if (args.length > command.args.length) throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);
+  return command.run({ args, switches, values, out, progress: new Progress(process.stderr.isTTY === true) });
+}
+
+/** Runs the command line and gives the exit status; every failure is reported here. */
+async function main(argv: readonly string[]): Promise<number> {
+  // A stderr whose reader went away must not turn a finished command into a crash.
+  process.stderr.on('error', () => {});
+  const out = new Output(process.stdout);
+  try {
+    return await run(argv, out);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      warn(e.message);
+      if (e.showUsage) process.stderr.write(e.command === undefined ? usage() : `usage: ${synopsisOf(e.command)}\n(ledgerstore --help lists every command)\n`);
+      return 2;
+    }
+    if (e instanceof OutputClosed) {
+      // The reader stopped reading (`| head`): what it read is what it wanted. Anything else
+      // (a full disk under a redirect) is a failure.
+      const code = (e.failure as NodeJS.ErrnoException | null)?.code;
+      if (e.failure === null || code === 'EPIPE') return 0;
+      warn(`stdout: ${describeSystemError(e.failure)}`);
+      return 1;
+    }
+    warn(report(e));
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
