@@ -1,0 +1,519 @@
+/**
+ * The benchmark behind `make bench`: each figure of the engine is measured in the same run as
+ * its physical limit on this machine, the bare loop that does only the unavoidable work, and
+ * reported with the ratio of the two.
+ *
+ * - Replay: `Ledger.open(file, { readOnly: true })` of synthetic ledgers of 100k and 1M records,
+ *   against `readFileSync` + `split('\n')` + `JSON.parse` of every line.
+ * - Appends: one appender awaiting each `ledger.append`, and 16 appenders at once (which the
+ *   ledger group-commits), against a loop of `writeSync` + `fdatasyncSync` of the same lines.
+ *
+ * Every run is a fresh Node.js process, as memoryd's open at start is: no run inherits another's
+ * heap, garbage or optimized code. Each figure is the best of {@link RUNS} runs. The results go
+ * to `bench/results.json` and to the generated section of `docs/benchmarks.md`; nothing here
+ * judges a figure.
+ *
+ * `node dist/bench/run.js` runs it all. (`--measure <kind> ...` is how it runs one measurement
+ * in a child process.)
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { encodeValid } from '../lib/honcho/codec.js';
+import { Ledger } from '../lib/honcho/ledger.js';
+import type { Record } from '../lib/honcho/record.js';
+import { WORKLOAD_VERSION, workload, writeSyntheticLedger } from './workload.js';
+
+/** How many times each measurement runs; the best run is kept. */
+const RUNS = 3;
+/** The ledgers replayed, in records. */
+const REPLAY_SIZES = [100_000, 1_000_000] as const;
+const SEED = 1;
+/** Appends per run of the single appender and of the bare loop, and per concurrent appender. */
+const APPENDS = 3000;
+const APPENDERS = 16;
+/** Untimed appends (per appender) before each timed append loop. */
+const WARMUP = 500;
+
+const SCRIPT = fileURLToPath(import.meta.url);
+
+/** The repository: the nearest folder above this file (in `dist/bench/`) with a package.json. */
+function repositoryRoot(): string {
+  for (let dir = path.dirname(SCRIPT); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${SCRIPT}`);
+  }
+}
+
+// -- one measurement, in a child process ------------------------------------------------------
+
+/** What a child reports: how many records it handled, in how many seconds. */
+interface Timing {
+  readonly count: number;
+  readonly seconds: number;
+}
+
+const now = (): number => performance.now() / 1000;
+
+/** The first `n` records of the workload, and their lines as the ledger writes them. */
+function appendWorkload(n: number): { records: Record[]; lines: Buffer[] } {
+  const records = Array.from(workload({ records: n, seed: SEED }));
+  return { records, lines: records.map((r) => Buffer.from(`${encodeValid(r)}\n`, 'utf8')) };
+}
+
+/** Reads the file, splits it into lines and `JSON.parse`s each: the least a replay must do. */
+function replayBare(file: string): Timing {
+  const start = now();
+  const text = fs.readFileSync(file, 'utf8');
+  const lines = text.split('\n');
+  let count = 0;
+  let decided = 0;
+  for (const line of lines) {
+    if (line.length === 0) continue;
+    // Looking at what was parsed keeps the parse from being optimized away.
+    if ((JSON.parse(line) as { type: string }).type === 'decided') decided++;
+    count++;
+  }
+  const seconds = now() - start;
+  if (decided === 0 && count > 0) throw new Error(`${file}: no decided record`);
+  return { count, seconds };
+}
+
+async function replayEngine(file: string): Promise<Timing> {
+  const start = now();
+  const ledger = await Ledger.open(file, { readOnly: true });
+  const seconds = now() - start;
+  const count = ledger.size;
+  await ledger.close();
+  return { count, seconds };
+}
+
+/** One `pwrite` and one `fdatasync` per line, synchronously: the least a durable append costs. */
+function appendBare(file: string, n: number): Timing {
+  const { lines } = appendWorkload(n);
+  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+  try {
+    let position = 0;
+    const start = now();
+    for (const line of lines) {
+      position += fs.writeSync(fd, line, 0, line.length, position);
+      fs.fdatasyncSync(fd);
+    }
+    return { count: lines.length, seconds: now() - start };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The same loop through the thread pool (`fs.promises`), for comparison with the synchronous calls. */
+async function appendBareAsync(file: string, n: number): Promise<Timing> {
+  const { lines } = appendWorkload(n);
+  const handle = await fs.promises.open(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+  try {
+    let position = 0;
+    const start = now();
+    for (const line of lines) {
+      position += (await handle.write(line, 0, line.length, position)).bytesWritten;
+      await handle.datasync();
+    }
+    return { count: lines.length, seconds: now() - start };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** `appenders` callers, each awaiting its append before the next; one caller is the plain case. */
+async function appendEngine(file: string, n: number, appenders: number): Promise<Timing> {
+  const { records } = appendWorkload(n);
+  const ledger = await Ledger.open(file);
+  try {
+    let next = 0;
+    const start = now();
+    // A caller takes the next record and calls `append` at once, so that call order is the
+    // workload's order and every record is valid when its turn comes.
+    const caller = async (): Promise<void> => {
+      while (next < records.length) await ledger.append(records[next++] as Record);
+    };
+    await Promise.all(Array.from({ length: appenders }, caller));
+    const seconds = now() - start;
+    if (ledger.size !== records.length) throw new Error(`${file}: ${ledger.size} records appended, not ${records.length}`);
+    return { count: records.length, seconds };
+  } finally {
+    await ledger.close();
+  }
+}
+
+type Kind = 'replay-bare' | 'replay-engine' | 'append-bare' | 'append-bare-async' | 'append-engine' | 'append-engine-concurrent';
+
+async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing> {
+  switch (kind) {
+    case 'replay-bare':
+      return replayBare(file);
+    case 'replay-engine':
+      return replayEngine(file);
+    case 'append-bare':
+      return appendBare(file, n);
+    case 'append-bare-async':
+      return appendBareAsync(file, n);
+    case 'append-engine':
+      return appendEngine(file, n, 1);
+    case 'append-engine-concurrent':
+      return appendEngine(file, n, APPENDERS);
+  }
+}
+
+/**
+ * One measurement. A replay runs cold, as memoryd's open at start does; appends come from a
+ * long-running daemon, so each append loop first runs {@link WARMUP} appends to a file of its
+ * own, untimed, and its figure is not that of code the JIT has not compiled yet.
+ */
+async function measure(kind: Kind, file: string, n: number): Promise<Timing> {
+  if (kind.startsWith('append-')) {
+    const warm = `${file}.warmup`;
+    await measureOnce(kind, warm, Math.min(n, kind === 'append-engine-concurrent' ? WARMUP * APPENDERS : WARMUP));
+    fs.rmSync(warm);
+  }
+  return measureOnce(kind, file, n);
+}
+
+/** Runs one measurement in a fresh Node.js process and gives what it reported. */
+function inChild(kind: Kind, file: string, n: number): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SCRIPT, '--measure', kind, file, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code !== 0) {
+        reject(new Error(`${kind} ${file}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(out) as Timing);
+      } catch {
+        reject(new Error(`${kind} ${file}: the measuring process printed ${JSON.stringify(out.slice(0, 200))}`));
+      }
+    });
+  });
+}
+
+// -- the whole run ----------------------------------------------------------------------------
+
+/** A rate measured {@link RUNS} times: the best, and every run's, per second. */
+interface Rate {
+  readonly perSecond: number;
+  readonly runs: readonly number[];
+}
+
+interface ReplayResult {
+  readonly records: number;
+  readonly bytes: number;
+  readonly bare: Rate;
+  readonly engine: Rate;
+  readonly ratio: number;
+}
+
+interface Results {
+  readonly date: string;
+  readonly machine: {
+    readonly cpus: number;
+    readonly cpuModel: string;
+    readonly memoryGiB: number;
+    readonly node: string;
+    readonly platform: string;
+    readonly filesystem: string;
+  };
+  readonly method: string;
+  readonly replay: readonly ReplayResult[];
+  readonly append: {
+    readonly records: number;
+    readonly meanLineBytes: number;
+    readonly bare: Rate;
+    readonly bareAsync: Rate;
+    readonly engine: Rate;
+    readonly ratio: number;
+    readonly concurrent: {
+      readonly appenders: number;
+      readonly records: number;
+      readonly engine: Rate;
+      readonly ratio: number;
+    };
+  };
+}
+
+const showProgress = process.stderr.isTTY === true;
+
+function progress(message: string): void {
+  if (showProgress) process.stderr.write(`\r\x1b[K${message}`);
+}
+
+function progressDone(): void {
+  if (showProgress) process.stderr.write('\r\x1b[K');
+}
+
+/** The file system's name, from `statfs`'s magic number, for the record of where appends ran. */
+function filesystemOf(dir: string): string {
+  const names: { readonly [magic: number]: string } = {
+    0xef53: 'ext4',
+    0x58465342: 'xfs',
+    0x9123683e: 'btrfs',
+    0x01021994: 'tmpfs',
+    0x794c7630: 'overlayfs',
+    0x2fc12fc1: 'zfs',
+    0x6969: 'nfs',
+    0x65735546: 'fuse',
+  };
+  try {
+    const type = fs.statfsSync(dir).type;
+    return names[type] ?? `0x${type.toString(16)}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** One measurement to repeat: what it is, how it runs, and how many records it must report. */
+interface Spec {
+  readonly label: string;
+  readonly kind: Kind;
+  readonly file: () => string;
+  readonly n: number;
+  readonly expected: number;
+}
+
+/**
+ * Runs each spec {@link RUNS} times, interleaved (all specs once, then again), so that a drift
+ * in the machine's speed (a virtual disk's, say) reaches a figure and its limit alike.
+ */
+async function rates(specs: readonly Spec[]): Promise<Rate[]> {
+  const runs: number[][] = specs.map(() => []);
+  for (let run = 1; run <= RUNS; run++) {
+    for (const [s, spec] of specs.entries()) {
+      progress(`${spec.label}: run ${run} of ${RUNS}`);
+      const { count, seconds } = await inChild(spec.kind, spec.file(), spec.n);
+      if (count !== spec.expected) throw new Error(`${spec.label}: ${count} records, not ${spec.expected}`);
+      (runs[s] as number[]).push(Math.round(count / seconds));
+    }
+  }
+  return runs.map((r) => ({ perSecond: Math.max(...r), runs: r }));
+}
+
+const ratioOf = (a: Rate, b: Rate): number => Math.round((1000 * a.perSecond) / b.perSecond) / 1000;
+
+/** The ledger to replay, generated once and kept in bench/data (git-ignored) for later runs. */
+async function replayLedger(dataDir: string, records: number): Promise<{ file: string; bytes: number }> {
+  const file = path.join(dataDir, `replay-${records}-s${SEED}-w${WORKLOAD_VERSION}.jsonl`);
+  if (!fs.existsSync(file)) {
+    const start = now();
+    const { bytes } = await writeSyntheticLedger(file, {
+      records,
+      seed: SEED,
+      onProgress: (written) => progress(`generating ${path.basename(file)}: ${Math.round((100 * written) / records)}%`),
+    });
+    progressDone();
+    console.log(`generated ${path.relative(process.cwd(), file)}: ${records} records, ${mib(bytes)} in ${(now() - start).toFixed(1)} s`);
+  }
+  return { file, bytes: fs.statSync(file).size };
+}
+
+const mib = (bytes: number): string => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
+
+function formatRate(perSecond: number): string {
+  if (perSecond >= 1e6) return `${(perSecond / 1e6).toFixed(2)}M`;
+  if (perSecond >= 1e4) return `${(perSecond / 1e3).toFixed(0)}k`;
+  if (perSecond >= 1e3) return `${(perSecond / 1e3).toFixed(1)}k`;
+  return perSecond.toFixed(0);
+}
+
+const ratioText = (r: number): string => r.toFixed(2);
+
+/** A count of records: 100k, 1M. */
+function formatCount(n: number): string {
+  if (n >= 1e6 && n % 1e6 === 0) return `${n / 1e6}M`;
+  if (n >= 1e3 && n % 1e3 === 0) return `${n / 1e3}k`;
+  return String(n);
+}
+
+/** The rows of the results table: what, the engine's figure, its limit, the ratio, the target. */
+function rows(results: Results): string[][] {
+  const out: string[][] = [];
+  for (const r of results.replay) {
+    out.push([
+      `Replay ${formatCount(r.records)} records (${mib(r.bytes)}): \`Ledger.open\`, read-only`,
+      `${formatRate(r.engine.perSecond)} records/s`,
+      `${formatRate(r.bare.perSecond)} records/s`,
+      ratioText(r.ratio),
+      '≥ 1.00',
+    ]);
+  }
+  const a = results.append;
+  out.push([
+    `Append, 1 appender awaiting each (${a.records} records)`,
+    `${formatRate(a.engine.perSecond)} appends/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(a.ratio),
+    '≥ 0.90',
+  ]);
+  out.push([
+    `Append, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
+    `${formatRate(a.concurrent.engine.perSecond)} records/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(a.concurrent.ratio),
+    '—',
+  ]);
+  out.push([
+    'For reference: the bare loop through the thread pool (`fs.promises`)',
+    `${formatRate(a.bareAsync.perSecond)} appends/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(ratioOf(a.bareAsync, a.bare)),
+    '—',
+  ]);
+  return out;
+}
+
+const HEADER = ['Measurement', 'Engine', 'Bare loop (limit)', 'Ratio', 'Target'];
+
+function consoleTable(results: Results): string {
+  const body = rows(results).map((row) => row.map((cell) => cell.replaceAll('`', '')));
+  const widths = HEADER.map((h, c) => Math.max(h.length, ...body.map((row) => (row[c] as string).length)));
+  const line = (row: readonly string[]): string =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] as number) : cell.padStart(widths[c] as number))).join('  ');
+  return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+function machineLine(results: Results): string {
+  const m = results.machine;
+  return `${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, Node.js ${m.node}, ${m.platform}, appends on ${m.filesystem}`;
+}
+
+function markdown(results: Results): string {
+  const table = [HEADER, ['---', '---:', '---:', '---:', '---:'], ...rows(results)].map((row) => `| ${row.join(' | ')} |`);
+  return [
+    `Measured ${results.date.slice(0, 10)} on ${machineLine(results)}. ${results.method}.`,
+    '',
+    ...table,
+    '',
+    `Bare loops: replay is \`readFileSync\` + \`split('\\n')\` + \`JSON.parse\` of each line; append is \`writeSync\` + \`fdatasyncSync\` of each line (the same ${results.append.meanLineBytes}-byte lines on average that the engine writes). Every run's figures are in \`bench/results.json\`.`,
+  ].join('\n');
+}
+
+const START = '<!-- results:start -->';
+const END = '<!-- results:end -->';
+
+/** Replaces the generated section of docs/benchmarks.md, keeping the prose around it. */
+function writeDoc(file: string, section: string): void {
+  const generated = `${START}\n${section}\n${END}`;
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    text = '# Benchmarks\n';
+  }
+  const from = text.indexOf(START);
+  const to = text.indexOf(END);
+  const next =
+    from !== -1 && to > from
+      ? `${text.slice(0, from)}${generated}${text.slice(to + END.length)}`
+      : `${text.trimEnd()}\n\n## Results\n\n${generated}\n`;
+  fs.writeFileSync(file, next);
+}
+
+async function main(): Promise<void> {
+  const root = repositoryRoot();
+  const dataDir = path.join(root, 'bench', 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  // Appends go to the same file system as the repository (not os.tmpdir(), often a tmpfs where
+  // fdatasync costs nothing), bare loop and engine alike.
+  const scratch = fs.mkdtempSync(path.join(dataDir, 'appends-'));
+  const cleanUp = (): void => {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    for (const name of fs.readdirSync(dataDir)) {
+      if (name.endsWith(`.tmp-${process.pid}`)) fs.rmSync(path.join(dataDir, name), { force: true });
+    }
+  };
+  const interrupted = (): void => {
+    progressDone();
+    cleanUp();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  let fresh = 0;
+  const freshFile = (): string => path.join(scratch, `append-${fresh++}.jsonl`);
+  try {
+    const replay: ReplayResult[] = [];
+    for (const records of REPLAY_SIZES) {
+      const { file, bytes } = await replayLedger(dataDir, records);
+      const label = `replay ${formatCount(records)}`;
+      const [bare, engine] = (await rates([
+        { label: `${label}: bare JSON.parse loop`, kind: 'replay-bare', file: () => file, n: 0, expected: records },
+        { label: `${label}: Ledger.open`, kind: 'replay-engine', file: () => file, n: 0, expected: records },
+      ])) as [Rate, Rate];
+      replay.push({ records, bytes, bare, engine, ratio: ratioOf(engine, bare) });
+    }
+    const { lines } = appendWorkload(APPENDS);
+    const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
+    const concurrentRecords = APPENDS * APPENDERS;
+    const [bare, bareAsync, engine, concurrent] = (await rates([
+      { label: 'append: bare write+fdatasync loop', kind: 'append-bare', file: freshFile, n: APPENDS, expected: APPENDS },
+      { label: 'append: bare loop through the thread pool', kind: 'append-bare-async', file: freshFile, n: APPENDS, expected: APPENDS },
+      { label: 'append: Ledger.append, 1 appender', kind: 'append-engine', file: freshFile, n: APPENDS, expected: APPENDS },
+      {
+        label: `append: Ledger.append, ${APPENDERS} appenders`,
+        kind: 'append-engine-concurrent',
+        file: freshFile,
+        n: concurrentRecords,
+        expected: concurrentRecords,
+      },
+    ])) as [Rate, Rate, Rate, Rate];
+    progressDone();
+    const cpus = os.cpus();
+    const results: Results = {
+      date: new Date().toISOString(),
+      machine: {
+        cpus: os.availableParallelism(),
+        cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+        memoryGiB: Math.round(os.totalmem() / (1 << 30)),
+        node: process.version,
+        platform: `${process.platform} ${process.arch}`,
+        filesystem: filesystemOf(scratch),
+      },
+      method: `Each figure is the best of ${RUNS} runs, each run in a fresh Node.js process, the runs of a figure and of its limit taking turns`,
+      replay,
+      append: {
+        records: APPENDS,
+        meanLineBytes,
+        bare,
+        bareAsync,
+        engine,
+        ratio: ratioOf(engine, bare),
+        concurrent: { appenders: APPENDERS, records: concurrentRecords, engine: concurrent, ratio: ratioOf(concurrent, bare) },
+      },
+    };
+    console.log(`${machineLine(results)}.\n${results.method}.\n`);
+    console.log(consoleTable(results));
+    fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    writeDoc(path.join(root, 'docs', 'benchmarks.md'), markdown(results));
+    console.log('\nwrote bench/results.json and the results section of docs/benchmarks.md');
+  } finally {
+    progressDone();
+    cleanUp();
+  }
+}
+
+const KINDS: readonly Kind[] = ['replay-bare', 'replay-engine', 'append-bare', 'append-bare-async', 'append-engine', 'append-engine-concurrent'];
+
+if (process.argv[2] === '--measure') {
+  const [kind, file, n] = process.argv.slice(3);
+  if (!KINDS.includes(kind as Kind) || file === undefined) throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
+  process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n))));
+} else {
+  await main();
+}
