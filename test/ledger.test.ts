@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Counts, type Item, Ledger, type Record, encodeRecord, isLedgerError } from '../lib/index.js';
+import { type Counts, type Item, Ledger, type Record, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
+import { FaultyIO } from './support/faulty-io.js';
 import {
   conclude,
   decided,
@@ -234,6 +235,41 @@ test('appends from many un-awaited callers are checked and written in call order
     assert.equal(reopened.counts(), ledger.counts());
     assert.equal(reopened.outbox(), ledger.outbox());
     await reopened.close();
+  });
+});
+
+test('appends made together share one write and one sync, a sent with its decided', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    const calls: Promise<unknown>[] = [];
+    for (let n = 0; n < 100; n++) {
+      calls.push(ledger.append(decided(turn('g', n))));
+      calls.push(ledger.append(sent(turn('g', n), [`m${n}`])));
+    }
+    await Promise.all(calls);
+    assert.is(io.count('datasync'), 1, 'one sync for the 200 records');
+    assert.is(io.count('write'), 1);
+    assert.equal(ledger.counts(), { decided: 100, sent: 100, waiting: 0, failed: 0, skipped: 0 });
+    await ledger.close();
+  });
+});
+
+test('a record refused only because of an earlier record of its batch waits for that batch', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    io.fail('write', 1, 'ENOSPC');
+    const first = ledger.append(decided(turn('w', 1)));
+    const itsSend = ledger.append(sent(turn('w', 1)));
+    const again = ledger.append(decided(turn('w', 1), skip()));
+    const outcome = (p: Promise<void>): Promise<string> => p.then(() => 'ok', (e: { code: string }) => e.code);
+    // the first batch fails with its send; the second decision was not refused on its account
+    assert.equal(await Promise.all([outcome(first), outcome(itsSend), outcome(again)]), ['LEDGER_IO', 'LEDGER_IO', 'ok']);
+    assert.equal(ledger.outbox(), []);
+    assert.ok(ledger.isDecided(turn('w', 1)));
+    assert.equal(lines(home.path), [encodeRecord(decided(turn('w', 1), skip()))]);
+    await ledger.close();
   });
 });
 

@@ -2,9 +2,9 @@
  * The fast way to read a line that is in canonical form, the form memoryd and ledgerstore write
  * (`codec.ts`): the bytes are matched against that form directly, without building serde's
  * buffered content. At the first byte that differs from the form (another key order, whitespace,
- * an escape, a number that is not a plain integer in range, a value that is not valid) it gives
+ * a number that is not a plain integer in range, a value that is not valid) it gives
  * up and returns `null`, and the line is read the serde way, which accepts or refuses it with
- * serde_json's words. So this only ever accepts what the serde way accepts, with the same record:
+ * serde_json's words. Escapes are read here (canonical lines have them), but for surrogates. So this only ever accepts what the serde way accepts, with the same record:
  * the tests hold both to that (`test/codec.test.ts`).
  *
  * @module
@@ -32,6 +32,18 @@ const SPEAKER = bytes(',"speaker":"');
 const PEER = bytes(',"peer":"');
 const TEXT = bytes(',"text":"');
 const WHY = bytes(',"why":"');
+
+/** The value of four hex digits at `buf[at...]`, or -1. */
+function hex4(buf: Buffer, at: number): number {
+  let n = 0;
+  for (let k = at; k < at + 4; k++) {
+    const c = buf[k] as number;
+    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    if (d < 0) return -1;
+    n = n * 16 + d;
+  }
+  return n;
+}
 
 /** Thrown inside to give up; caught once, at the top. */
 const GIVE_UP = Symbol('not canonical');
@@ -75,8 +87,8 @@ class Cursor {
 
   /**
    * A string's text up to its closing quote (which it consumes), the opening quote consumed
-   * already. Gives up at an escape or a control character (the serde way reads or refuses
-   * those), and at bytes that are not UTF-8.
+   * already. Gives up at a control character, at a surrogate escape (the serde way pairs or
+   * refuses those), and at bytes that are not UTF-8.
    */
   text(): string {
     const { buf, end } = this;
@@ -86,14 +98,58 @@ class Cursor {
       const c = buf[j] as number;
       if (c === 0x22) {
         this.i = j + 1;
-        if (ascii) return buf.latin1Slice(from, j);
-        if (!isUtf8(buf.subarray(from, j))) throw GIVE_UP;
-        return buf.utf8Slice(from, j);
+        return this.slice(from, j, ascii);
       }
-      if (c === 0x5c || c < 0x20) throw GIVE_UP;
+      if (c === 0x5c) return this.escaped(from, j, ascii);
+      if (c < 0x20) throw GIVE_UP;
       if (c >= 0x80) ascii = false;
     }
     throw GIVE_UP;
+  }
+
+  /** The rest of a string from its first escape at `at`, with `[from, at)` before it. */
+  private escaped(from: number, at: number, ascii: boolean): string {
+    const { buf, end } = this;
+    let out = this.slice(from, at, ascii);
+    let segment = at;
+    ascii = true;
+    for (let j = at; j < end; ) {
+      const c = buf[j] as number;
+      if (c === 0x22) {
+        this.i = j + 1;
+        return out + this.slice(segment, j, ascii);
+      }
+      if (c === 0x5c) {
+        out += this.slice(segment, j, ascii);
+        const e = j + 1 < end ? buf[j + 1] : -1;
+        const simple = e === 0x22 ? '"' : e === 0x5c ? '\\' : e === 0x2f ? '/' : e === 0x62 ? '\b' : e === 0x66 ? '\f' : e === 0x6e ? '\n' : e === 0x72 ? '\r' : e === 0x74 ? '\t' : null;
+        if (simple !== null) {
+          out += simple;
+          j += 2;
+        } else if (e === 0x75 && j + 6 <= end) {
+          const unit = hex4(buf, j + 2);
+          if (unit < 0 || (unit >= 0xd800 && unit <= 0xdfff)) throw GIVE_UP;
+          out += String.fromCharCode(unit);
+          j += 6;
+        } else {
+          throw GIVE_UP;
+        }
+        segment = j;
+        ascii = true;
+        continue;
+      }
+      if (c < 0x20) throw GIVE_UP;
+      if (c >= 0x80) ascii = false;
+      j++;
+    }
+    throw GIVE_UP;
+  }
+
+  /** The raw bytes `[from, to)` of a string as text; gives up when they are not UTF-8. */
+  private slice(from: number, to: number, ascii: boolean): string {
+    if (ascii) return this.buf.latin1Slice(from, to);
+    if (!isUtf8(this.buf.subarray(from, to))) throw GIVE_UP;
+    return this.buf.utf8Slice(from, to);
   }
 
   /** A plain unsigned integer up to `max` (no sign, no leading zero, no fraction). */

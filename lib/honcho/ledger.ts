@@ -7,8 +7,10 @@
  * - `append` checks the record against the state that includes every earlier append, writes it
  *   durably, and only then takes it into the state: a refused or failed append changes nothing.
  * - Appends made together (un-awaited, from many callers) share one write and one sync (group
- *   commit), in call order; a batch never holds two records of one item, so that each record is
- *   checked against a state where every earlier record has either landed or failed.
+ *   commit), in call order. Each record is checked against the state with the batch's earlier
+ *   records applied; one that needs an earlier record of its batch (a `sent` after its
+ *   `decided`) lands or fails with it, and one refused only because of an earlier record of its
+ *   batch waits for the batch's outcome before it is checked again.
  *
  * @module
  */
@@ -19,7 +21,7 @@ import { honchoCodec, normalizeRecord } from './codec.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { ItemMap } from './item-map.js';
 import { type Counts, type Item, type Record, type Workspace } from './record.js';
-import { refusal } from './rules.js';
+import { type ItemState, refusal, stateAfter } from './rules.js';
 
 export type { Conclusion, Decision } from './projection.js';
 
@@ -117,20 +119,14 @@ export class Ledger {
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
-      const accepted: Pending[] = [];
-      for (const pending of batch) {
-        const refused = refusal(pending.record, this.state.stateOf(pending.record.item));
-        if (refused === null) accepted.push(pending);
-        else pending.reject(refused);
-      }
-      if (accepted.length === 0) continue;
+      if (batch.length === 0) continue;
       try {
-        await this.log.append(accepted.map((p) => p.record));
+        await this.log.append(batch.map((p) => p.record));
       } catch (e) {
-        for (const pending of accepted) pending.reject(e);
+        for (const pending of batch) pending.reject(e);
         continue;
       }
-      for (const pending of accepted) {
+      for (const pending of batch) {
         this.state.apply(pending.record);
         pending.resolve();
       }
@@ -138,17 +134,32 @@ export class Ledger {
     this.flushing = null;
   }
 
-  /** The next records in call order, up to the first that shares an item with one before it. */
+  /**
+   * Takes the next records in call order, checking each against the state with the batch's
+   * earlier records applied: an accepted one joins the batch, a refused one is rejected at once.
+   * A record refused only because of an earlier record of the batch, which may yet fail, ends
+   * the batch: it is checked again once the batch has landed or failed.
+   */
   private takeBatch(): Pending[] {
-    const items = new ItemMap<true>();
-    let n = 0;
-    while (n < this.queue.length && n < MAX_BATCH) {
-      const { item } = (this.queue[n] as Pending).record;
-      if (items.has(item)) break;
-      items.set(item, true);
-      n++;
+    const staged = new ItemMap<ItemState>();
+    const batch: Pending[] = [];
+    let taken = 0;
+    for (; taken < this.queue.length && batch.length < MAX_BATCH; taken++) {
+      const pending = this.queue[taken] as Pending;
+      const { item } = pending.record;
+      const before = staged.get(item);
+      const refused = refusal(pending.record, before ?? this.state.stateOf(item));
+      if (refused === null) {
+        staged.set(item, stateAfter(pending.record));
+        batch.push(pending);
+      } else if (before === undefined) {
+        pending.reject(refused);
+      } else {
+        break;
+      }
     }
-    return this.queue.splice(0, n);
+    this.queue.splice(0, taken);
+    return batch;
   }
 
   /** Whether the item has its `decided` record (a `skip` counts). */
