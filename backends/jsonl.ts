@@ -70,7 +70,7 @@ export interface JsonlOptions<R> {
   readonly chunkSize?: number;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false };
+const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: true };
 const FILE_MODE = 0o600;
 const DEFAULT_CHUNK = 8 << 20;
 /** Every this many records, `read(from)` remembers where a record starts, to seek near it. */

@@ -22,7 +22,11 @@
 /** A position in a log: the number of records before it. 0 is the start; `head` is the end. */
 export type Position = number;
 
-/** What a backend can do, for the conformance suite and for callers that choose a backend. */
+/**
+ * What a backend can do, for the conformance suite (which tests each promise where it is made)
+ * and for callers that choose a backend. Every backend reopens: a backend object opened again
+ * gives the same log, with what was appended before.
+ */
 export interface LogCapabilities {
   /** An acknowledged append survives a crash of the process and of the machine. */
   readonly durable: boolean;
@@ -30,6 +34,8 @@ export interface LogCapabilities {
   readonly files: boolean;
   /** Several writers may append at once, each with `expectedHead`. */
   readonly severalWriters: boolean;
+  /** A read-only open succeeds while a writer holds the log. */
+  readonly readsWhileWriting: boolean;
 }
 
 /** How to open a log. */
