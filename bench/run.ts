@@ -7,6 +7,9 @@
  *   against `readFileSync` + `split('\n')` + `JSON.parse` of every line.
  * - Appends: one appender awaiting each `ledger.append`, and 16 appenders at once (which the
  *   ledger group-commits), against a loop of `writeSync` + `fdatasyncSync` of the same lines.
+ * - The LevelDB backend (classic-level, in a folder beside the JSONL files), measured the same
+ *   ways against the same bare loops: replay of the same ledgers imported once into LevelDB,
+ *   and appends to a fresh folder.
  *
  * Every run is a fresh Node.js process, as memoryd's open at start is: no run inherits another's
  * heap, garbage or optimized code. Each figure is the best of {@link RUNS} runs. The results go
@@ -23,7 +26,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeValid } from '../lib/honcho/codec.js';
+import { jsonlBackend } from '../backends/jsonl.js';
+import { levelBackend } from '../backends/level.js';
+import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
 import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
 import { WORKLOAD_VERSION, workload, writeSyntheticLedger } from './workload.js';
@@ -83,9 +88,12 @@ function replayBare(file: string): Timing {
   return { count, seconds };
 }
 
-async function replayEngine(file: string): Promise<Timing> {
+/** The ledger at `file`: the JSONL file, or with `level` the LevelDB folder. */
+const ledgerAt = (file: string, level: boolean) => (level ? levelBackend(file, { codec: honchoCodec }) : file);
+
+async function replayEngine(file: string, level = false): Promise<Timing> {
   const start = now();
-  const ledger = await Ledger.open(file, { readOnly: true });
+  const ledger = await Ledger.open(ledgerAt(file, level), { readOnly: true });
   const seconds = now() - start;
   const count = ledger.size;
   await ledger.close();
@@ -127,9 +135,9 @@ async function appendBareAsync(file: string, n: number): Promise<Timing> {
 }
 
 /** `appenders` callers, each awaiting its append before the next; one caller is the plain case. */
-async function appendEngine(file: string, n: number, appenders: number): Promise<Timing> {
+async function appendEngine(file: string, n: number, appenders: number, level = false): Promise<Timing> {
   const { records } = appendWorkload(n);
-  const ledger = await Ledger.open(file);
+  const ledger = await Ledger.open(ledgerAt(file, level));
   try {
     let next = 0;
     const start = now();
@@ -147,7 +155,16 @@ async function appendEngine(file: string, n: number, appenders: number): Promise
   }
 }
 
-type Kind = 'replay-bare' | 'replay-engine' | 'append-bare' | 'append-bare-async' | 'append-engine' | 'append-engine-concurrent';
+type Kind =
+  | 'replay-bare'
+  | 'replay-engine'
+  | 'replay-level'
+  | 'append-bare'
+  | 'append-bare-async'
+  | 'append-engine'
+  | 'append-engine-concurrent'
+  | 'append-level'
+  | 'append-level-concurrent';
 
 async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing> {
   switch (kind) {
@@ -155,6 +172,8 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
       return replayBare(file);
     case 'replay-engine':
       return replayEngine(file);
+    case 'replay-level':
+      return replayEngine(file, true);
     case 'append-bare':
       return appendBare(file, n);
     case 'append-bare-async':
@@ -163,6 +182,10 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
       return appendEngine(file, n, 1);
     case 'append-engine-concurrent':
       return appendEngine(file, n, APPENDERS);
+    case 'append-level':
+      return appendEngine(file, n, 1, true);
+    case 'append-level-concurrent':
+      return appendEngine(file, n, APPENDERS, true);
   }
 }
 
@@ -174,8 +197,8 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
 async function measure(kind: Kind, file: string, n: number): Promise<Timing> {
   if (kind.startsWith('append-')) {
     const warm = `${file}.warmup`;
-    await measureOnce(kind, warm, Math.min(n, kind === 'append-engine-concurrent' ? WARMUP * APPENDERS : WARMUP));
-    fs.rmSync(warm);
+    await measureOnce(kind, warm, Math.min(n, kind.endsWith('-concurrent') ? WARMUP * APPENDERS : WARMUP));
+    fs.rmSync(warm, { recursive: true }); // a LevelDB log is a folder
   }
   return measureOnce(kind, file, n);
 }
@@ -218,6 +241,8 @@ interface ReplayResult {
   readonly bare: Rate;
   readonly engine: Rate;
   readonly ratio: number;
+  /** The same ledger in LevelDB: the folder's size, and `Ledger.open` of it against the same bare loop. */
+  readonly level: { readonly bytes: number; readonly engine: Rate; readonly ratio: number };
 }
 
 interface Results {
@@ -244,7 +269,11 @@ interface Results {
       readonly records: number;
       readonly engine: Rate;
       readonly ratio: number;
+      /** The LevelDB backend's figure, against the same bare loop. */
+      readonly level: { readonly engine: Rate; readonly ratio: number };
     };
+    /** The LevelDB backend's figure, against the same bare loop. */
+    readonly level: { readonly engine: Rate; readonly ratio: number };
   };
 }
 
@@ -322,6 +351,38 @@ async function replayLedger(dataDir: string, records: number): Promise<{ file: s
   return { file, bytes: fs.statSync(file).size };
 }
 
+/**
+ * The ledger `jsonl` imported into a LevelDB folder beside it, once, and kept for later runs
+ * like the JSONL file. The import goes to `<folder>.tmp-<pid>`, renamed when whole.
+ */
+async function levelLedger(jsonl: string): Promise<{ folder: string; bytes: number }> {
+  const folder = jsonl.replace(/\.jsonl$/, '.level');
+  if (!fs.existsSync(folder)) {
+    const start = now();
+    const temp = `${folder}.tmp-${process.pid}`;
+    fs.rmSync(temp, { recursive: true, force: true });
+    const source = await jsonlBackend(jsonl, { codec: honchoCodec }).open({ readOnly: true });
+    const target = await levelBackend(temp, { codec: honchoCodec }).open();
+    let batch: Record[] = [];
+    for await (const record of source.read()) {
+      batch.push(record);
+      if (batch.length === 10_000) {
+        await target.append(batch);
+        batch = [];
+        progress(`importing ${path.basename(jsonl)} into LevelDB: ${Math.round((100 * target.head) / source.head)}%`);
+      }
+    }
+    await target.append(batch);
+    await target.close();
+    await source.close();
+    fs.renameSync(temp, folder);
+    progressDone();
+    console.log(`imported ${path.relative(process.cwd(), folder)}: ${target.head} records in ${(now() - start).toFixed(1)} s`);
+  }
+  const bytes = fs.readdirSync(folder).reduce((sum, name) => sum + fs.statSync(path.join(folder, name)).size, 0);
+  return { folder, bytes };
+}
+
 const mib = (bytes: number): string => `${(bytes / (1 << 20)).toFixed(1)} MiB`;
 
 function formatRate(perSecond: number): string {
@@ -351,6 +412,13 @@ function rows(results: Results): string[][] {
       ratioText(r.ratio),
       '≥ 1.00',
     ]);
+    out.push([
+      `Replay ${formatCount(r.records)} records, LevelDB (${mib(r.level.bytes)} folder): \`Ledger.open\`, read-only`,
+      `${formatRate(r.level.engine.perSecond)} records/s`,
+      `${formatRate(r.bare.perSecond)} records/s`,
+      ratioText(r.level.ratio),
+      '—',
+    ]);
   }
   const a = results.append;
   out.push([
@@ -365,6 +433,20 @@ function rows(results: Results): string[][] {
     `${formatRate(a.concurrent.engine.perSecond)} records/s`,
     `${formatRate(a.bare.perSecond)} appends/s`,
     ratioText(a.concurrent.ratio),
+    '—',
+  ]);
+  out.push([
+    `Append, LevelDB, 1 appender awaiting each (${a.records} records)`,
+    `${formatRate(a.level.engine.perSecond)} appends/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(a.level.ratio),
+    '—',
+  ]);
+  out.push([
+    `Append, LevelDB, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
+    `${formatRate(a.concurrent.level.engine.perSecond)} records/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(a.concurrent.level.ratio),
     '—',
   ]);
   out.push([
@@ -399,7 +481,7 @@ function markdown(results: Results): string {
     '',
     ...table,
     '',
-    `Bare loops: replay is \`readFileSync\` + \`split('\\n')\` + \`JSON.parse\` of each line; append is \`writeSync\` + \`fdatasyncSync\` of each line (the same ${results.append.meanLineBytes}-byte lines on average that the engine writes). Every run's figures are in \`bench/results.json\`.`,
+    `LevelDB rows: the same ledgers imported once into a classic-level folder, and appends to a fresh one, against the same bare loops. Bare loops: replay is \`readFileSync\` + \`split('\\n')\` + \`JSON.parse\` of each line; append is \`writeSync\` + \`fdatasyncSync\` of each line (the same ${results.append.meanLineBytes}-byte lines on average that the engine writes). Every run's figures are in \`bench/results.json\`.`,
   ].join('\n');
 }
 
@@ -435,7 +517,7 @@ async function main(): Promise<void> {
   const cleanUp = (): void => {
     fs.rmSync(scratch, { recursive: true, force: true });
     for (const name of fs.readdirSync(dataDir)) {
-      if (name.endsWith(`.tmp-${process.pid}`)) fs.rmSync(path.join(dataDir, name), { force: true });
+      if (name.endsWith(`.tmp-${process.pid}`)) fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
     }
   };
   const interrupted = (): void => {
@@ -447,21 +529,24 @@ async function main(): Promise<void> {
   process.once('SIGTERM', interrupted);
   let fresh = 0;
   const freshFile = (): string => path.join(scratch, `append-${fresh++}.jsonl`);
+  const freshFolder = (): string => path.join(scratch, `append-${fresh++}.level`);
   try {
     const replay: ReplayResult[] = [];
     for (const records of REPLAY_SIZES) {
       const { file, bytes } = await replayLedger(dataDir, records);
+      const { folder, bytes: levelBytes } = await levelLedger(file);
       const label = `replay ${formatCount(records)}`;
-      const [bare, engine] = (await rates([
+      const [bare, engine, level] = (await rates([
         { label: `${label}: bare JSON.parse loop`, kind: 'replay-bare', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open`, kind: 'replay-engine', file: () => file, n: 0, expected: records },
-      ])) as [Rate, Rate];
-      replay.push({ records, bytes, bare, engine, ratio: ratioOf(engine, bare) });
+        { label: `${label}: Ledger.open, LevelDB`, kind: 'replay-level', file: () => folder, n: 0, expected: records },
+      ])) as [Rate, Rate, Rate];
+      replay.push({ records, bytes, bare, engine, ratio: ratioOf(engine, bare), level: { bytes: levelBytes, engine: level, ratio: ratioOf(level, bare) } });
     }
     const { lines } = appendWorkload(APPENDS);
     const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
     const concurrentRecords = APPENDS * APPENDERS;
-    const [bare, bareAsync, engine, concurrent] = (await rates([
+    const [bare, bareAsync, engine, concurrent, level, levelConcurrent] = (await rates([
       { label: 'append: bare write+fdatasync loop', kind: 'append-bare', file: freshFile, n: APPENDS, expected: APPENDS },
       { label: 'append: bare loop through the thread pool', kind: 'append-bare-async', file: freshFile, n: APPENDS, expected: APPENDS },
       { label: 'append: Ledger.append, 1 appender', kind: 'append-engine', file: freshFile, n: APPENDS, expected: APPENDS },
@@ -472,7 +557,15 @@ async function main(): Promise<void> {
         n: concurrentRecords,
         expected: concurrentRecords,
       },
-    ])) as [Rate, Rate, Rate, Rate];
+      { label: 'append: Ledger.append, LevelDB, 1 appender', kind: 'append-level', file: freshFolder, n: APPENDS, expected: APPENDS },
+      {
+        label: `append: Ledger.append, LevelDB, ${APPENDERS} appenders`,
+        kind: 'append-level-concurrent',
+        file: freshFolder,
+        n: concurrentRecords,
+        expected: concurrentRecords,
+      },
+    ])) as [Rate, Rate, Rate, Rate, Rate, Rate];
     progressDone();
     const cpus = os.cpus();
     const results: Results = {
@@ -494,7 +587,14 @@ async function main(): Promise<void> {
         bareAsync,
         engine,
         ratio: ratioOf(engine, bare),
-        concurrent: { appenders: APPENDERS, records: concurrentRecords, engine: concurrent, ratio: ratioOf(concurrent, bare) },
+        concurrent: {
+          appenders: APPENDERS,
+          records: concurrentRecords,
+          engine: concurrent,
+          ratio: ratioOf(concurrent, bare),
+          level: { engine: levelConcurrent, ratio: ratioOf(levelConcurrent, bare) },
+        },
+        level: { engine: level, ratio: ratioOf(level, bare) },
       },
     };
     console.log(`${machineLine(results)}.\n${results.method}.\n`);
@@ -508,7 +608,17 @@ async function main(): Promise<void> {
   }
 }
 
-const KINDS: readonly Kind[] = ['replay-bare', 'replay-engine', 'append-bare', 'append-bare-async', 'append-engine', 'append-engine-concurrent'];
+const KINDS: readonly Kind[] = [
+  'replay-bare',
+  'replay-engine',
+  'replay-level',
+  'append-bare',
+  'append-bare-async',
+  'append-engine',
+  'append-engine-concurrent',
+  'append-level',
+  'append-level-concurrent',
+];
 
 if (process.argv[2] === '--measure') {
   const [kind, file, n] = process.argv.slice(3);

@@ -27,3 +27,19 @@ export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger, type LedgerOptions, type Conclusion, type Decision } from './honcho/ledger.js';
 export { jsonlBackend, type JsonlOptions } from '../backends/jsonl.js';
 export { type FileIO, type Fd, nodeFileIO } from '../backends/file-io.js';
+export { levelBackend, type LevelOptions } from '../backends/level.js';
+export { memoryBackend, type MemoryOptions } from '../backends/memory.js';
+export {
+  type AppendDelay,
+  type AppendFault,
+  type FaultKind,
+  type FaultPlan,
+  type FaultStats,
+  type FaultTiming,
+  type FaultyBackend,
+  InjectedFault,
+  type RandomDelay,
+  type RandomFaults,
+  faultyBackend,
+  injectedFault,
+} from '../backends/faults.js';

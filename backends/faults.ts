@@ -1,0 +1,488 @@
+/**
+ * A fault-injecting wrapper around any backend, for tests of what sits on a log (memoryd, the
+ * `Ledger`): it fails chosen appends, fails them at random, delays them, and simulates a
+ * crash, deterministically from a plan and its seeds.
+ *
+ * ```ts
+ * const backend = faultyBackend(memoryBackend({ codec: honchoCodec }), {
+ *   failAppends: [{ at: 3, when: 'after' }],
+ * });
+ * const ledger = await Ledger.open(backend);
+ * ```
+ *
+ * How appends go through it:
+ *
+ * - **Numbering.** Every call of `append` on a log opened through the backend gets the next
+ *   number, from 1, whatever its outcome, across reopens: the plan's faults name appends by it.
+ *   Through a `Ledger`, one number is one batch of its group commit (one record when each
+ *   append is awaited before the next is made).
+ * - **One at a time, in call order.** An append waits for its delay (which starts when it is
+ *   called) and for the append before it to settle; then its fault, if any, is applied and it is
+ *   handed to the inner log. Without a delay an idle log hands it over at once, so that an empty
+ *   plan is transparent.
+ * - **Failures** are {@link LedgerIoError}s whose cause is an {@link InjectedFault} (an `Error`
+ *   with a system error `code`, `EIO` by default), so that callers exercise the error handling
+ *   that a real disk failure would reach; {@link injectedFault} tells them apart in tests.
+ * - **Failed before the write**: the inner log is not called and nothing is written; the log
+ *   goes on (as a JSONL log does after a failed write it could cut back).
+ * - **Failed after the write**: the inner append succeeded, its records are in the log (`head`
+ *   and `read` show them, and so does a reopen), but the caller is told it failed: an
+ *   acknowledgement lost to a crash or a timeout. The writer no longer knows where the log
+ *   ends, so the log **stops**: every later append is refused with {@link StoppedError} until
+ *   the log is closed and opened again, exactly as a JSONL log does after a failed `fdatasync`.
+ * - **Crash** (`backend.crash()`): every append still waiting in the wrapper (delayed, or queued
+ *   behind another) is lost: it never reaches the inner log and rejects with an injected
+ *   `ECANCELED` failure. An append already handed to the inner log settles as the inner log
+ *   says. Every log of the backend is then closed (later calls: {@link ClosedError}) and the
+ *   inner logs with them, so that the backend can be opened again. An append whose promise
+ *   resolved is in the reopened log; one lost in the crash is not.
+ *
+ * @module
+ */
+import { ClosedError, LedgerIoError, StoppedError } from '../lib/errors.js';
+import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, Repair } from '../lib/log.js';
+
+/**
+ * When an injected failure strikes an append: `'before'` the inner log is called (nothing is
+ * written; the log goes on), or `'after'` the inner append succeeded (the records are in the log,
+ * the caller is told otherwise, and the log stops until it is reopened).
+ */
+export type FaultTiming = 'before' | 'after';
+
+/** One append to fail. */
+export interface AppendFault {
+  /** The append's number: among every `append` called on the backend's logs, from 1. */
+  readonly at: number;
+  /** Before or after the write; see {@link FaultTiming}. */
+  readonly when: FaultTiming;
+  /** The system error code the failure carries. Default `EIO`. */
+  readonly code?: string;
+}
+
+/** Appends that fail at random, each with the same chance. */
+export interface RandomFaults {
+  /** The chance that an append fails, from 0 (never) to 1 (always). */
+  readonly probability: number;
+  /** The generator's seed: the same seed and the same calls fail the same appends. */
+  readonly seed: number;
+  /** Before or after the write. Default `'before'`. */
+  readonly when?: FaultTiming;
+}
+
+/** A delay drawn for each append, in whole milliseconds from `min` to `max` inclusive. */
+export interface RandomDelay {
+  readonly min: number;
+  readonly max: number;
+  /** The generator's seed (its own: delays do not change which appends fail at random). */
+  readonly seed: number;
+}
+
+/**
+ * How long each append waits in the wrapper before it is handed to the inner log: a fixed
+ * number of milliseconds, a seeded random one, or one chosen per append by its number (to hold
+ * some appends back, for a crash to catch them).
+ */
+export type AppendDelay = number | RandomDelay | ((append: number) => number);
+
+/**
+ * What to do to the appends. Every field is optional; an empty plan changes nothing. When more
+ * than one fault would strike an append, `failAppends` wins over `failAppendsAfter`, which wins
+ * over `failRandomly`.
+ */
+export interface FaultPlan {
+  /** Appends that fail, each once, by number. */
+  readonly failAppends?: readonly AppendFault[];
+  /**
+   * Every append numbered above this fails, before the write, with `ENOSPC`: a disk that filled
+   * up and stays full, across reopens. `0` fails them all.
+   */
+  readonly failAppendsAfter?: number;
+  /** Appends that fail at random, from a seeded generator. */
+  readonly failRandomly?: RandomFaults;
+  /** How long appends wait before they reach the inner log; they still land in call order. */
+  readonly delay?: AppendDelay;
+}
+
+/** What an injected failure was: failed before or after the write, or lost in a crash. */
+export type FaultKind = FaultTiming | 'crash';
+
+/**
+ * The cause of every injected failure: an `Error` that looks like a system error (it has a
+ * `code`), so that `LedgerIoError` reports it as it would a disk's, and that says it was injected.
+ */
+export class InjectedFault extends Error {
+  /**
+   * @param kind before or after the write, or lost in a crash
+   * @param append the append's number
+   * @param code the system error code (`EIO`, `ENOSPC`, `ECANCELED`)
+   */
+  constructor(readonly kind: FaultKind, readonly append: number, readonly code: string, message: string) {
+    super(message);
+    this.name = 'InjectedFault';
+  }
+}
+
+/**
+ * The injected fault behind `error`, when `error` is an injected failure of an append; otherwise
+ * `undefined` (a real error, or a {@link StoppedError} that an earlier injected failure caused).
+ */
+export function injectedFault(error: unknown): InjectedFault | undefined {
+  return error instanceof LedgerIoError && error.cause instanceof InjectedFault ? error.cause : undefined;
+}
+
+/** What a faulty backend's logs did with their appends so far. */
+export interface FaultStats {
+  /** Calls of `append`: the number the last one got. */
+  readonly attempted: number;
+  /** Appends that resolved. */
+  readonly acknowledged: number;
+  /** Appends that rejected, for any reason: injected, lost, stopped, closed, or the inner log's own. */
+  readonly rejected: number;
+  /** Appends still waiting or with the inner log. */
+  readonly pending: number;
+  /** Appends failed before the write by the plan. */
+  readonly failedBefore: number;
+  /** Appends failed after the write by the plan: their records are in the log. */
+  readonly failedAfter: number;
+  /** Appends lost in a crash. */
+  readonly lost: number;
+  /** Calls of `crash`. */
+  readonly crashes: number;
+}
+
+/** A backend wrapped in a {@link FaultPlan}. */
+export interface FaultyBackend<R> extends LogBackend<R> {
+  /** The counts so far, as a snapshot. */
+  readonly stats: FaultStats;
+  /** Every failure injected so far, in the order they struck. */
+  readonly injected: readonly InjectedFault[];
+  /**
+   * Simulates a crash of the process: the appends not yet handed to the inner log are lost,
+   * every log open through this backend is closed, and the promise resolves once the inner logs
+   * are closed too, after which the backend can be opened again.
+   */
+  crash(): Promise<void>;
+}
+
+/**
+ * Wraps `inner` so that its appends fail, wait or get lost as `plan` says. The backend keeps
+ * `inner`'s name and capabilities.
+ * @throws RangeError when the plan does not make sense (an append numbered 0, a probability of 2)
+ */
+export function faultyBackend<R>(inner: LogBackend<R>, plan: FaultPlan = {}): FaultyBackend<R> {
+  return new Backend(inner, new Faults(plan));
+}
+
+// -- the plan -----------------------------------------------------------------------------------
+
+/** A fault the plan has for one append. */
+interface Planned {
+  readonly when: FaultTiming;
+  readonly code: string;
+  /** Why, for the message: what part of the plan struck. */
+  readonly why: string;
+}
+
+/** One call of `append`, with what the plan has for it. */
+interface Call {
+  readonly number: number;
+  readonly fault: Planned | undefined;
+  readonly delay: number;
+}
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function generator(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new RangeError(`fault plan: ${what}`);
+}
+
+const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0;
+const isDelay = (n: number): boolean => Number.isFinite(n) && n >= 0;
+
+/** The plan, checked, with its generators and counters: shared by every log of a backend. */
+class Faults {
+  private readonly planned = new Map<number, Planned>();
+  private readonly failAfter: number | undefined;
+  private readonly random: { readonly probability: number; readonly when: FaultTiming; readonly seed: number; readonly draw: () => number } | undefined;
+  private readonly delay: (append: number) => number;
+  private calls = 0;
+  readonly counts = { acknowledged: 0, rejected: 0, failedBefore: 0, failedAfter: 0, lost: 0, crashes: 0 };
+  readonly injected: InjectedFault[] = [];
+
+  constructor({ failAppends = [], failAppendsAfter, failRandomly, delay }: FaultPlan) {
+    for (const { at, when, code = 'EIO' } of failAppends) {
+      check(isCount(at) && at >= 1, `failAppends: an append's number is counted from 1, not ${at}`);
+      check(when === 'before' || when === 'after', `failAppends: when is 'before' or 'after', not ${String(when)}`);
+      check(!this.planned.has(at), `failAppends: append ${at} is named twice`);
+      this.planned.set(at, { when, code, why: '' });
+    }
+    if (failAppendsAfter !== undefined) check(isCount(failAppendsAfter), `failAppendsAfter must be a count, not ${failAppendsAfter}`);
+    this.failAfter = failAppendsAfter;
+    if (failRandomly !== undefined) {
+      const { probability, seed, when = 'before' } = failRandomly;
+      check(probability >= 0 && probability <= 1, `failRandomly: probability is from 0 to 1, not ${probability}`);
+      check(Number.isFinite(seed), `failRandomly: the seed must be a number, not ${seed}`);
+      check(when === 'before' || when === 'after', `failRandomly: when is 'before' or 'after', not ${String(when)}`);
+      this.random = { probability, when, seed, draw: generator(seed) };
+    }
+    this.delay = Faults.delays(delay);
+  }
+
+  private static delays(delay: AppendDelay | undefined): (append: number) => number {
+    if (delay === undefined) return () => 0;
+    if (typeof delay === 'number') {
+      check(isDelay(delay), `delay must be a number of milliseconds, not ${delay}`);
+      return () => delay;
+    }
+    if (typeof delay === 'function') {
+      return (append) => {
+        const ms = delay(append);
+        check(isDelay(ms), `delay for append ${append} must be a number of milliseconds, not ${ms}`);
+        return ms;
+      };
+    }
+    const { min, max, seed } = delay;
+    check(isCount(min) && isCount(max) && min <= max, `delay: min and max are whole milliseconds, min <= max, not ${min} and ${max}`);
+    check(Number.isFinite(seed), `delay: the seed must be a number, not ${seed}`);
+    const draw = generator(seed);
+    return () => min + Math.floor(draw() * (max - min + 1));
+  }
+
+  /**
+   * Numbers a call of `append` and decides its fate. Each generator is drawn from once a call,
+   * whatever else strikes it, so that the same calls always get the same fates.
+   */
+  next(): Call {
+    const number = ++this.calls;
+    const roll = this.random?.draw();
+    const delay = this.delay(number);
+    let fault = this.planned.get(number);
+    if (fault === undefined && this.failAfter !== undefined && number > this.failAfter) {
+      fault = { when: 'before', code: 'ENOSPC', why: `: every append after ${this.failAfter} fails` };
+    }
+    if (fault === undefined && this.random !== undefined && roll !== undefined && roll < this.random.probability) {
+      fault = { when: this.random.when, code: 'EIO', why: `, at random (seed ${this.random.seed})` };
+    }
+    return { number, fault, delay };
+  }
+
+  /** The error for an injected failure of `call`, counted. */
+  inject(name: string, { number, fault }: Call, kind: FaultKind): LedgerIoError {
+    let cause: InjectedFault;
+    if (kind === 'crash') {
+      this.counts.lost++;
+      cause = new InjectedFault(kind, number, 'ECANCELED', `injected crash: append ${number} was lost before it reached the log`);
+    } else {
+      if (kind === 'before') this.counts.failedBefore++;
+      else this.counts.failedAfter++;
+      const what = kind === 'before' ? 'before the write' : 'after the write: its records are in the log, but the acknowledgement was lost';
+      cause = new InjectedFault(kind, number, fault?.code ?? 'EIO', `injected fault: append ${number} failed ${what}${fault?.why ?? ''}`);
+    }
+    this.injected.push(cause);
+    return new LedgerIoError(name, cause);
+  }
+
+  stats(): FaultStats {
+    const { acknowledged, rejected } = this.counts;
+    return { attempted: this.calls, pending: this.calls - acknowledged - rejected, ...this.counts };
+  }
+}
+
+// -- the backend and its logs -------------------------------------------------------------------
+
+class Backend<R> implements FaultyBackend<R> {
+  private readonly openLogs = new Set<FaultyLog<R>>();
+
+  constructor(
+    private readonly inner: LogBackend<R>,
+    private readonly faults: Faults,
+  ) {}
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get capabilities(): LogCapabilities {
+    return this.inner.capabilities;
+  }
+
+  get stats(): FaultStats {
+    return this.faults.stats();
+  }
+
+  get injected(): readonly InjectedFault[] {
+    return [...this.faults.injected];
+  }
+
+  async open(options?: OpenOptions<R>): Promise<EventLog<R>> {
+    const log = new FaultyLog(await this.inner.open(options), this.faults, () => this.openLogs.delete(log));
+    this.openLogs.add(log);
+    return log;
+  }
+
+  async crash(): Promise<void> {
+    this.faults.counts.crashes++;
+    await Promise.all([...this.openLogs].map((log) => log.crash()));
+  }
+}
+
+/** An append waiting in the wrapper. */
+interface Waiting<R> {
+  readonly call: Call;
+  readonly records: readonly R[];
+  readonly options: AppendOptions | undefined;
+  readonly resolve: (appended: Appended) => void;
+  readonly reject: (error: unknown) => void;
+  /** Whether its delay is over. */
+  ready: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+class FaultyLog<R> implements EventLog<R> {
+  /** The appends not yet handed to the inner log, in call order. */
+  private readonly waiting: Waiting<R>[] = [];
+  /** Whether an append is with the inner log now. */
+  private handing = false;
+  /** Appends called and not yet settled, and who waits for there to be none. */
+  private unsettled = 0;
+  private readonly onQuiet: (() => void)[] = [];
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  /** The failure after which the writer no longer knows where the log ends. */
+  private stopped: LedgerIoError | null = null;
+
+  constructor(
+    private readonly inner: EventLog<R>,
+    private readonly faults: Faults,
+    private readonly onClosed: () => void,
+  ) {}
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get capabilities(): LogCapabilities {
+    return this.inner.capabilities;
+  }
+
+  get head(): Position {
+    return this.inner.head;
+  }
+
+  get repaired(): Repair | null {
+    return this.inner.repaired;
+  }
+
+  append(records: readonly R[], options?: AppendOptions): Promise<Appended> {
+    let call: Call;
+    try {
+      call = this.faults.next();
+    } catch (e) {
+      this.faults.counts.rejected++;
+      return Promise.reject(e);
+    }
+    if (this.closed) {
+      this.faults.counts.rejected++;
+      return Promise.reject(new ClosedError(this.name));
+    }
+    this.unsettled++;
+    return new Promise<Appended>((resolve, reject) => {
+      // A copy, so that a caller who reuses its array while this one waits does not change it.
+      const waiting: Waiting<R> = { call, records: records.slice(), options, resolve, reject, ready: call.delay === 0, timer: undefined };
+      if (!waiting.ready) {
+        waiting.timer = setTimeout(() => {
+          waiting.ready = true;
+          waiting.timer = undefined;
+          this.pump();
+        }, call.delay);
+      }
+      this.waiting.push(waiting);
+      this.pump();
+    });
+  }
+
+  /** Hands the first waiting append to the inner log, if its delay is over and none is there. */
+  private pump(): void {
+    const first = this.waiting[0];
+    if (this.handing || first === undefined || !first.ready) return;
+    this.waiting.shift();
+    this.handing = true;
+    void this.handOver(first).then(() => {
+      this.handing = false;
+      this.settled();
+      this.pump();
+    });
+  }
+
+  /** Applies the append's fault around the inner append and settles it. Never rejects. */
+  private async handOver(waiting: Waiting<R>): Promise<void> {
+    try {
+      waiting.resolve(await this.perform(waiting));
+      this.faults.counts.acknowledged++;
+    } catch (e) {
+      waiting.reject(e);
+      this.faults.counts.rejected++;
+    }
+  }
+
+  private async perform({ call, records, options }: Waiting<R>): Promise<Appended> {
+    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
+    if (call.fault?.when === 'before') throw this.faults.inject(this.name, call, 'before');
+    // Called before the first await: with no delay and nothing waiting, the inner append
+    // starts within the caller's own call, as it would without the wrapper.
+    const appended = await this.inner.append(records, options);
+    if (call.fault?.when === 'after') {
+      this.stopped = this.faults.inject(this.name, call, 'after');
+      throw this.stopped;
+    }
+    return appended;
+  }
+
+  private settled(): void {
+    this.unsettled--;
+    if (this.unsettled === 0) for (const wake of this.onQuiet.splice(0)) wake();
+  }
+
+  /** Resolves once every append called so far has settled. */
+  private quiet(): Promise<void> {
+    return this.unsettled === 0 ? Promise.resolve() : new Promise((resolve) => this.onQuiet.push(resolve));
+  }
+
+  async *read(from?: Position): AsyncIterable<R> {
+    if (this.closed) throw new ClosedError(this.name);
+    yield* this.inner.read(from);
+  }
+
+  /** Refuses new appends, lets those called already land, then closes the inner log. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= (async () => {
+      await this.quiet();
+      await this.inner.close();
+      this.onClosed();
+    })();
+    return this.closing;
+  }
+
+  /** Loses every append still waiting in the wrapper, then closes. */
+  crash(): Promise<void> {
+    this.closed = true;
+    for (const lost of this.waiting.splice(0)) {
+      if (lost.timer !== undefined) clearTimeout(lost.timer);
+      lost.reject(this.faults.inject(this.name, lost.call, 'crash'));
+      this.faults.counts.rejected++;
+      this.settled();
+    }
+    return this.close();
+  }
+}

@@ -1,0 +1,620 @@
+/**
+ * The LevelDB backend: its format on disk, atomic batches and failed writes, one writer across
+ * processes, damage, the folder, databases the caller made, and the Honcho ledger on top.
+ */
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Decoder, encode as cborEncode } from 'cbor-x';
+import { ClassicLevel } from 'classic-level';
+import { MemoryLevel } from 'memory-level';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type ByteEncodings, type ByteRange, type LevelBatch, type LevelDatabase, type LevelIterator, levelBackend } from '../backends/level.js';
+import {
+  DamagedError,
+  type EventLog,
+  Ledger,
+  type Record,
+  decodeRecord,
+  encodeRecord,
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+} from '../lib/index.js';
+import { type Home, conclude, decided, edit, failed, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+
+const A = decided(turn('chat-1', 1));
+const B = decided(turn('chat-1', 2), skip('nothing new'));
+const C = sent(turn('chat-1', 1), ['msg-a1']);
+const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
+/** The largest turn kept exactly: more than 32 bits, so a CBOR uint64. */
+const BIG = decided(turn('chat-2', 2 ** 53 - 1));
+
+const VECTORS = fileURLToPath(new URL('../../../shared/vectors/canonical.jsonl', import.meta.url));
+const HOLDER = fileURLToPath(new URL('./support/hold-level.js', import.meta.url));
+
+const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
+/** A plain CBOR decoder, as another program would read the values (64-bit integers as numbers). */
+const cbor = new Decoder({ useRecords: false, mapsAsObjects: true, int64AsNumber: true } as ConstructorParameters<typeof Decoder>[0]);
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
+const metaKey = (): Uint8Array => Uint8Array.of(0x00, ...Buffer.from('format'));
+const recordKey = (position: number): Uint8Array => {
+  const key = Buffer.alloc(9);
+  key[0] = 0x01;
+  key.writeUIntBE(position, 3, 6); // positions in the tests fit in 6 bytes; the first two stay 0
+  return key;
+};
+
+async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
+    if (typeof message === 'string') assert.is((e as Error).message, message);
+    else if (message !== undefined) assert.match((e as Error).message, message);
+    return e as Error;
+  }
+  assert.unreachable(`accepted; expected ${code}`);
+  throw new Error('unreachable');
+}
+
+async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
+  const out: R[] = [];
+  for await (const record of log.read(from)) out.push(record);
+  return out;
+}
+
+const folderOf = (home: Home): string => join(home.dir, 'honcho.level');
+const backendAt = (folder: string) => levelBackend(folder, { codec: honchoCodec });
+
+/** Every key and value in the folder's database, read with classic-level directly. */
+async function dump(folder: string): Promise<[string, string][]> {
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
+  try {
+    return (await db.iterator().all()).map(([key, value]) => [hex(key), hex(value)]);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Changes the folder's database directly, with classic-level. */
+async function tamper(folder: string, change: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<void>): Promise<void> {
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
+  try {
+    await change(db);
+  } finally {
+    await db.close();
+  }
+}
+
+async function write(folder: string, records: readonly Record[]): Promise<void> {
+  const log = await backendAt(folder).open();
+  await log.append(records);
+  await log.close();
+}
+
+/**
+ * A memory-level database behind the log's view of one, which records every batch written
+ * (how many puts, with which options) and fails writes on demand, as a disk might.
+ */
+class Recorded implements LevelDatabase {
+  readonly inner = new MemoryLevel<Uint8Array, Uint8Array>(VIEW);
+  readonly writes: { puts: number; sync: boolean }[] = [];
+  failWith: Error | null = null;
+
+  get supports(): LevelDatabase['supports'] {
+    return this.inner.supports;
+  }
+  open(): Promise<void> {
+    return this.inner.open();
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  keyEncoding(encoding: 'view'): { readonly format: string } {
+    return this.inner.keyEncoding(encoding);
+  }
+  valueEncoding(encoding: 'view'): { readonly format: string } {
+    return this.inner.valueEncoding(encoding);
+  }
+  get<K, V>(key: K, options: ByteEncodings): Promise<V | undefined> {
+    return this.inner.get<K, V>(key, options);
+  }
+  iterator<K, V>(options: ByteRange): LevelIterator<K, V> {
+    return this.inner.iterator<K, V>(options as ByteRange & { gte: K; lt: K });
+  }
+  batch(): LevelBatch {
+    const batch = this.inner.batch();
+    let puts = 0;
+    const recorded: LevelBatch = {
+      put: <K, V>(key: K, value: V, options: ByteEncodings) => {
+        batch.put<K, V>(key, value, options);
+        puts++;
+        return recorded;
+      },
+      write: async (options) => {
+        this.writes.push({ puts, sync: options.sync });
+        if (this.failWith !== null) {
+          await batch.close();
+          throw this.failWith;
+        }
+        await batch.write(options);
+      },
+      close: () => batch.close(),
+    };
+    return recorded;
+  }
+  /** Every key in the database, in order, as hex. */
+  async keys(): Promise<string[]> {
+    return (await this.inner.keys().all()).map(hex);
+  }
+}
+
+// -- the format -------------------------------------------------------------------------------
+
+test('records are CBOR under keys in log order, after the format marker, and read back to their canonical lines', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const records = [A, B, C, WIDE, BIG];
+    await write(folder, records.slice(0, 2));
+    await write(folder, records.slice(2));
+    const entries = await dump(folder);
+    assert.equal(
+      entries.map(([key]) => key),
+      [hex(metaKey()), ...records.map((_, n) => hex(recordKey(n)))],
+    );
+    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 1 });
+    entries.slice(1).forEach(([, value], n) => {
+      const decoded: unknown = cbor.decode(Buffer.from(value, 'hex'));
+      assert.equal(decoded, records[n], `record ${n}`);
+      assert.is(encodeRecord(decoded), encodeRecord(records[n] as Record));
+    });
+    // the big turn is a CBOR unsigned integer (major type 0, 8 bytes), not a float
+    assert.ok((entries[5] as [string, string])[1].includes('1b001fffffffffffff'), 'turn 2^53-1 as a uint64');
+    assert.not.ok((entries[5] as [string, string])[1].includes('fb'), 'no float64');
+  });
+});
+
+test('the canonical vectors round-trip through CBOR to their exact lines', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const bytes = readFileSync(VECTORS);
+    const lines = bytes.toString('utf8').split('\n').slice(0, -1);
+    await write(folder, lines.map((line) => decodeRecord(Buffer.from(line, 'utf8'))));
+    const values = (await dump(folder)).slice(1).map(([, value]) => Buffer.from(value, 'hex'));
+    assert.is(values.length, lines.length);
+    values.forEach((value, n) => assert.is(encodeRecord(honchoCodec.normalize(cbor.decode(value))), lines[n], `vector ${n + 1}`));
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.is((await all(log)).map((record) => `${encodeRecord(record)}\n`).join(''), bytes.toString('utf8'));
+    await log.close();
+  });
+});
+
+// -- writing ----------------------------------------------------------------------------------
+
+test('an append is one batch written with sync, the marker going with the first', async () => {
+  const db = new Recorded();
+  const log = await levelBackend(db, { codec: honchoCodec }).open();
+  await log.append([A, B]);
+  await log.append([C]);
+  await log.append([]);
+  assert.equal(db.writes, [
+    { puts: 3, sync: true },
+    { puts: 1, sync: true },
+  ]);
+  await log.close();
+});
+
+test('a batch that fails to write leaves nothing, and the log refuses appends until it is reopened', async () => {
+  const db = new Recorded();
+  const backend = levelBackend(db, { codec: honchoCodec, name: 'recorded' });
+  const log = await backend.open();
+  await log.append([A, B]);
+  const before = await db.keys();
+  db.failWith = new Error('EIO: i/o error, write');
+  await rejects(log.append([C, WIDE, BIG]), 'LEDGER_IO', 'recorded: EIO: i/o error, write');
+  assert.is(log.head, 2);
+  assert.equal(await all(log), [A, B]);
+  assert.equal(await db.keys(), before);
+  db.failWith = null;
+  // Whether a failed LevelDB write reached the disk is not known: no more appends on this open.
+  await rejects(log.append([C]), 'LEDGER_STOPPED', /^recorded: an earlier write failed \(recorded: EIO: i\/o error, write\)/);
+  await log.close();
+  const again = await backend.open();
+  assert.is(again.head, 2);
+  assert.equal(await again.append([C]), { from: 2, head: 3 });
+  assert.equal(await all(again), [A, B, C]);
+  await again.close();
+});
+
+test('appends run in call order: each expectedHead sees the appends called before it', async () => {
+  const log = await levelBackend(new MemoryLevel(), { codec: honchoCodec }).open();
+  const first = log.append([A], { expectedHead: 0 });
+  const second = log.append([B], { expectedHead: 1 });
+  const stale = log.append([C], { expectedHead: 1 });
+  const invalid = log.append([{ ...C, time: 'now' }]);
+  assert.equal(await first, { from: 0, head: 1 });
+  assert.equal(await second, { from: 1, head: 2 });
+  await rejects(stale, 'LEDGER_CONFLICT');
+  await rejects(invalid, 'LEDGER_INVALID_RECORD');
+  assert.equal(await all(log), [A, B]);
+  await log.close();
+});
+
+test('appends called before close are written; close waits for them', async () => {
+  const db = new MemoryLevel();
+  const backend = levelBackend(db, { codec: honchoCodec });
+  const log = await backend.open();
+  const pending = [log.append([A]), log.append([B])];
+  await log.close();
+  await rejects(log.append([C]), 'LEDGER_CLOSED');
+  assert.equal(await Promise.all(pending), [
+    { from: 0, head: 1 },
+    { from: 1, head: 2 },
+  ]);
+  const again = await backend.open({ readOnly: true });
+  assert.equal(await all(again), [A, B]);
+  await again.close();
+});
+
+// -- one writer -------------------------------------------------------------------------------
+
+/** Starts the holder in `mode` and gives it with its first line on stdout. */
+async function startHolder(args: string[]): Promise<{ child: ChildProcessByStdio<null, Readable, null>; exited: Promise<void>; lines: AsyncIterator<string> }> {
+  const child = spawn(process.execPath, [HOLDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdout.setEncoding('utf8');
+  async function* lines(): AsyncGenerator<string> {
+    let buffered = '';
+    for await (const chunk of child.stdout as AsyncIterable<string>) {
+      buffered += chunk;
+      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
+        yield buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+      }
+    }
+  }
+  return { child, exited, lines: lines() };
+}
+
+test('another process holding the folder refuses every open at once; once it is killed the next open succeeds at once', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A]);
+    const { child, exited, lines } = await startHolder(['hold', folder]);
+    try {
+      assert.equal(await lines.next(), { value: 'ready 1', done: false });
+      const locked = await rejects(Ledger.open(backendAt(folder)), 'LEDGER_LOCKED');
+      assert.ok(locked.message.startsWith(`${folder}: the ledger is open for writing elsewhere`));
+      // LevelDB locks the folder for readers too
+      await rejects(Ledger.open(backendAt(folder), { readOnly: true }), 'LEDGER_LOCKED');
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const ledger = await Ledger.open(backendAt(folder));
+    await ledger.append(B);
+    await ledger.close();
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.equal(await all(log), [A, B]);
+    await log.close();
+  });
+});
+
+test('a process killed while appending leaves whole batches', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const size = 700;
+    const { child, exited, lines } = await startHolder(['append', folder, String(size)]);
+    let acknowledged = 0;
+    try {
+      for (let n = 0; n < 5; n++) {
+        const { value, done } = await lines.next();
+        assert.not.ok(done, 'the appender stopped');
+        acknowledged = Number(/^appended (\d+)$/.exec(value as string)?.[1]);
+      }
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    const log = await backendAt(folder).open();
+    assert.ok(log.head >= acknowledged, `head ${log.head}, acknowledged ${acknowledged}`);
+    assert.is(log.head % size, 0, `head ${log.head} is not a whole number of batches`);
+    const records = await all(log);
+    assert.is(records.length, log.head);
+    assert.equal(records.at(-1), decided(edit(`batch-${log.head / size - 1}`, size - 1), skip('x'.repeat((size - 1) % 200))));
+    await log.close();
+  });
+});
+
+// -- damage -----------------------------------------------------------------------------------
+
+/** Opens the log at `folder` every way, each refused as damage at `line`; the folder is unchanged. */
+async function damaged(folder: string, line: number, why: string | RegExp): Promise<void> {
+  const before = await dump(folder);
+  for (const readOnly of [false, true]) {
+    const e = await rejects(Ledger.open(backendAt(folder), { readOnly }), 'LEDGER_DAMAGED');
+    assert.instance(e, DamagedError);
+    assert.is((e as DamagedError).line, line);
+    assert.ok(e.message.startsWith(`${folder}:${line}: `), e.message);
+    assert.ok(e.message.endsWith('; see docs/runbook.md#honcho-ledger-damaged'), e.message);
+    if (typeof why === 'string') assert.is((e as DamagedError).why, why);
+    else assert.match((e as DamagedError).why, why);
+  }
+  assert.equal(await dump(folder), before);
+}
+
+test('a value that is not CBOR is damage at its record', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B, C]);
+    await tamper(folder, (db) => db.put(recordKey(1), Uint8Array.of(0xa4, 0x64, 0x74), VIEW));
+    await damaged(folder, 2, /^the value is not CBOR \(.+\): a46474$/);
+  });
+});
+
+test('a value that is CBOR but not a record is damage at its record', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B, C]);
+    await tamper(folder, (db) => db.put(recordKey(2), cborEncode({ ...C, ids: 'msg-a1' }), VIEW));
+    await damaged(folder, 3, 'not a valid record: the record\'s ids must be an array of strings, not "msg-a1"');
+  });
+});
+
+test('a value whose text is not UTF-8 is damage, not a record with U+FFFD in it', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B]);
+    // B's `why`, "nothing new", with its "w" made a lone continuation byte (0x80)
+    const value = Buffer.from(cborEncode(B));
+    const at = value.indexOf('nothing new') + 'nothing ne'.length;
+    value[at] = 0x80;
+    await tamper(folder, (db) => db.put(recordKey(1), value, VIEW));
+    await damaged(folder, 2, `the value has text that is not UTF-8: ${hex(value.subarray(0, 32))}`);
+  });
+});
+
+test('a record in any standard CBOR form another writer might use reads as the same record', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, WIDE]);
+    // WIDE as an indefinite-length map (text in indefinite-length chunks would be CBOR too, but
+    // cbor-x does not read it), and the turn of A as a 64-bit integer: CBOR, if not the shortest
+    const text = (s: string): string => {
+      const bytes = Buffer.from(s, 'utf8');
+      return (bytes.length < 24 ? (0x60 + bytes.length).toString(16) : `78${bytes.length.toString(16).padStart(2, '0')}`) + bytes.toString('hex');
+    };
+    const wide =
+      'bf' +
+      text('type') + text('decided') +
+      text('time') + text(WIDE.time) +
+      text('item') + 'a3' + text('type') + text('edit') + text('id') + text('2026-09-28-0001') + text('part') + '00' +
+      text('action') + 'a2' + text('type') + text('skip') + text('why') + text('café 中文 😀') +
+      'ff';
+    await tamper(folder, (db) => db.put(recordKey(1), Buffer.from(wide, 'hex'), VIEW));
+    const longTurn = Buffer.from(cborEncode(A)).toString('hex').replace(text('turn') + '01', text('turn') + '1b0000000000000001');
+    await tamper(folder, (db) => db.put(recordKey(0), Buffer.from(longTurn, 'hex'), VIEW));
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.equal((await all(log)).map(encodeRecord), [A, WIDE].map(encodeRecord));
+    await log.close();
+  });
+});
+
+test('a record that breaks the rules is damage at its record, where the ledger replays it', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B, C]);
+    await tamper(folder, (db) => db.put(recordKey(1), cborEncode(A), VIEW));
+    await damaged(folder, 2, 'turn 1 of session chat-1: decided already');
+    // the log alone reads it: the rules are the ledger's
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.equal(await all(log), [A, A, C]);
+    await log.close();
+  });
+});
+
+test('a missing record is damage', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B, C, WIDE]);
+    await tamper(folder, (db) => db.del(recordKey(1), VIEW));
+    await damaged(folder, 2, 'record 2 is missing: the next record is 3');
+  });
+});
+
+test('a record deleted under an open log is damage when read', async () => {
+  const db = new MemoryLevel();
+  const log = await levelBackend(db, { codec: honchoCodec, name: 'mem' }).open();
+  await log.append([A, B, C]);
+  await db.del(recordKey(2), VIEW);
+  await rejects(all(log), 'LEDGER_DAMAGED', 'mem:3: record 3 is missing: the records end before the head, 3; see docs/runbook.md#honcho-ledger-damaged');
+  await db.del(recordKey(0), VIEW);
+  await rejects(all(log), 'LEDGER_DAMAGED', 'mem:1: record 1 is missing: the next record is 2; see docs/runbook.md#honcho-ledger-damaged');
+  await log.close();
+});
+
+test('a key in the records\' space that is not a record\'s is damage', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B]);
+    const stray = Buffer.concat([recordKey(0), Buffer.from('x')]);
+    await tamper(folder, (db) => db.put(stray, cborEncode(B), VIEW));
+    await damaged(folder, 2, `where record 2 should be is the key ${hex(stray)}, which is not a record's`);
+  });
+});
+
+test('a log of another format version, or records without the marker, is refused as damage at record 0', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A]);
+    await tamper(folder, (db) => db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 2 }), VIEW));
+    await damaged(folder, 0, 'the log is in version 2 of the format, which this ledgerstore does not read (it reads version 1)');
+    await tamper(folder, (db) => db.del(metaKey(), VIEW));
+    await damaged(folder, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
+  });
+});
+
+test('keys outside the log\'s spaces are left alone', async () => {
+  const db = new MemoryLevel();
+  await db.put('!other!key', 'value');
+  await db.sublevel('read-model').put('x', 'y');
+  const backend = levelBackend(db, { codec: honchoCodec });
+  const log = await backend.open();
+  await log.append([A, B]);
+  await log.close();
+  const again = await backend.open();
+  assert.equal(await all(again), [A, B]);
+  await again.close();
+  assert.is(await db.get('!other!key'), 'value');
+  assert.is(await db.sublevel('read-model').get('x'), 'y');
+});
+
+// -- the folder -------------------------------------------------------------------------------
+
+test('a read-only open of a missing folder is an empty log and creates nothing', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.is(log.head, 0);
+    assert.equal(await all(log), []);
+    await rejects(log.append([A]), 'LEDGER_READ_ONLY');
+    await log.close();
+    assert.not.ok(existsSync(folder));
+  });
+});
+
+test('a writable open creates the folder, but not its parent; a file in its place is refused', async () => {
+  await withHome(async (home) => {
+    const nested = join(home.dir, 'missing', 'honcho.level');
+    await rejects(backendAt(nested).open(), 'LEDGER_IO', `${nested}: no such file or directory (ENOENT)`);
+    assert.not.ok(existsSync(join(home.dir, 'missing')));
+    const file = join(home.dir, 'a-file');
+    writeFileSync(file, 'not a folder');
+    for (const readOnly of [false, true]) await rejects(backendAt(file).open({ readOnly }), 'LEDGER_IO', `${file}: not a directory (ENOTDIR)`);
+    const folder = folderOf(home);
+    const log = await backendAt(folder).open();
+    assert.is(log.head, 0);
+    await log.close();
+    assert.ok(existsSync(join(folder, 'CURRENT')));
+  });
+});
+
+test('a read in progress when the log is closed ends with LEDGER_CLOSED', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const many = Array.from({ length: 5000 }, (_, n) => decided(edit(`e${n >> 4}`, n & 15), skip()));
+    const log = await backendAt(folder).open();
+    await log.append(many);
+    let seen = 0;
+    const reading = (async () => {
+      for await (const record of log.read()) {
+        assert.equal(record, many[seen]);
+        if (++seen === 1) await log.close();
+      }
+    })();
+    await rejects(reading, 'LEDGER_CLOSED');
+    assert.ok(seen < many.length);
+  });
+});
+
+// -- a database the caller made ---------------------------------------------------------------
+
+test('a memory-level database: one writer per database, readers beside it, reopened as the same log, never closed by the log', async () => {
+  const db = new MemoryLevel();
+  const backend = levelBackend(db, { codec: honchoCodec, name: 'mem' });
+  assert.equal(backend.capabilities, { durable: false, files: false, severalWriters: false, readsWhileWriting: true });
+  const writer = await backend.open();
+  await writer.append([A]);
+  await rejects(backend.open(), 'LEDGER_LOCKED', /^mem: the ledger is open for writing elsewhere/);
+  // another backend object on the same database is the same log, and the same lock
+  await rejects(levelBackend(db, { codec: honchoCodec }).open(), 'LEDGER_LOCKED');
+  const reader = await backend.open({ readOnly: true });
+  await writer.append([B]);
+  assert.is(reader.head, 1);
+  assert.equal(await all(reader), [A]);
+  await reader.close();
+  await writer.close();
+  assert.is(db.status, 'open');
+  const again = await backend.open();
+  assert.equal(await all(again), [A, B]);
+  await again.close();
+  // closed by its owner, the database is opened again by the next open
+  await db.close();
+  const reopened = await backend.open({ readOnly: true });
+  assert.is(reopened.head, 2);
+  await reopened.close();
+});
+
+test('a database its owner closes under an open log refuses appends and reads; they go on once it is open again', async () => {
+  const db = new MemoryLevel();
+  const log = await levelBackend(db, { codec: honchoCodec, name: 'mem' }).open();
+  await log.append([A]);
+  await db.close();
+  // refused before anything was written: not a failed write, so the log does not stop
+  await rejects(log.append([B]), 'LEDGER_IO', /^mem: Database is not open \(LEVEL_DATABASE_NOT_OPEN\)$/);
+  await rejects(all(log), 'LEDGER_IO');
+  await db.open();
+  assert.equal(await log.append([B]), { from: 1, head: 2 });
+  assert.equal(await all(log), [A, B]);
+  await log.close();
+});
+
+test('a database that stores text only is refused when the backend is made', () => {
+  assert.throws(() => levelBackend(new MemoryLevel({ storeEncoding: 'utf8' }), { codec: honchoCodec }), /stores text only/);
+});
+
+test('the capabilities say what the backend can do', () => {
+  assert.equal(backendAt('x').capabilities, { durable: true, files: true, severalWriters: false, readsWhileWriting: false });
+  assert.is(backendAt('x').name, 'x');
+  assert.is(levelBackend('x', { codec: honchoCodec, name: 'named' }).name, 'named');
+});
+
+// -- the Honcho ledger ------------------------------------------------------------------------
+
+test('the Honcho ledger on LevelDB: rules, queries and a reopen, answering as on JSONL', async () => {
+  await withHome(async (home) => {
+    const records = [
+      decided(turn('chat-1', 1)),
+      decided(turn('chat-1', 2), conclude('trusted', 'likes tea')),
+      decided(edit('2026-09-28-0001', 0), skip('nothing to send')),
+      sent(turn('chat-1', 1), ['msg-1']),
+      sent(turn('chat-1', 2), ['c-1']),
+      decided(turn('chat-1', 3), unconclude('trusted', 'likes tea')),
+      failed(turn('chat-1', 3), 503, 'unavailable'),
+      decided(turn('chat-1', 4), conclude('trusted', 'likes tea')),
+    ];
+    const level = await Ledger.open(backendAt(folderOf(home)));
+    const jsonl = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec }));
+    for (const record of records) {
+      await level.append(record);
+      await jsonl.append(record);
+    }
+    await rejects(level.append(decided(turn('chat-1', 1))), 'LEDGER_ALREADY_DECIDED');
+    await rejects(level.append(sent(turn('chat-1', 9))), 'LEDGER_NOT_WAITING');
+    const answers = (ledger: Ledger): unknown => ({
+      size: ledger.size,
+      counts: ledger.counts(),
+      outbox: ledger.outbox(),
+      decisions: [...ledger.decisions()],
+      sentIds: records.map((r) => ledger.sentIds(r.item)),
+      conclusion: ledger.conclusion('trusted', 'likes tea'),
+    });
+    const expected = answers(jsonl);
+    assert.equal(answers(level), expected);
+    await level.close();
+    await jsonl.close();
+    const again = await Ledger.open(backendAt(folderOf(home)), { readOnly: true });
+    assert.equal(answers(again), expected);
+    const read: string[] = [];
+    for await (const record of again.records()) read.push(`${encodeRecord(record)}\n`);
+    assert.is(read.join(''), readFileSync(home.path, 'utf8'));
+    await again.close();
+  });
+});
+
+test.run();
