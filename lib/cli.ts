@@ -16,13 +16,14 @@
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
-import { jsonlBackend } from '../backends/jsonl.js';
 import { writeSyntheticLedger } from '../bench/workload.js';
 import { DecodeError, LedgerError, describeSystemError } from './errors.js';
-import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord, honchoCodec } from './honcho/codec.js';
+import { copyLedger } from './copy.js';
+import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
 import type { LogBackend } from './log.js';
+import { TargetError, backendFor } from './target.js';
 
 // -- arguments --------------------------------------------------------------------------------
 
@@ -253,9 +254,18 @@ async function* inputLines(input: Readable): AsyncGenerator<Buffer> {
 
 // -- opening the ledger -----------------------------------------------------------------------
 
-/** The JSONL ledger at `path`, reporting the records read through on `progress`. */
-function ledgerFile(path: string, progress: Progress): LogBackend<Record> {
-  const backend = jsonlBackend(path, { codec: honchoCodec });
+/**
+ * The backend a ledger argument names (a path, `jsonl:`, `level:`, `memory:`), reporting the
+ * records read through on `progress`.
+ */
+function ledgerAt(target: string, progress: Progress): LogBackend<Record> {
+  let backend: LogBackend<Record>;
+  try {
+    backend = backendFor(target);
+  } catch (e) {
+    if (e instanceof TargetError) throw new UsageError(e.message, undefined, false);
+    throw e;
+  }
   if (!progress.enabled) return backend;
   return {
     ...backend,
@@ -265,10 +275,16 @@ function ledgerFile(path: string, progress: Progress): LogBackend<Record> {
         replay: (record, position) => {
           options?.replay?.(record, position);
           // Checking the clock on every record would cost more than the record.
-          if ((position & 0xfff) === 0) progress.show(() => `reading ${path}: ${grouped(position)} records`);
+          if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
         },
       }),
   };
+}
+
+/** Whether `target` names a JSONL file that does not exist (read as an empty ledger). */
+function isMissingFile(target: string): boolean {
+  if (/^(level|memory):/.test(target)) return false;
+  return statSync(target.replace(/^jsonl:/, ''), { throwIfNoEntry: false }) === undefined;
 }
 
 /**
@@ -276,11 +292,11 @@ function ledgerFile(path: string, progress: Progress): LogBackend<Record> {
  * a cut-off last line it ignored, or that the file is missing (an empty ledger, or a typo).
  */
 async function openToRead(path: string, progress: Progress): Promise<Ledger> {
-  const ledger = await progress.around(() => Ledger.open(ledgerFile(path, progress), { readOnly: true }));
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true }));
   const repair = ledger.repair;
   if (repair !== null) {
     warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
-  } else if (ledger.size === 0 && statSync(path, { throwIfNoEntry: false }) === undefined) {
+  } else if (ledger.size === 0 && isMissingFile(path)) {
     warn(`${path}: no such file; read as an empty ledger`);
   }
   return ledger;
@@ -433,7 +449,7 @@ async function conclusion({ args: [path = '', workspace = '', text = ''], switch
  * first that does not decode or is refused stops it; the ones before it stay.
  */
 async function append({ args: [path = ''], progress }: Context): Promise<number> {
-  const ledger = await progress.around(() => Ledger.open(ledgerFile(path, progress)));
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress)));
   const repair = ledger.repair;
   if (repair !== null) warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;
@@ -508,6 +524,39 @@ async function gen({ args: [path = ''], values, out, progress }: Context): Promi
   return 0;
 }
 
+/**
+ * `copy <from> <to>`: every record of one ledger into another, empty one (any backends), then
+ * the target read through again and compared with the source.
+ */
+async function copy({ args: [from = '', to = ''], out, progress }: Context): Promise<number> {
+  const started = performance.now();
+  const copied = await progress.around(() =>
+    copyLedger(ledgerAt(from, progress), ledgerAt(to, new Progress(false)), (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`)),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const c = copied.counts;
+  out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided (sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped})`);
+  await out.flush();
+  return 0;
+}
+
+/** `export <ledger>`: the ledger's records as canonical JSONL, on stdout. */
+async function exportLedger({ args: [path = ''], out, progress }: Context): Promise<number> {
+  return reading(path, progress, async (ledger) => {
+    let n = 0;
+    for await (const record of ledger.records()) {
+      out.line(encodeRecord(record));
+      if (out.full) {
+        await out.flush();
+        progress.show(() => `exporting ${path}: ${grouped(n)} records`);
+      }
+      n++;
+    }
+    await out.flush();
+    return 0;
+  });
+}
+
 interface Command {
   /** The arguments and flags, for the usage text. */
   readonly synopsis: string;
@@ -538,6 +587,14 @@ const COMMANDS = {
   },
   append: { synopsis: '<ledger>', summary: 'append the record lines on stdin, each durable before the next', args: ['<ledger>'], flags: [], run: append },
   check: { synopsis: '', summary: 'each record line on stdin: "ok <canonical line>" or "err <why>"', args: [], flags: [], run: check },
+  copy: {
+    synopsis: '<from> <to>',
+    summary: 'copy a ledger into an empty one, on any backend, and check the copy',
+    args: ['<from>', '<to>'],
+    flags: [],
+    run: copy,
+  },
+  export: { synopsis: '<ledger>', summary: "the ledger's records as canonical JSONL, on stdout", args: ['<ledger>'], flags: [], run: exportLedger },
   gen: {
     synopsis: '<ledger> --records N [--seed S]',
     summary: 'write a synthetic ledger to a new file',
@@ -572,7 +629,8 @@ function help(): string {
     '',
     ...NAMES.flatMap((name) => [`  ${synopsisOf(name)}`, `      ${COMMANDS[name].summary}`]),
     '',
-    'A <ledger> is a JSONL file; only append and gen write, the others never change it.',
+    'A <ledger> is a path to a JSONL file (memoryd\'s), jsonl:<path>, level:<folder> (LevelDB)',
+    'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
     'Flags may come before or after the arguments; -- ends the flags.',
     'Exit status: 0 ok; 1 the ledger refused a record, or is damaged or unreadable; 2 usage.',
   ].join('\n');

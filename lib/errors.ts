@@ -21,7 +21,9 @@ export type LedgerErrorCode =
   | 'LEDGER_CLOSED'
   | 'LEDGER_READ_ONLY'
   | 'LEDGER_STOPPED'
-  | 'LEDGER_CONFLICT';
+  | 'LEDGER_CONFLICT'
+  | 'LEDGER_NOT_EMPTY'
+  | 'LEDGER_COPY_MISMATCH';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
 export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked';
@@ -195,5 +197,23 @@ export class ConflictError extends LedgerError {
   constructor(readonly path: string, readonly expected: number, readonly actual: number) {
     super(`${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`);
     this.name = 'ConflictError';
+  }
+}
+
+/** A copy's target that already holds records: a copy never writes over a ledger. */
+export class TargetNotEmptyError extends LedgerError {
+  readonly code = 'LEDGER_NOT_EMPTY';
+  constructor(readonly target: string, readonly records: number) {
+    super(`${target}: holds ${records} record${records === 1 ? '' : 's'} already; a copy goes only to an empty ledger`);
+    this.name = 'TargetNotEmptyError';
+  }
+}
+
+/** A copy whose target does not read back as its source: what differs, and where. */
+export class CopyMismatchError extends LedgerError {
+  readonly code = 'LEDGER_COPY_MISMATCH';
+  constructor(readonly target: string, why: string) {
+    super(`${target}: the copy does not read back as its source: ${why}`);
+    this.name = 'CopyMismatchError';
   }
 }

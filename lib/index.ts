@@ -25,6 +25,8 @@ export * from './honcho/record.js';
 export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCodec, normalizeItem, normalizeRecord } from './honcho/codec.js';
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger, type LedgerOptions, type Conclusion, type Decision } from './honcho/ledger.js';
+export { SCHEMES, type Target, TargetError, backendFor } from './target.js';
+export { type Copied, copyLedger } from './copy.js';
 export { jsonlBackend, type JsonlOptions } from '../backends/jsonl.js';
 export { type FileIO, type Fd, nodeFileIO } from '../backends/file-io.js';
 export { levelBackend, type LevelOptions } from '../backends/level.js';

@@ -1,6 +1,6 @@
 /**
  * The Honcho ledger: memoryd's record of what it decided to send to Honcho, what it sent and what
- * failed, on any {@link LogBackend} (by default the JSONL file `<home>/memory/honcho.jsonl`).
+ * failed, on any backend (by default the JSONL file `<home>/memory/honcho.jsonl`).
  *
  * - `open` reads the log through, replaying every record under the rules; a record that breaks
  *   them is damage, reported with its line, and nothing is changed.
@@ -14,10 +14,10 @@
  *
  * @module
  */
-import { jsonlBackend } from '../../backends/jsonl.js';
 import { ClosedError } from '../errors.js';
-import type { EventLog, LogBackend, Repair } from '../log.js';
-import { honchoCodec, normalizeRecord } from './codec.js';
+import type { EventLog, Repair } from '../log.js';
+import { type Target, backendFor } from '../target.js';
+import { normalizeRecord } from './codec.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { ItemMap } from './item-map.js';
 import { type Counts, type Item, type Record, type Workspace } from './record.js';
@@ -55,13 +55,14 @@ export class Ledger {
   ) {}
 
   /**
-   * Opens the ledger at `target` (a JSONL file's path, or a backend) and reads it through.
+   * Opens the ledger at `target` and reads it through: a JSONL file's path (memoryd's default),
+   * a URI (`jsonl:<path>`, `level:<folder>`, `memory:`; see `target.ts`), or a backend.
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
    * @throws `LockedError` when another writer has it open
    */
-  static async open(target: string | LogBackend<Record>, options: LedgerOptions = {}): Promise<Ledger> {
-    const backend = typeof target === 'string' ? jsonlBackend(target, { codec: honchoCodec }) : target;
+  static async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
+    const backend = backendFor(target);
     const state = new Projection();
     const log = await backend.open({
       readOnly: options.readOnly ?? false,

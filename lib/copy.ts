@@ -1,0 +1,88 @@
+/**
+ * Copying a ledger from one backend to another (`ledgerstore copy`), for an operator who moves a
+ * ledger to another backend: the source is read through under the rules, the target must be
+ * empty, and the copy is checked by reading the target through again: the same counts and the
+ * same records, in the same order.
+ *
+ * @module
+ */
+import { ConflictError, CopyMismatchError, TargetNotEmptyError } from './errors.js';
+import { encodeRecord } from './honcho/codec.js';
+import { Ledger } from './honcho/ledger.js';
+import type { Counts, Record } from './honcho/record.js';
+import type { LogBackend } from './log.js';
+
+/** How many records one append of the copy carries. */
+const BATCH = 10_000;
+
+/** What a copy wrote. */
+export interface Copied {
+  readonly records: number;
+  readonly counts: Counts;
+}
+
+/**
+ * Copies every record of `from` to `to`, which must be empty, then checks that `to` reads
+ * through to the same counts and the same records.
+ * @param onProgress called with the number of records copied so far, now and then
+ * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
+ * @throws {@link CopyMismatchError} when the copy does not read back as its source
+ */
+export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, onProgress?: (copied: number) => void): Promise<Copied> {
+  const source = await Ledger.open(from, { readOnly: true });
+  try {
+    const target = await to.open();
+    try {
+      if (target.head > 0) throw new TargetNotEmptyError(to.name, target.head);
+      let batch: Record[] = [];
+      for await (const record of source.records()) {
+        batch.push(record);
+        if (batch.length === BATCH) {
+          await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
+          batch = [];
+          onProgress?.(target.head);
+        }
+      }
+      if (batch.length > 0) await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
+      onProgress?.(target.head);
+    } finally {
+      await target.close();
+    }
+    await verifyCopy(source, to);
+    return { records: source.size, counts: source.counts() };
+  } finally {
+    await source.close();
+  }
+}
+
+/** A conflict while copying means another writer got into the target: say it plainly. */
+async function appendExpecting(append: Promise<unknown>, target: string): Promise<void> {
+  try {
+    await append;
+  } catch (e) {
+    if (e instanceof ConflictError) throw new TargetNotEmptyError(target, e.actual);
+    throw e;
+  }
+}
+
+/** Reads the target through as a ledger and compares it with the source, record by record. */
+async function verifyCopy(source: Ledger, to: LogBackend<Record>): Promise<void> {
+  const copy = await Ledger.open(to, { readOnly: true });
+  try {
+    if (copy.size !== source.size) throw new CopyMismatchError(to.name, `${copy.size} records, not ${source.size}`);
+    const expected = JSON.stringify(source.counts());
+    const got = JSON.stringify(copy.counts());
+    if (got !== expected) throw new CopyMismatchError(to.name, `the counts are ${got}, not ${expected}`);
+    const theirs = source.records()[Symbol.asyncIterator]();
+    let n = 0;
+    for await (const record of copy.records()) {
+      n++;
+      const original = await theirs.next();
+      if (original.done === true || encodeRecord(original.value) !== encodeRecord(record)) {
+        throw new CopyMismatchError(to.name, `record ${n} differs from the source's`);
+      }
+    }
+  } finally {
+    await copy.close();
+  }
+}

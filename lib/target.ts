@@ -1,0 +1,57 @@
+/**
+ * Where a Honcho ledger lives, named by one string, as `Ledger.open` and every command of the CLI
+ * take it:
+ *
+ * | target | backend |
+ * |---|---|
+ * | `<path>` | the JSONL file at `<path>` (memoryd's `honcho.jsonl`: the default) |
+ * | `jsonl:<path>` | the same, said explicitly |
+ * | `level:<folder>` | LevelDB in `<folder>` (classic-level), records in CBOR |
+ * | `memory:` | a fresh log in this process's memory (for tests and trials) |
+ *
+ * A path that contains a colon is still a path unless it starts with one of these schemes; to
+ * name a file called `level:x`, write `jsonl:level:x` or `./level:x`.
+ *
+ * @module
+ */
+import { jsonlBackend } from '../backends/jsonl.js';
+import { levelBackend } from '../backends/level.js';
+import { memoryBackend } from '../backends/memory.js';
+import { honchoCodec } from './honcho/codec.js';
+import type { Record } from './honcho/record.js';
+import type { LogBackend } from './log.js';
+
+/** A ledger's location: a path or URI (see the table above), or a backend already made. */
+export type Target = string | LogBackend<Record>;
+
+/** The schemes a target string may start with. */
+export const SCHEMES = ['jsonl', 'level', 'memory'] as const;
+
+/** A target string that names no ledger: an empty path, or a scheme with nothing after it. */
+export class TargetError extends Error {
+  constructor(readonly target: string, why: string) {
+    super(`${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder> or memory:`);
+    this.name = 'TargetError';
+  }
+}
+
+/**
+ * The backend that `target` names.
+ * @throws {@link TargetError} when the string names nothing
+ */
+export function backendFor(target: Target): LogBackend<Record> {
+  if (typeof target !== 'string') return target;
+  const scheme = /^(jsonl|level|memory):/.exec(target)?.[1];
+  const rest = scheme === undefined ? target : target.slice(scheme.length + 1);
+  switch (scheme) {
+    case 'memory':
+      if (rest !== '') throw new TargetError(target, 'memory: takes nothing after the colon');
+      return memoryBackend({ codec: honchoCodec, name: 'memory:' });
+    case 'level':
+      if (rest === '') throw new TargetError(target, 'level: needs a folder');
+      return levelBackend(rest, { codec: honchoCodec });
+    default:
+      if (rest === '') throw new TargetError(target, 'a path is needed');
+      return jsonlBackend(rest, { codec: honchoCodec });
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Migration: `copyLedger` between any two backends, and export, byte for byte.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { writeSyntheticLedger } from '../bench/workload.js';
+import { memoryBackend } from '../backends/memory.js';
+import { copyLedger } from '../lib/copy.js';
+import {
+  type LogBackend,
+  Ledger,
+  type Record,
+  backendFor,
+  encodeRecord,
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+} from '../lib/index.js';
+import { decided, sent, turn, withHome } from './support/ledger.js';
+
+const CLI = fileURLToPath(new URL('../lib/cli.js', import.meta.url));
+
+async function exported(backend: LogBackend<Record>): Promise<Buffer> {
+  const ledger = await Ledger.open(backend, { readOnly: true });
+  const lines: string[] = [];
+  for await (const record of ledger.records()) lines.push(`${encodeRecord(record)}\n`);
+  await ledger.close();
+  return Buffer.from(lines.join(''));
+}
+
+async function code(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'ok';
+  } catch (e) {
+    return isLedgerError(e) ? e.code : String(e);
+  }
+}
+
+test('a generated 100k-record ledger copies to LevelDB and back, and exports byte for byte', async () => {
+  await withHome(async (home) => {
+    await writeSyntheticLedger(home.path, { records: 100_000, seed: 3 });
+    const original = readFileSync(home.path);
+    const level = `level:${join(home.dir, 'level')}`;
+    const progress: number[] = [];
+    const copied = await copyLedger(backendFor(home.path), backendFor(level), (n) => progress.push(n));
+    assert.is(copied.records, 100_000);
+    assert.is(progress[progress.length - 1], 100_000);
+    assert.equal(await exported(backendFor(level)), original, 'export of the LevelDB copy is the source file');
+    const back = join(home.dir, 'back.jsonl');
+    await copyLedger(backendFor(level), backendFor(back));
+    assert.equal(readFileSync(back), original, 'copied back to JSONL, byte for byte');
+    const cli = spawnSync(process.execPath, [CLI, 'export', level], { maxBuffer: 64 << 20 });
+    assert.is(cli.status, 0, cli.stderr.toString());
+    assert.equal(cli.stdout, original, 'ledgerstore export of the copy');
+  });
+});
+
+test('a copy into memory reads back as its source', async () => {
+  await withHome(async (home) => {
+    await writeSyntheticLedger(home.path, { records: 3000, seed: 4 });
+    const memory = memoryBackend({ codec: honchoCodec });
+    const copied = await copyLedger(backendFor(home.path), memory);
+    const source = await Ledger.open(home.path, { readOnly: true });
+    assert.equal(copied.counts, source.counts());
+    await source.close();
+    assert.equal(await exported(memory), readFileSync(home.path));
+  });
+});
+
+test('a copy refuses a target that holds records, and writes nothing to it', async () => {
+  await withHome(async (home) => {
+    const target = join(home.dir, 'target.jsonl');
+    writeFileSync(home.path, `${encodeRecord(decided(turn('a', 1)))}\n`);
+    writeFileSync(target, `${encodeRecord(decided(turn('b', 1)))}\n`);
+    const before = readFileSync(target);
+    assert.is(await code(copyLedger(backendFor(home.path), backendFor(target))), 'LEDGER_NOT_EMPTY');
+    assert.equal(readFileSync(target), before);
+  });
+});
+
+test('a damaged source stops the copy before the target is touched', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, `${encodeRecord(sent(turn('a', 1)))}\n`);
+    const target = memoryBackend({ codec: honchoCodec });
+    assert.is(await code(copyLedger(backendFor(home.path), target)), 'LEDGER_DAMAGED');
+    const opened = await target.open({ readOnly: true });
+    assert.is(opened.head, 0);
+    await opened.close();
+  });
+});
+
+test('a copy that does not read back as its source is reported', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, [decided(turn('a', 1)), decided(turn('a', 2))].map((r) => `${encodeRecord(r)}\n`).join(''));
+    const inner = jsonlBackend(join(home.dir, 'lossy.jsonl'), { codec: honchoCodec });
+    // a backend that loses the last record of every batch it is given, and says it kept it
+    const lossy: LogBackend<Record> = {
+      ...inner,
+      open: async (options) => {
+        const log = await inner.open(options);
+        return {
+          name: log.name,
+          capabilities: log.capabilities,
+          repaired: log.repaired,
+          get head() {
+            return log.head;
+          },
+          append: async (records: readonly Record[]) => {
+            const from = log.head;
+            await log.append(records.slice(0, -1));
+            return { from, head: from + records.length };
+          },
+          read: (from?: number) => log.read(from),
+          close: () => log.close(),
+        };
+      },
+    };
+    assert.is(await code(copyLedger(backendFor(home.path), lossy)), 'LEDGER_COPY_MISMATCH');
+  });
+});
+
+test.run();
