@@ -16,14 +16,14 @@
 import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
-import { writeSyntheticLedger } from '../bench/workload.js';
+import { workload, writeSyntheticLedger } from '../bench/workload.js';
 import { DecodeError, LedgerError, describeSystemError } from './errors.js';
-import { copyLedger } from './copy.js';
+import { copyLedger, fillLedger } from './copy.js';
 import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
 import type { LogBackend } from './log.js';
-import { TargetError, backendFor } from './target.js';
+import { TargetError, backendFor, jsonlPathOf } from './target.js';
 
 // -- arguments --------------------------------------------------------------------------------
 
@@ -283,8 +283,8 @@ function ledgerAt(target: string, progress: Progress): LogBackend<Record> {
 
 /** Whether `target` names a JSONL file that does not exist (read as an empty ledger). */
 function isMissingFile(target: string): boolean {
-  if (/^(level|memory):/.test(target)) return false;
-  return statSync(target.replace(/^jsonl:/, ''), { throwIfNoEntry: false }) === undefined;
+  const file = jsonlPathOf(target);
+  return file !== null && statSync(file, { throwIfNoEntry: false }) === undefined;
 }
 
 /**
@@ -511,15 +511,16 @@ async function gen({ args: [path = ''], values, out, progress }: Context): Promi
   const seedText = values.get('seed');
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
   const started = performance.now();
-  const written = await progress.around(() =>
-    writeSyntheticLedger(path, {
-      records,
-      seed,
-      onProgress: progress.enabled ? (n) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined,
-    }),
-  );
+  const onProgress = progress.enabled ? (n: number) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined;
+  const file = jsonlPathOf(path);
+  // A JSONL file is written directly, much faster than through appends; other backends are filled.
+  const written =
+    file !== null
+      ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress }))
+      : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), workload({ records, seed }), onProgress)), bytes: null };
   const seconds = (performance.now() - started) / 1000;
-  out.line(`${path}: wrote ${plural(written.records, 'record')}, ${plural(written.bytes, 'byte')}, in ${seconds.toFixed(2)} s`);
+  const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
+  out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
   await out.flush();
   return 0;
 }
@@ -597,7 +598,7 @@ const COMMANDS = {
   export: { synopsis: '<ledger>', summary: "the ledger's records as canonical JSONL, on stdout", args: ['<ledger>'], flags: [], run: exportLedger },
   gen: {
     synopsis: '<ledger> --records N [--seed S]',
-    summary: 'write a synthetic ledger to a new file',
+    summary: 'write a realistic synthetic ledger (a new file, or an empty ledger elsewhere)',
     args: ['<ledger>'],
     flags: ['records', 'seed'],
     run: gen,

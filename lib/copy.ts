@@ -31,27 +31,42 @@ export interface Copied {
 export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, onProgress?: (copied: number) => void): Promise<Copied> {
   const source = await Ledger.open(from, { readOnly: true });
   try {
-    const target = await to.open();
-    try {
-      if (target.head > 0) throw new TargetNotEmptyError(to.name, target.head);
-      let batch: Record[] = [];
-      for await (const record of source.records()) {
-        batch.push(record);
-        if (batch.length === BATCH) {
-          await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
-          batch = [];
-          onProgress?.(target.head);
-        }
-      }
-      if (batch.length > 0) await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
-      onProgress?.(target.head);
-    } finally {
-      await target.close();
-    }
+    await fillLedger(to, source.records(), onProgress);
     await verifyCopy(source, to);
     return { records: source.size, counts: source.counts() };
   } finally {
     await source.close();
+  }
+}
+
+/**
+ * Appends `records` to `to`, which must be empty, in large batches, each expecting the head the
+ * one before left: if another writer gets into the target meanwhile, the fill stops.
+ * @returns the number of records appended
+ * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
+ */
+export async function fillLedger(
+  to: LogBackend<Record>,
+  records: AsyncIterable<Record> | Iterable<Record>,
+  onProgress?: (appended: number) => void,
+): Promise<number> {
+  const target = await to.open();
+  try {
+    if (target.head > 0) throw new TargetNotEmptyError(to.name, target.head);
+    let batch: Record[] = [];
+    const flush = async (): Promise<void> => {
+      await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
+      batch = [];
+      onProgress?.(target.head);
+    };
+    for await (const record of records) {
+      batch.push(record);
+      if (batch.length === BATCH) await flush();
+    }
+    if (batch.length > 0) await flush();
+    return target.head;
+  } finally {
+    await target.close();
   }
 }
 

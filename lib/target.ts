@@ -35,6 +35,12 @@ export class TargetError extends Error {
   }
 }
 
+/** The file a target string names when it is a JSONL ledger (a path or `jsonl:<path>`), else `null`. */
+export function jsonlPathOf(target: string): string | null {
+  if (/^(level|memory):/.test(target)) return null;
+  return target.startsWith('jsonl:') ? target.slice('jsonl:'.length) : target;
+}
+
 /**
  * The backend that `target` names.
  * @throws {@link TargetError} when the string names nothing

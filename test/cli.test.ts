@@ -452,6 +452,70 @@ test('gen: an existing file is refused and left as it was', async () => {
 
 // -- usage ------------------------------------------------------------------------------------
 
+test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, FIXTURE_TEXT);
+    const level = `level:${join(home.dir, 'ledger.level')}`;
+    const copied = cli(['copy', home.path, level]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.match(copied.stdout, new RegExp(`^${level}: copied 10 records from ${home.path} in [0-9.]+ s, and read it back: 7 decided \\(sent 2, waiting 3, failed 1, skipped 1\\)\n$`));
+    expectRun(cli(['counts', level, '--json']), 0, FIXTURE_COUNTS, '');
+    expectRun(cli(['counts', `jsonl:${home.path}`, '--json']), 0, FIXTURE_COUNTS, '');
+    expectRun(cli(['outbox', level, '--json']), 0, FIXTURE_OUTBOX.map((l) => `${l}\n`).join(''), '');
+    expectRun(cli(['export', level]), 0, FIXTURE_TEXT, '');
+    expectRun(cli(['counts', 'memory:', '--json']), 0, '{"decided":0,"sent":0,"waiting":0,"failed":0,"skipped":0}\n', '');
+    const appended = cli(['append', level], lineOf(sent(turn('chat-1', 5), ['m-5'])));
+    assert.is(appended.code, 0, appended.stderr);
+    expectRun(cli(['sent-ids', level, '{"type":"turn","session":"chat-1","turn":5}', '--json']), 0, '["m-5"]\n', '');
+  });
+});
+
+test('export writes canonical lines, whatever form the file has them in', async () => {
+  await withHome(async (home) => {
+    const loose = '{ "item":{"turn":3,"session":"chat-1","type":"turn"}, "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},"time":"2026-09-28T10:00:00.000Z","type":"decided"}\r\n';
+    writeFileSync(home.path, loose);
+    expectRun(cli(['export', home.path]), 0, lineOf(decided(turn('chat-1', 3), turnTo('trusted', 'kyle'))), '');
+    assert.is(readFileSync(home.path, 'utf8'), loose, 'export changes nothing');
+  });
+});
+
+test('copy refuses a target that holds records, and a damaged source, and changes neither', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, FIXTURE_TEXT);
+    const target = join(home.dir, 'target.jsonl');
+    writeFileSync(target, lineOf(decided(turn('x', 1))));
+    expectRun(cli(['copy', home.path, target]), 1, '', `ledgerstore: ${target}: holds 1 record already; a copy goes only to an empty ledger\n`);
+    assert.is(readFileSync(target, 'utf8'), lineOf(decided(turn('x', 1))));
+    const damaged = join(home.dir, 'damaged.jsonl');
+    writeFileSync(damaged, lineOf(sent(turn('x', 1))));
+    const empty = join(home.dir, 'empty.jsonl');
+    expectRun(cli(['copy', damaged, empty]), 1, '', `ledgerstore: ${damaged}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}\n`);
+    assert.not.ok(existsSync(empty), 'the target was not even created');
+  });
+});
+
+test('gen fills a ledger on any backend, with the same records as the file it would write', async () => {
+  await withHome(async (home) => {
+    const level = `level:${join(home.dir, 'gen.level')}`;
+    const filled = cli(['gen', level, '--records', '3000', '--seed', '5']);
+    assert.is(filled.code, 0, filled.stderr);
+    assert.match(filled.stdout, new RegExp(`^${level}: wrote 3000 records, in [0-9.]+ s\n$`));
+    assert.is(cli(['gen', home.path, '--records', '3000', '--seed', '5']).code, 0);
+    expectRun(cli(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
+    const again = cli(['gen', level, '--records', '10']);
+    assert.is(again.code, 1);
+    assert.match(again.stderr, /holds 3000 records already/);
+  });
+});
+
+test('a ledger that names no ledger is a usage error', () => {
+  for (const target of ['level:', 'memory:x', 'jsonl:']) {
+    const run = cli(['counts', target]);
+    assert.is(run.code, 2, target);
+    assert.match(run.stderr, /a ledger is a path, jsonl:<path>, level:<folder> or memory:/);
+  }
+});
+
 test('usage errors exit 2 with a usage text on stderr and nothing on stdout', async () => {
   await withFixture((home) => {
     const mistakes: [readonly string[], string][] = [
