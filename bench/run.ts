@@ -10,6 +10,8 @@
  * - The LevelDB backend (classic-level, in a folder beside the JSONL files), measured the same
  *   ways against the same bare loops: replay of the same ledgers imported once into LevelDB,
  *   and appends to a fresh folder.
+ * - The in-memory backend (`memory:`), for memoryd's tests: replay of the same records put in
+ *   memory first (untimed), and appends with no I/O at all, beside the same bare loops.
  *
  * Every run is a fresh Node.js process, as memoryd's open at start is: no run inherits another's
  * heap, garbage or optimized code. Each figure is the best of {@link RUNS} runs. The results go
@@ -28,9 +30,12 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
+import { memoryBackend } from '../backends/memory.js';
+import { fillLedger } from '../lib/copy.js';
 import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
 import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
+import type { Target } from '../lib/target.js';
 import { WORKLOAD_VERSION, workload, writeSyntheticLedger } from './workload.js';
 
 /** How many times each measurement runs; the best run is kept. */
@@ -88,12 +93,25 @@ function replayBare(file: string): Timing {
   return { count, seconds };
 }
 
-/** The ledger at `file`: the JSONL file, or with `level` the LevelDB folder. */
-const ledgerAt = (file: string, level: boolean) => (level ? levelBackend(file, { codec: honchoCodec }) : file);
+/** Which backend a measurement runs on. */
+type Flavor = 'jsonl' | 'level' | 'memory';
 
-async function replayEngine(file: string, level = false): Promise<Timing> {
+/** The ledger at `file` (a JSONL file, a LevelDB folder), or a fresh in-memory one. */
+const ledgerAt = (file: string, flavor: Flavor): Target =>
+  flavor === 'level' ? levelBackend(file, { codec: honchoCodec }) : flavor === 'memory' ? memoryBackend({ codec: honchoCodec }) : file;
+
+/** Opens a ledger read-only, reading it through. In memory, the records of the JSONL file `file` are put there first, untimed. */
+async function replayEngine(file: string, flavor: Flavor): Promise<Timing> {
+  let target = ledgerAt(file, flavor);
+  if (flavor === 'memory') {
+    const memory = memoryBackend({ codec: honchoCodec });
+    const source = await Ledger.open(file, { readOnly: true });
+    await fillLedger(memory, source.records());
+    await source.close();
+    target = memory;
+  }
   const start = now();
-  const ledger = await Ledger.open(ledgerAt(file, level), { readOnly: true });
+  const ledger = await Ledger.open(target, { readOnly: true });
   const seconds = now() - start;
   const count = ledger.size;
   await ledger.close();
@@ -135,9 +153,9 @@ async function appendBareAsync(file: string, n: number): Promise<Timing> {
 }
 
 /** `appenders` callers, each awaiting its append before the next; one caller is the plain case. */
-async function appendEngine(file: string, n: number, appenders: number, level = false): Promise<Timing> {
+async function appendEngine(file: string, n: number, appenders: number, flavor: Flavor): Promise<Timing> {
   const { records } = appendWorkload(n);
-  const ledger = await Ledger.open(ledgerAt(file, level));
+  const ledger = await Ledger.open(ledgerAt(file, flavor));
   try {
     let next = 0;
     const start = now();
@@ -159,33 +177,39 @@ type Kind =
   | 'replay-bare'
   | 'replay-engine'
   | 'replay-level'
+  | 'replay-memory'
   | 'append-bare'
   | 'append-bare-async'
   | 'append-engine'
   | 'append-engine-concurrent'
   | 'append-level'
-  | 'append-level-concurrent';
+  | 'append-level-concurrent'
+  | 'append-memory';
 
 async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing> {
   switch (kind) {
     case 'replay-bare':
       return replayBare(file);
     case 'replay-engine':
-      return replayEngine(file);
+      return replayEngine(file, 'jsonl');
     case 'replay-level':
-      return replayEngine(file, true);
+      return replayEngine(file, 'level');
+    case 'replay-memory':
+      return replayEngine(file, 'memory');
     case 'append-bare':
       return appendBare(file, n);
     case 'append-bare-async':
       return appendBareAsync(file, n);
     case 'append-engine':
-      return appendEngine(file, n, 1);
+      return appendEngine(file, n, 1, 'jsonl');
     case 'append-engine-concurrent':
-      return appendEngine(file, n, APPENDERS);
+      return appendEngine(file, n, APPENDERS, 'jsonl');
     case 'append-level':
-      return appendEngine(file, n, 1, true);
+      return appendEngine(file, n, 1, 'level');
     case 'append-level-concurrent':
-      return appendEngine(file, n, APPENDERS, true);
+      return appendEngine(file, n, APPENDERS, 'level');
+    case 'append-memory':
+      return appendEngine(file, n, 1, 'memory');
   }
 }
 
@@ -198,7 +222,7 @@ async function measure(kind: Kind, file: string, n: number): Promise<Timing> {
   if (kind.startsWith('append-')) {
     const warm = `${file}.warmup`;
     await measureOnce(kind, warm, Math.min(n, kind.endsWith('-concurrent') ? WARMUP * APPENDERS : WARMUP));
-    fs.rmSync(warm, { recursive: true }); // a LevelDB log is a folder
+    fs.rmSync(warm, { recursive: true, force: true }); // a LevelDB log is a folder; an in-memory one is nothing
   }
   return measureOnce(kind, file, n);
 }
@@ -243,6 +267,8 @@ interface ReplayResult {
   readonly ratio: number;
   /** The same ledger in LevelDB: the folder's size, and `Ledger.open` of it against the same bare loop. */
   readonly level: { readonly bytes: number; readonly engine: Rate; readonly ratio: number };
+  /** The same records in the in-memory backend: `Ledger.open` of it against the same bare loop. */
+  readonly memory: { readonly engine: Rate; readonly ratio: number };
 }
 
 interface Results {
@@ -274,6 +300,8 @@ interface Results {
     };
     /** The LevelDB backend's figure, against the same bare loop. */
     readonly level: { readonly engine: Rate; readonly ratio: number };
+    /** The in-memory backend's figure (no I/O at all), against the same bare loop. */
+    readonly memory: { readonly engine: Rate; readonly ratio: number };
   };
 }
 
@@ -419,6 +447,13 @@ function rows(results: Results): string[][] {
       ratioText(r.level.ratio),
       '—',
     ]);
+    out.push([
+      `Replay ${formatCount(r.records)} records, in memory (\`memory:\`): \`Ledger.open\`, read-only`,
+      `${formatRate(r.memory.engine.perSecond)} records/s`,
+      `${formatRate(r.bare.perSecond)} records/s`,
+      ratioText(r.memory.ratio),
+      '—',
+    ]);
   }
   const a = results.append;
   out.push([
@@ -447,6 +482,13 @@ function rows(results: Results): string[][] {
     `${formatRate(a.concurrent.level.engine.perSecond)} records/s`,
     `${formatRate(a.bare.perSecond)} appends/s`,
     ratioText(a.concurrent.level.ratio),
+    '—',
+  ]);
+  out.push([
+    `Append, in memory (\`memory:\`, no I/O), 1 appender awaiting each (${a.records} records)`,
+    `${formatRate(a.memory.engine.perSecond)} appends/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(a.memory.ratio),
     '—',
   ]);
   out.push([
@@ -536,17 +578,26 @@ async function main(): Promise<void> {
       const { file, bytes } = await replayLedger(dataDir, records);
       const { folder, bytes: levelBytes } = await levelLedger(file);
       const label = `replay ${formatCount(records)}`;
-      const [bare, engine, level] = (await rates([
+      const [bare, engine, level, memory] = (await rates([
         { label: `${label}: bare JSON.parse loop`, kind: 'replay-bare', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open`, kind: 'replay-engine', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open, LevelDB`, kind: 'replay-level', file: () => folder, n: 0, expected: records },
-      ])) as [Rate, Rate, Rate];
-      replay.push({ records, bytes, bare, engine, ratio: ratioOf(engine, bare), level: { bytes: levelBytes, engine: level, ratio: ratioOf(level, bare) } });
+        { label: `${label}: Ledger.open, in memory`, kind: 'replay-memory', file: () => file, n: 0, expected: records },
+      ])) as [Rate, Rate, Rate, Rate];
+      replay.push({
+        records,
+        bytes,
+        bare,
+        engine,
+        ratio: ratioOf(engine, bare),
+        level: { bytes: levelBytes, engine: level, ratio: ratioOf(level, bare) },
+        memory: { engine: memory, ratio: ratioOf(memory, bare) },
+      });
     }
     const { lines } = appendWorkload(APPENDS);
     const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
     const concurrentRecords = APPENDS * APPENDERS;
-    const [bare, bareAsync, engine, concurrent, level, levelConcurrent] = (await rates([
+    const [bare, bareAsync, engine, concurrent, level, levelConcurrent, memory] = (await rates([
       { label: 'append: bare write+fdatasync loop', kind: 'append-bare', file: freshFile, n: APPENDS, expected: APPENDS },
       { label: 'append: bare loop through the thread pool', kind: 'append-bare-async', file: freshFile, n: APPENDS, expected: APPENDS },
       { label: 'append: Ledger.append, 1 appender', kind: 'append-engine', file: freshFile, n: APPENDS, expected: APPENDS },
@@ -565,7 +616,8 @@ async function main(): Promise<void> {
         n: concurrentRecords,
         expected: concurrentRecords,
       },
-    ])) as [Rate, Rate, Rate, Rate, Rate, Rate];
+      { label: 'append: Ledger.append, in memory, 1 appender', kind: 'append-memory', file: freshFile, n: APPENDS, expected: APPENDS },
+    ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
     progressDone();
     const cpus = os.cpus();
     const results: Results = {
@@ -595,6 +647,7 @@ async function main(): Promise<void> {
           level: { engine: levelConcurrent, ratio: ratioOf(levelConcurrent, bare) },
         },
         level: { engine: level, ratio: ratioOf(level, bare) },
+        memory: { engine: memory, ratio: ratioOf(memory, bare) },
       },
     };
     console.log(`${machineLine(results)}.\n${results.method}.\n`);
@@ -612,12 +665,14 @@ const KINDS: readonly Kind[] = [
   'replay-bare',
   'replay-engine',
   'replay-level',
+  'replay-memory',
   'append-bare',
   'append-bare-async',
   'append-engine',
   'append-engine-concurrent',
   'append-level',
   'append-level-concurrent',
+  'append-memory',
 ];
 
 if (process.argv[2] === '--measure') {
