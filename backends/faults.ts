@@ -40,7 +40,17 @@
  * @module
  */
 import { ClosedError, LedgerIoError, StoppedError } from '../lib/errors.js';
-import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, Repair } from '../lib/log.js';
+import type {
+  Appended,
+  AppendOptions,
+  EventLog,
+  LogBackend,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  Repair,
+  ResumePoint,
+} from '../lib/log.js';
 
 /**
  * When an injected failure strikes an append: `'before'` the inner log is called (nothing is
@@ -461,6 +471,13 @@ class FaultyLog<R> implements EventLog<R> {
   async *read(from?: Position): AsyncIterable<R> {
     if (this.closed) throw new ClosedError(this.name);
     yield* this.inner.read(from);
+  }
+
+  /** The inner log's point, once every append called so far has settled. */
+  async resumePoint(): Promise<ResumePoint> {
+    if (this.closed) throw new ClosedError(this.name);
+    await this.quiet();
+    return this.inner.resumePoint();
   }
 
   /** Refuses new appends, lets those called already land, then closes the inner log. */

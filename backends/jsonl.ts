@@ -33,8 +33,18 @@
  * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
  * number, and the file is left exactly as it was.
  *
+ * ## Resuming
+ *
+ * An open can start at a point a read model kept (`resume`): the point's cursor says where its
+ * line ends and where it starts, and its fingerprint is the SHA-256 of that line's bytes. The
+ * open reads that one line back and compares, then reads only what follows; a file shorter than
+ * the point, or with another line there, is refused as a mismatch and left as it was. A point
+ * without a cursor is found by counting lines. What comes before the point is not read: where
+ * each 4096th record starts, for `read(from)`, is found by its newlines on the first such read.
+ *
  * @module
  */
+import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import {
   ClosedError,
@@ -44,6 +54,7 @@ import {
   LockedError,
   ReadOnlyError,
   RecordRefusedError,
+  ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
@@ -57,6 +68,7 @@ import type {
   Position,
   RecordCodec,
   Repair,
+  ResumePoint,
 } from '../lib/log.js';
 import { type Fd, type FileIO, nodeFileIO } from './file-io.js';
 
@@ -88,20 +100,19 @@ export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBack
   };
 }
 
+/** The complete lines of one chunk of the file: `buffer[0]` is at `position`, each line ends at an `ends` index (its newline). */
+interface Chunk {
+  readonly buffer: Buffer;
+  readonly position: number;
+  readonly ends: readonly number[];
+}
+
 /**
- * Calls `onLine(buffer, start, end, offset)` for each complete line of the file's bytes
- * `[from, to)`, in order: `buffer[end]` is its newline, `offset` its place in the file. Gives the
- * offset after the last complete line.
+ * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
+ * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
+ * a chunk is valid until the next is asked for.
  */
-function scanLines(
-  io: FileIO,
-  fd: Fd,
-  name: string,
-  from: number,
-  to: number,
-  chunkSize: number,
-  onLine: (buffer: Buffer, start: number, end: number, offset: number) => void,
-): number {
+function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
@@ -117,18 +128,90 @@ function scanLines(
     } catch (e) {
       throw new LedgerIoError(name, e);
     }
-    if (got === 0) break; // the file is shorter than it was said to be: stop at what was read
+    if (got === 0) return; // the file is shorter than it was said to be: stop at what was read
     const filled = carried + got;
-    let start = 0;
-    for (let newline = buffer.indexOf(10, start); newline !== -1 && newline < filled; newline = buffer.indexOf(10, start)) {
-      onLine(buffer, start, newline, position + start);
-      start = newline + 1;
-    }
+    const ends: number[] = [];
+    for (let newline = buffer.indexOf(10, carried); newline !== -1 && newline < filled; newline = buffer.indexOf(10, newline + 1)) ends.push(newline);
+    if (ends.length > 0) yield { buffer, position, ends };
+    const start = ends.length === 0 ? 0 : (ends[ends.length - 1] as number) + 1;
     buffer.copy(buffer, 0, start, filled);
     carried = filled - start;
     position += start;
   }
-  return position;
+}
+
+/** Where the records of the file's first `to` bytes that fall on a `SEEK_STRIDE` boundary start, found by their newlines alone. */
+function recordStarts(io: FileIO, fd: Fd, name: string, to: number, chunkSize: number): number[] {
+  const starts: number[] = [];
+  let n = 0;
+  for (const { position, ends } of lineChunks(io, fd, name, 0, to, chunkSize)) {
+    let start = 0;
+    for (const end of ends) {
+      if (n % SEEK_STRIDE === 0) starts.push(position + start);
+      n++;
+      start = end + 1;
+    }
+  }
+  return starts;
+}
+
+/** SHA-256 (hex) of the bytes of a stored line without its newline: the JSONL record's fingerprint. */
+function fingerprintOf(bytes: Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A JSONL log's cursor at a position: where the next record starts, and where the last one does. */
+interface Cursor {
+  readonly position: Position;
+  readonly offset: number;
+  readonly lastLineStart: number;
+}
+
+/** Whether `value` is a cursor for `position` (one taken at another position is no use). */
+function isCursorAt(value: unknown, position: Position): value is Cursor {
+  const c = value as { position?: unknown; offset?: unknown; lastLineStart?: unknown } | null;
+  return typeof c === 'object' && c !== null && c.position === position && Number.isSafeInteger(c.offset) && Number.isSafeInteger(c.lastLineStart);
+}
+
+/**
+ * Checks that the file still holds, right before `resume`'s position, the record it held, and
+ * gives where to read from. Without a cursor the position is found by counting lines.
+ * @throws {@link ResumeMismatchError} when it does not
+ */
+function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize: number, resume: ResumePoint): Cursor {
+  const mismatch = (why: string): never => {
+    throw new ResumeMismatchError(file, resume.position, why);
+  };
+  if (resume.position === 0) return { position: 0, offset: 0, lastLineStart: -1 };
+  let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
+  if (cursor === null) {
+    let n = 0;
+    scan: for (const { position, ends } of lineChunks(io, fd, file, 0, size, chunkSize)) {
+      let start = 0;
+      for (const end of ends) {
+        if (++n === resume.position) {
+          cursor = { position: n, offset: position + end + 1, lastLineStart: position + start };
+          break scan;
+        }
+        start = end + 1;
+      }
+    }
+    if (cursor === null) return mismatch(`the log holds ${n} records`);
+  }
+  const { offset, lastLineStart } = cursor;
+  if (offset > size) mismatch(`the log is ${size} bytes long, shorter than the ${offset} it had`);
+  const length = offset - lastLineStart;
+  if (lastLineStart < 0 || length < 1) mismatch('no record ends there');
+  const line = Buffer.allocUnsafe(length);
+  let got: number;
+  try {
+    got = io.read(fd, line, 0, length, lastLineStart);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+  if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
+  if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
+  return cursor;
 }
 
 /** A decode or replay refusal at `line` is damage; anything else passes through. */
@@ -153,11 +236,13 @@ class JsonlLog<R> implements EventLog<R> {
     private length: number,
     private count: Position,
     readonly repaired: Repair | null,
-    /** Where every `SEEK_STRIDE`th record starts, for `read(from)`. */
-    private readonly starts: number[],
+    /** Where the last record's line starts (-1 when there is none). */
+    private lastLineStart: number,
+    /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
+    private starts: number[] | null,
   ) {}
 
-  static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay }: OpenOptions<R>): Promise<JsonlLog<R>> {
+  static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<JsonlLog<R>> {
     const io = options.io ?? nodeFileIO;
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
     const absolute = path.resolve(file);
@@ -170,28 +255,38 @@ class JsonlLog<R> implements EventLog<R> {
       fd = openExisting(io, file, readOnly);
       if (fd !== null && !readOnly && !io.tryLock(fd)) throw new LockedError(file);
       const size = fd === null ? 0 : sizeOf(io, fd, file);
-      const starts: number[] = [];
-      let count = 0;
-      const complete =
-        fd === null
-          ? 0
-          : scanLines(io, fd, file, 0, size, chunkSize, (buffer, start, end, offset) => {
-              if (count % SEEK_STRIDE === 0) starts.push(offset);
-              try {
-                // with its newline, as memoryd hands the line to serde: errors at the end read alike
-                const record = options.codec.decode(buffer, start, end + 1);
-                replay?.(record, count);
-              } catch (e) {
-                throw asDamage(file, count + 1, e);
-              }
-              count++;
-            });
+      if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
+      const from = fd === null || resume === undefined ? { position: 0, offset: 0, lastLineStart: -1 } : resumeCursor(io, fd, file, size, chunkSize, resume);
+      const starts: number[] | null = from.offset === 0 ? [] : null;
+      let count = resume?.position ?? 0;
+      let complete = from.offset;
+      let lastLineStart = from.lastLineStart;
+      if (fd !== null) {
+        for (const { buffer, position, ends } of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
+          let start = 0;
+          for (const end of ends) {
+            if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
+            try {
+              // with its newline, as memoryd hands the line to serde: errors at the end read alike
+              const record = options.codec.decode(buffer, start, end + 1);
+              const replayed = replay?.(record, count);
+              if (replayed instanceof Promise) await replayed;
+            } catch (e) {
+              throw asDamage(file, count + 1, e);
+            }
+            lastLineStart = position + start;
+            count++;
+            start = end + 1;
+          }
+          complete = position + start;
+        }
+      }
       let repaired: Repair | null = null;
       if (complete < size) {
         if (!readOnly) cut(io, fd as Fd, file, complete);
         repaired = { at: complete, dropped: size - complete, cut: !readOnly };
       }
-      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, complete, count, repaired, starts);
+      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, complete, count, repaired, lastLineStart, starts);
     } catch (e) {
       if (fd !== null) closeQuietly(io, fd);
       if (!readOnly) writers.delete(absolute);
@@ -233,7 +328,8 @@ class JsonlLog<R> implements EventLog<R> {
       // the error with them: a retry could report success for data that is gone. Stop.
       this.fail(fd, e, true);
     }
-    this.remember(bytes, from, records.length);
+    if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
+    this.lastLineStart = this.length + bytes.lastIndexOf(10, bytes.length - 2) + 1;
     this.length += bytes.length;
     this.count += records.length;
     return { from, head: this.count };
@@ -256,12 +352,12 @@ class JsonlLog<R> implements EventLog<R> {
   }
 
   /** Notes where those of the appended records that fall on a `SEEK_STRIDE` boundary start. */
-  private remember(bytes: Buffer, from: Position, appended: number): void {
+  private remember(starts: number[], bytes: Buffer, from: Position, appended: number): void {
     let line = 0;
     let offset = 0;
     for (let next = (SEEK_STRIDE - (from % SEEK_STRIDE)) % SEEK_STRIDE; next < appended; next += SEEK_STRIDE) {
       for (; line < next; line++) offset = bytes.indexOf(10, offset) + 1;
-      this.starts.push(this.length + offset);
+      starts.push(this.length + offset);
     }
   }
 
@@ -317,30 +413,47 @@ class JsonlLog<R> implements EventLog<R> {
     if (this.fd === null || from >= this.count) return;
     const fd = this.fd;
     const end = this.length; // the records up to the head now; later appends are not read
+    // After a resumed open the starts of the records before it are not known yet: find them,
+    // by their newlines alone, once.
+    this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
     const stride = Math.floor(Math.max(0, from) / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     let offset = this.starts[stride] as number;
-    let batch: R[] = [];
-    const onLine = (buffer: Buffer, start: number, lineEnd: number): void => {
-      if (position >= from) {
-        try {
-          batch.push(this.codec.decode(buffer, start, lineEnd + 1));
-        } catch (e) {
-          throw asDamage(this.name, position + 1, e);
-        }
-      }
-      position++;
-    };
     while (offset < end) {
       // A chunk at a time, so that a reader of a large log lets others run between chunks.
-      let next = scanLines(this.io, fd, this.name, offset, Math.min(end, offset + this.chunkSize), this.chunkSize, onLine);
-      if (next === offset) next = scanLines(this.io, fd, this.name, offset, end, this.chunkSize, onLine);
-      offset = next;
-      const records = batch;
-      batch = [];
+      const records: R[] = [];
+      for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize)) {
+        let start = 0;
+        for (const lineEnd of chunk.ends) {
+          if (position >= from) {
+            try {
+              records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
+            } catch (e) {
+              throw asDamage(this.name, position + 1, e);
+            }
+          }
+          position++;
+          start = lineEnd + 1;
+        }
+        offset = chunk.position + start;
+        break;
+      }
       yield* records;
       if (this.closed) throw new ClosedError(this.name);
     }
+  }
+
+  async resumePoint(): Promise<ResumePoint> {
+    if (this.closed) throw new ClosedError(this.name);
+    const cursor: Cursor = { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
+    if (this.count === 0 || this.fd === null) return { position: 0, cursor: null, fingerprint: '' };
+    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
+    try {
+      this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
+    } catch (e) {
+      throw new LedgerIoError(this.name, e);
+    }
+    return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
   }
 
   async close(): Promise<void> {

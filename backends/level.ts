@@ -75,6 +75,7 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
@@ -88,6 +89,7 @@ import {
   LockedError,
   ReadOnlyError,
   RecordRefusedError,
+  ResumeMismatchError,
   StoppedError,
   isLedgerError,
 } from '../lib/errors.js';
@@ -101,6 +103,7 @@ import type {
   OpenOptions,
   Position,
   RecordCodec,
+  ResumePoint,
 } from '../lib/log.js';
 
 /** Keys and values as bytes (`Uint8Array`), whatever the database's default encodings. */
@@ -415,7 +418,7 @@ class LevelLog<R> implements EventLog<R> {
     }
     const db: LevelDatabase = classic;
     try {
-      const { count, marked } = await readThrough(db, name, codec, options.replay);
+      const { count, marked } = await readThrough(db, name, codec, options);
       return new LevelLog(name, ON_DISK, codec, db, true, readOnly, count, marked);
     } catch (e) {
       await closeQuietly(db);
@@ -441,7 +444,7 @@ class LevelLog<R> implements EventLog<R> {
       } catch (e) {
         throw openError(name, e);
       }
-      const { count, marked } = await readThrough(db, name, codec, options.replay);
+      const { count, marked } = await readThrough(db, name, codec, options);
       return new LevelLog(name, capabilities, codec, db, false, readOnly, count, marked);
     } catch (e) {
       if (!readOnly) writers.delete(db);
@@ -523,6 +526,20 @@ class LevelLog<R> implements EventLog<R> {
       throw this.closed && isLedgerError(e, 'LEDGER_IO') ? new ClosedError(this.name) : e;
     }
     if (position < end) throw new DamagedError(this.name, position + 1, `record ${position + 1} is missing: the records end before the head, ${end}`);
+  }
+
+  async resumePoint(): Promise<ResumePoint> {
+    if (this.closed) throw new ClosedError(this.name);
+    await this.tail; // the head after every append called so far
+    if (this.count === 0 || this.db === null) return { position: 0, cursor: null, fingerprint: '' };
+    let value: Uint8Array | undefined;
+    try {
+      value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
+    } catch (e) {
+      throw new LedgerIoError(this.name, causeOf(e));
+    }
+    if (value === undefined) throw new DamagedError(this.name, this.count, `record ${this.count} is missing`);
+    return { position: this.count, cursor: null, fingerprint: fingerprintOf(value) };
   }
 
   async close(): Promise<void> {
@@ -649,7 +666,7 @@ async function readThrough<R>(
   db: LevelDatabase,
   name: string,
   codec: RecordCodec<R>,
-  replay: ((record: R, position: Position) => void) | undefined,
+  { replay, resume }: OpenOptions<R>,
 ): Promise<{ count: Position; marked: boolean }> {
   let meta: Uint8Array | undefined;
   try {
@@ -658,14 +675,16 @@ async function readThrough<R>(
     throw new LedgerIoError(name, causeOf(e));
   }
   if (meta !== undefined) checkMarker(name, meta);
-  const iterator = iterate(db, name, recordKey(0), RECORDS_END);
-  let count = 0;
+  const from = resume === undefined ? 0 : await checkResume(db, name, resume);
+  const iterator = iterate(db, name, recordKey(from), RECORDS_END);
+  let count = from;
   for await (const entries of readAhead(name, iterator)) {
     if (meta === undefined) throw new DamagedError(name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
     for (const [key, value] of entries) {
       checkKey(name, key, count);
       try {
-        replay?.(decodeValue(name, codec, value, count), count);
+        const replayed = replay?.(decodeValue(name, codec, value, count), count);
+        if (replayed instanceof Promise) await replayed;
       } catch (e) {
         throw asDamage(name, count + 1, e);
       }
@@ -673,6 +692,29 @@ async function readThrough<R>(
     }
   }
   return { count, marked: meta !== undefined };
+}
+
+/** SHA-256 (hex) of a stored value: the LevelDB record's fingerprint. */
+function fingerprintOf(value: Uint8Array): string {
+  return createHash('sha256').update(value).digest('hex');
+}
+
+/**
+ * Checks that the database still holds, right before `resume`'s position, the record it held,
+ * and gives the position to read from.
+ * @throws {@link ResumeMismatchError} when it does not
+ */
+async function checkResume(db: LevelDatabase, name: string, resume: ResumePoint): Promise<Position> {
+  if (resume.position === 0) return 0;
+  let value: Uint8Array | undefined;
+  try {
+    value = await db.get<Uint8Array, Uint8Array>(recordKey(resume.position - 1), VIEW);
+  } catch (e) {
+    throw new LedgerIoError(name, causeOf(e));
+  }
+  if (value === undefined) throw new ResumeMismatchError(name, resume.position, `the log holds no record ${resume.position}`);
+  if (fingerprintOf(value) !== resume.fingerprint) throw new ResumeMismatchError(name, resume.position, 'the record before it is not the one it was');
+  return resume.position;
 }
 
 /** Damage unless `value` is this version's format marker. */

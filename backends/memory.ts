@@ -27,12 +27,14 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import {
   ClosedError,
   DamagedError,
   LockedError,
   ReadOnlyError,
   RecordRefusedError,
+  ResumeMismatchError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
 import type {
@@ -44,6 +46,7 @@ import type {
   OpenOptions,
   Position,
   RecordCodec,
+  ResumePoint,
 } from '../lib/log.js';
 
 /** How to make an in-memory log. */
@@ -84,6 +87,11 @@ interface Store<R> {
   writer: MemoryLog<R> | null;
 }
 
+/** SHA-256 (hex) of a record's text: the in-memory record's fingerprint. */
+function fingerprintOf<R>(codec: RecordCodec<R>, record: R): string {
+  return createHash('sha256').update(codec.encode(record)).digest('hex');
+}
+
 /**
  * Freezes `value` and everything it holds. A value frozen already is taken as frozen through,
  * which also stops at cycles; a record read from a log and appended again costs nothing.
@@ -111,22 +119,33 @@ class MemoryLog<R> implements EventLog<R> {
     this.name = store.name;
   }
 
-  static async open<R>(store: Store<R>, { readOnly = false, replay }: OpenOptions<R>): Promise<MemoryLog<R>> {
-    // Everything below runs before the first await: no other open can slip in between the
-    // check for a writer and taking its place.
+  static async open<R>(store: Store<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<MemoryLog<R>> {
+    // The writer's place is taken before the first await: no other open can slip in between
+    // the check for a writer and taking its place.
     if (!readOnly && store.writer !== null) throw new LockedError(store.name);
     const { records } = store;
     const count = records.length;
-    if (replay !== undefined) {
-      let position = 0;
-      try {
-        for (; position < count; position++) replay(records[position] as R, position);
-      } catch (e) {
-        throw e instanceof RecordRefusedError ? new DamagedError(store.name, position + 1, e.message, { cause: e }) : e;
-      }
-    }
     const log = new MemoryLog(store, readOnly, count);
     if (!readOnly) store.writer = log;
+    let position = 0;
+    try {
+      if (resume !== undefined && resume.position > 0) {
+        if (resume.position > count) throw new ResumeMismatchError(store.name, resume.position, `the log holds ${count} records`);
+        if (fingerprintOf(store.codec, records[resume.position - 1] as R) !== resume.fingerprint) {
+          throw new ResumeMismatchError(store.name, resume.position, 'the record before it is not the one it was');
+        }
+        position = resume.position;
+      }
+      if (replay !== undefined) {
+        for (; position < count; position++) {
+          const replayed = replay(records[position] as R, position);
+          if (replayed instanceof Promise) await replayed;
+        }
+      }
+    } catch (e) {
+      if (store.writer === log) store.writer = null;
+      throw e instanceof RecordRefusedError ? new DamagedError(store.name, position + 1, e.message, { cause: e }) : e;
+    }
     return log;
   }
 
@@ -166,6 +185,12 @@ class MemoryLog<R> implements EventLog<R> {
       yield records[position] as R;
       if (this.closed) throw new ClosedError(this.name);
     }
+  }
+
+  async resumePoint(): Promise<ResumePoint> {
+    if (this.closed) throw new ClosedError(this.name);
+    if (this.count === 0) return { position: 0, cursor: null, fingerprint: '' };
+    return { position: this.count, cursor: null, fingerprint: fingerprintOf(this.store.codec, this.store.records[this.count - 1] as R) };
   }
 
   async close(): Promise<void> {

@@ -23,7 +23,8 @@ export type LedgerErrorCode =
   | 'LEDGER_STOPPED'
   | 'LEDGER_CONFLICT'
   | 'LEDGER_NOT_EMPTY'
-  | 'LEDGER_COPY_MISMATCH';
+  | 'LEDGER_COPY_MISMATCH'
+  | 'LEDGER_RESUME_MISMATCH';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
 export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked';
@@ -215,5 +216,17 @@ export class CopyMismatchError extends LedgerError {
   constructor(readonly target: string, why: string) {
     super(`${target}: the copy does not read back as its source: ${why}`);
     this.name = 'CopyMismatchError';
+  }
+}
+
+/**
+ * An open asked to resume at a point the log does not hold any more: the log is shorter, or holds
+ * another record before the point. Nothing was changed; read the log through from the start.
+ */
+export class ResumeMismatchError extends LedgerError {
+  readonly code = 'LEDGER_RESUME_MISMATCH';
+  constructor(readonly path: string, readonly position: number, why: string) {
+    super(`${path}: cannot resume at record ${position}: ${why}`);
+    this.name = 'ResumeMismatchError';
   }
 }

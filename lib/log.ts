@@ -46,11 +46,32 @@ export interface OpenOptions<R> {
    */
   readonly readOnly?: boolean;
   /**
-   * Called with every record, in order, while the log is read through at open. A
-   * {@link RecordRefusedError} thrown here stops the open as damage at that record; the log is
-   * not repaired and nothing is changed.
+   * Called with every record, in order, while the log is read through at open (from
+   * `resume.position` when resuming). A {@link RecordRefusedError} thrown here, or the promise it
+   * returns rejected with one, stops the open as damage at that record; the log is not repaired
+   * and nothing is changed. When it returns a promise, the next record waits for it.
    */
-  readonly replay?: (record: R, position: Position) => void;
+  readonly replay?: (record: R, position: Position) => void | Promise<void>;
+  /**
+   * Read through from this point only, trusting what comes before it: `replay` sees the records
+   * from `resume.position` on. The point must be one this log gave (`resumePoint()`) and still
+   * hold: when the log is shorter, or holds another record before the point, the open fails
+   * with {@link ResumeMismatchError} and changes nothing (read it through from the start then).
+   */
+  readonly resume?: ResumePoint;
+}
+
+/**
+ * A place in a log to open it from later without reading what comes before (a read model's
+ * checkpoint keeps one): the position, the backend's own locator of it, and a fingerprint of
+ * the record before it, by which the log tells whether it still holds what it held.
+ */
+export interface ResumePoint {
+  readonly position: Position;
+  /** The backend's locator of the position (a JSONL file's byte offsets), as JSON data; `null` if it needs none. */
+  readonly cursor: unknown;
+  /** The backend's fingerprint (SHA-256, hex) of the stored record at `position - 1`; `''` at 0. */
+  readonly fingerprint: string;
 }
 
 /** What `open` found at the end of the log and dropped: bytes of a write a crash cut off. */
@@ -94,6 +115,8 @@ export interface EventLog<R> {
   append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
   /** The records from `from` (default 0) up to the head when the read starts, in order. */
   read(from?: Position): AsyncIterable<R>;
+  /** The point at the head now, to resume an open from later (see {@link OpenOptions.resume}). */
+  resumePoint(): Promise<ResumePoint>;
   /** Releases the lock and the files. Later calls are refused with {@link ClosedError}. */
   close(): Promise<void>;
 }

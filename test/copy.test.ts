@@ -116,6 +116,7 @@ test('a copy that does not read back as its source is reported', async () => {
             return { from, head: from + records.length };
           },
           read: (from?: number) => log.read(from),
+          resumePoint: () => log.resumePoint(),
           close: () => log.close(),
         };
       },

@@ -395,6 +395,76 @@ test('reading a log that was appended to since it was opened', async () => {
   });
 });
 
+test('a resumed open reads only the lines after its point: damage before it is not even seen', async () => {
+  await withHome(async (home) => {
+    const records = Array.from({ length: 50 }, (_, n) => decided(turn('r', n)));
+    const log = await openLog(home.path);
+    await log.append(records.slice(0, 40));
+    const point = await log.resumePoint();
+    await log.append(records.slice(40));
+    await log.close();
+    // same length, so the offsets hold: a full open would refuse line 3
+    const bytes = readFileSync(home.path);
+    const third = bytes.indexOf('{', bytes.indexOf('\n', bytes.indexOf('\n') + 1));
+    bytes.write('[', third);
+    writeFileSync(home.path, bytes);
+    await rejects(openLog(home.path), 'LEDGER_DAMAGED', /:3: /);
+    const seen: number[] = [];
+    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point, replay: (_, p) => void seen.push(p) });
+    assert.equal(seen, Array.from({ length: 10 }, (_, n) => 40 + n));
+    assert.is(resumed.head, 50);
+    await resumed.close();
+  });
+});
+
+test('a resumed open without a cursor finds its point by counting lines', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    await log.append(Array.from({ length: 30 }, (_, n) => decided(turn('c', n))));
+    const point = await log.resumePoint();
+    await log.append([decided(turn('c', 30))]);
+    await log.close();
+    const seen: number[] = [];
+    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: { ...point, cursor: null }, replay: (_, p) => void seen.push(p) });
+    assert.equal(seen, [30]);
+    await resumed.close();
+  });
+});
+
+test('a resumed open still drops a torn tail, and reports damage after its point with the line number', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    appendFileSync(home.path, line(C).slice(0, 12));
+    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point });
+    assert.equal(resumed.repaired, { at: line(A).length + line(B).length, dropped: 12, cut: true });
+    await resumed.close();
+    appendFileSync(home.path, 'nonsense\n');
+    const before = readFileSync(home.path);
+    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_DAMAGED', new RegExp(`^${home.path}:3: expected ident at line 1 column 2`));
+    assert.equal(readFileSync(home.path), before);
+  });
+});
+
+test('a resumed open of a file cut shorter than its point fails and changes nothing', async () => {
+  await withHome(async (home) => {
+    const log = await openLog(home.path);
+    await log.append([A, B, C]);
+    const point = await log.resumePoint();
+    await log.close();
+    writeFileSync(home.path, line(A) + line(B));
+    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /cannot resume at record 3/);
+    writeFileSync(home.path, line(A) + line(B) + line(failed(turn('chat-1', 1))));
+    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /cannot resume at record 3: (no record ends there|the record before it is not the one it was)/);
+    const sameLength = line(C).replace('msg-a1', 'msg-b2');
+    writeFileSync(home.path, line(A) + line(B) + sameLength);
+    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /the record before it is not the one it was/);
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B) + sameLength);
+  });
+});
+
 test('a second writer in the same process is refused at once, naming the ledger; a reader is not', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A));

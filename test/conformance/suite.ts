@@ -103,10 +103,63 @@ export function suite({ name, factory }: SuiteOptions): void {
       assert.equal(await all(log), records);
       await log.close();
       const seen: [Record, number][] = [];
-      const again = await backend.open({ replay: (record, position) => seen.push([record, position]) });
+      const again = await backend.open({
+        replay: (record, position) => {
+          seen.push([record, position]);
+        },
+      });
       assert.is(again.head, 20);
       assert.equal(seen, records.map((r, n) => [r, n]));
       assert.equal(await all(again), records);
+      await again.close();
+    }));
+
+  test('an open resumed at a point replays only the records after it, and reads all', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      assert.equal(await log.resumePoint(), { position: 0, cursor: null, fingerprint: '' });
+      await log.append(records.slice(0, 8));
+      const point = await log.resumePoint();
+      assert.is(point.position, 8);
+      assert.match(point.fingerprint, /^[0-9a-f]{64}$/);
+      await log.append(records.slice(8));
+      await log.close();
+      const seen: number[] = [];
+      const again = await backend.open({
+        resume: point,
+        replay: async (record, position) => {
+          await Promise.resolve();
+          assert.equal(record, records[position]);
+          seen.push(position);
+        },
+      });
+      assert.equal(seen, records.map((_, n) => n).slice(8), 'replayed from the point on, in order, each awaited');
+      assert.is(again.head, records.length);
+      assert.equal(await all(again), records);
+      assert.equal(await all(again, 17), records.slice(17));
+      const head = await again.resumePoint();
+      await again.append([decided(turn('after', 1))]);
+      await again.close();
+      const third = await backend.open({ resume: head, replay: (_, position) => void seen.push(position) });
+      assert.equal(seen.slice(-1), [records.length]);
+      assert.is(third.head, records.length + 1);
+      await third.close();
+    }));
+
+  test('an open resumed at a point the log does not hold fails, and changes nothing', () =>
+    withSubject(async ({ backend }) => {
+      const log = await backend.open();
+      await log.append(records.slice(0, 5));
+      const point = await log.resumePoint();
+      await log.close();
+      const mismatches = [
+        { ...point, position: 50 },
+        { ...point, fingerprint: '0'.repeat(64) },
+      ];
+      for (const resume of mismatches) assert.is(await code(backend.open({ resume })), 'LEDGER_RESUME_MISMATCH');
+      const again = await backend.open({ resume: point });
+      assert.is(again.head, 5);
+      await again.append(records.slice(5, 6));
       await again.close();
     }));
 
