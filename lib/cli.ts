@@ -361,7 +361,7 @@ async function verify({ args: [path = ''], out, progress }: Context): Promise<nu
   const started = performance.now();
   return reading(path, progress, async (ledger) => {
     const seconds = (performance.now() - started) / 1000;
-    const c = ledger.counts();
+    const c = await ledger.counts();
     const rate = ledger.size > 0 && seconds > 0 ? ` (${grouped(ledger.size / seconds)} records/s)` : '';
     out.line(
       `${path}: ok, ${plural(ledger.size, 'record')}, ${plural(c.decided, 'item')} decided ` +
@@ -376,7 +376,7 @@ async function verify({ args: [path = ''], out, progress }: Context): Promise<nu
 /** `counts <ledger> [--json]`. */
 async function counts({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
   return reading(path, progress, async (ledger) => {
-    const c = ledger.counts();
+    const c = await ledger.counts();
     if (switches.has('json')) {
       out.line(`{"decided":${c.decided},"sent":${c.sent},"waiting":${c.waiting},"failed":${c.failed},"skipped":${c.skipped}}`);
     } else {
@@ -392,7 +392,7 @@ async function counts({ args: [path = ''], switches, out, progress }: Context): 
 /** `outbox <ledger> [--json]`: every waiting item and its action, in decision order. */
 async function outbox({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
   return reading(path, progress, async (ledger) => {
-    const waiting = ledger.outbox();
+    const waiting = await ledger.outbox();
     if (switches.has('json')) {
       await out.lines(mapped(waiting, ({ item, action }) => `{"item":${encodeItem(item)},"action":${encodeAction(action)}}`));
       return 0;
@@ -419,7 +419,7 @@ function itemArgument(text: string): Item {
 async function sentIds({ args: [path = '', itemText = ''], switches, out, progress }: Context): Promise<number> {
   const item = itemArgument(itemText);
   return reading(path, progress, async (ledger) => {
-    const ids = ledger.sentIds(item);
+    const ids = await ledger.sentIds(item);
     if (switches.has('json')) out.line(ids === null ? 'null' : JSON.stringify(ids));
     else if (ids === null) out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
     else if (ids.length === 0) out.line(`${describeItem(item)} was sent, with no ids`);
@@ -435,7 +435,7 @@ async function conclusion({ args: [path = '', workspace = '', text = ''], switch
     throw new UsageError(`the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`, 'conclusion');
   }
   return reading(path, progress, async (ledger) => {
-    const found = ledger.conclusion(workspace as Workspace, text);
+    const found = await ledger.conclusion(workspace as Workspace, text);
     if (switches.has('json')) out.line(found === null ? 'null' : `{"item":${encodeItem(found.item)},"id":${JSON.stringify(found.id)}}`);
     else if (found === null) out.line(`none: no conclusion of ${workspace} with that text is sent and not undone`);
     else out.line(`${found.id}  (${describeItem(found.item)})`);

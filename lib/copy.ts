@@ -33,7 +33,7 @@ export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record
   try {
     await fillLedger(to, source.records(), onProgress);
     await verifyCopy(source, to);
-    return { records: source.size, counts: source.counts() };
+    return { records: source.size, counts: await source.counts() };
   } finally {
     await source.close();
   }
@@ -85,8 +85,8 @@ async function verifyCopy(source: Ledger, to: LogBackend<Record>): Promise<void>
   const copy = await Ledger.open(to, { readOnly: true });
   try {
     if (copy.size !== source.size) throw new CopyMismatchError(to.name, `${copy.size} records, not ${source.size}`);
-    const expected = JSON.stringify(source.counts());
-    const got = JSON.stringify(copy.counts());
+    const expected = JSON.stringify(await source.counts());
+    const got = JSON.stringify(await copy.counts());
     if (got !== expected) throw new CopyMismatchError(to.name, `the counts are ${got}, not ${expected}`);
     const theirs = source.records()[Symbol.asyncIterator]();
     let n = 0;

@@ -431,8 +431,8 @@ test('gen: the same seed gives the same bytes; the ledger opens and verifies', a
     assert.ok(verify.stdout.startsWith(`${a}: ok, 3000 records, `), verify.stdout);
     const ledger = await Ledger.open(a, { readOnly: true });
     try {
-      assert.equal(JSON.parse(cli(['counts', a, '--json']).stdout), ledger.counts());
-      assert.is(cli(['outbox', a, '--json']).stdout.split('\n').length - 1, ledger.outbox().length);
+      assert.equal(JSON.parse(cli(['counts', a, '--json']).stdout), await ledger.counts());
+      assert.is(cli(['outbox', a, '--json']).stdout.split('\n').length - 1, (await ledger.outbox()).length);
     } finally {
       await ledger.close();
     }

@@ -66,7 +66,7 @@ test('a copy into memory reads back as its source', async () => {
     const memory = memoryBackend({ codec: honchoCodec });
     const copied = await copyLedger(backendFor(home.path), memory);
     const source = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(copied.counts, source.counts());
+    assert.equal(copied.counts, await source.counts());
     await source.close();
     assert.equal(await exported(memory), readFileSync(home.path));
   });

@@ -60,13 +60,13 @@ test('an append failed before the write changes nothing, neither the state nor t
   assert.is((error as LedgerIoError).message, 'memory:: injected fault: append 2 failed before the write (EIO)');
   assert.is(injectedFault(error)?.kind, 'before');
   assert.is(injectedFault(error)?.append, 2);
-  assert.not.ok(ledger.isDecided(turn('chat-1', 2)));
+  assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
   assert.is(ledger.size, 1);
   assert.equal(await stored(backend), [decision(1)]);
 
   // a retry is append 3, which the plan leaves alone
   await ledger.append(decision(2));
-  assert.ok(ledger.isDecided(turn('chat-1', 2)));
+  assert.ok(await ledger.isDecided(turn('chat-1', 2)));
   await ledger.close();
   assert.equal(await stored(backend), [decision(1), decision(2)]);
   assert.equal(backend.stats, { attempted: 3, acknowledged: 2, rejected: 1, pending: 0, failedBefore: 1, failedAfter: 0, lost: 0, crashes: 0 });
@@ -81,9 +81,9 @@ test('an append failed after the write: the caller sees an error, the ledger doe
   assert.instance(error, LedgerIoError);
   assert.is(injectedFault(error)?.kind, 'after');
   assert.match((error as Error).message, 'injected fault: append 2 failed after the write: its records are in the log');
-  assert.not.ok(ledger.isDecided(turn('chat-1', 2)));
-  assert.equal(ledger.counts().decided, 1);
-  assert.equal(ledger.outbox().map((d) => d.item), [turn('chat-1', 1)]);
+  assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
+  assert.equal((await ledger.counts()).decided, 1);
+  assert.equal((await ledger.outbox()).map((d) => d.item), [turn('chat-1', 1)]);
   // ... but the record is in the log
   const read: Record[] = [];
   for await (const record of ledger.records()) read.push(record);
@@ -96,12 +96,12 @@ test('an append failed after the write: the caller sees an error, the ledger doe
   await ledger.close();
 
   const again = await Ledger.open(backend);
-  assert.ok(again.isDecided(turn('chat-1', 2)));
-  assert.not.ok(again.isDecided(turn('chat-1', 3)));
+  assert.ok(await again.isDecided(turn('chat-1', 2)));
+  assert.not.ok(await again.isDecided(turn('chat-1', 3)));
   // a caller that retries blindly is told the record is there already
   assert.is(await code(again.append(decision(2))), 'LEDGER_ALREADY_DECIDED');
   await again.append(sent(turn('chat-1', 2)));
-  assert.equal(again.sentIds(turn('chat-1', 2)), ['msg-1']);
+  assert.equal(await again.sentIds(turn('chat-1', 2)), ['msg-1']);
   await again.close();
   assert.equal(await stored(backend), [decision(1), decision(2), sent(turn('chat-1', 2))]);
 });
@@ -241,14 +241,14 @@ test('a crash under a ledger: the acknowledged records survive, the batch in fli
   await backend.crash();
   for (const lost of inFlight) assert.is(injectedFault(await failure(lost))?.kind, 'crash');
   assert.is(await code(ledger.append(decision(4))), 'LEDGER_CLOSED');
-  assert.not.ok(ledger.isDecided(turn('chat-1', 2)));
+  assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
   await ledger.close();
   holding = false;
 
   const again = await Ledger.open(backend);
-  assert.equal(again.counts().decided, 1);
-  assert.ok(again.isDecided(turn('chat-1', 1)));
-  assert.not.ok(again.isDecided(turn('chat-1', 2)));
+  assert.equal((await again.counts()).decided, 1);
+  assert.ok(await again.isDecided(turn('chat-1', 1)));
+  assert.not.ok(await again.isDecided(turn('chat-1', 2)));
   await again.close();
   assert.is(backend.stats.lost, 1); // one batch of two records
 });

@@ -48,7 +48,7 @@ test('a missing file is an empty ledger, and opening creates nothing', async () 
       const ledger = await Ledger.open(home.path, { readOnly });
       assert.is(ledger.size, 0);
       assert.not.ok(ledger.repaired);
-      assert.equal(ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
+      assert.equal(await ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
       await ledger.close();
       assert.equal(readdirSync(home.dir), []);
     }
@@ -84,7 +84,7 @@ test('a cut-off last line is dropped and cut, wherever the cut fell, and the nex
       assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, where);
       assert.is(readFileSync(home.path, 'utf8'), whole, `${where}: cut from the file`);
       assert.is(ledger.size, 2);
-      assert.not.ok(ledger.isDecided(WIDE.item));
+      assert.not.ok(await ledger.isDecided(WIDE.item));
       await ledger.append(WIDE);
       await ledger.close();
       assert.is(readFileSync(home.path, 'utf8'), whole + line(WIDE), where);
@@ -228,7 +228,7 @@ test('a missing directory is an I/O error naming the path, and it is never creat
     const path = join(home.dir, 'memory', 'honcho.jsonl');
     const ledger = await Ledger.open(path);
     await rejects(ledger.append(A), 'LEDGER_IO', `${path}: no such file or directory (ENOENT)`);
-    assert.not.ok(ledger.isDecided(A.item));
+    assert.not.ok(await ledger.isDecided(A.item));
     assert.equal(readdirSync(home.dir), []);
     await ledger.close();
   });
@@ -239,8 +239,8 @@ test('a failed write changes nothing: the ledger\'s path turned into a directory
     const ledger = await Ledger.open(home.path);
     mkdirSync(home.path);
     await rejects(ledger.append(A), 'LEDGER_IO', new RegExp(`^${home.path}: `));
-    assert.not.ok(ledger.isDecided(A.item));
-    assert.equal(ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
+    assert.not.ok(await ledger.isDecided(A.item));
+    assert.equal(await ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
     await ledger.close();
   });
 });
@@ -262,7 +262,7 @@ test('a failed write is cut back and the log goes on; nothing of it is believed'
     io.shortenWrites(1).fail('write', 2, 'ENOSPC');
     await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`);
     assert.is(readFileSync(home.path, 'utf8'), line(A), 'the half-written line was cut');
-    assert.not.ok(ledger.isDecided(B.item));
+    assert.not.ok(await ledger.isDecided(B.item));
     await ledger.append(B);
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
     await ledger.close();
@@ -281,8 +281,8 @@ test('a failed write that cannot be cut back stops the log until it is reopened'
     await ledger.close();
     const again = await Ledger.open(home.path);
     assert.ok(again.repaired, 'the half line is a torn tail for the next open');
-    assert.ok(again.isDecided(A.item));
-    assert.not.ok(again.isDecided(B.item));
+    assert.ok(await again.isDecided(A.item));
+    assert.not.ok(await again.isDecided(B.item));
     await again.append(B);
     await again.close();
   });
@@ -295,7 +295,7 @@ test('a failed fdatasync is never retried into success: the log stops, and the l
     await ledger.append(A);
     io.fail('datasync', 1, 'EIO');
     await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
-    assert.not.ok(ledger.isDecided(B.item));
+    assert.not.ok(await ledger.isDecided(B.item));
     assert.is(readFileSync(home.path, 'utf8'), line(A));
     const syncs = io.count('datasync');
     await rejects(ledger.append(C), 'LEDGER_STOPPED');

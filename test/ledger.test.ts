@@ -19,6 +19,7 @@ import {
   turnTo,
   unconclude,
   withHome,
+  collect,
 } from './support/ledger.js';
 
 const lines = (path: string): string[] => readFileSync(path, 'utf8').split('\n').slice(0, -1);
@@ -64,7 +65,7 @@ test('a record that is not valid is refused and nothing is written', async () =>
     await refusedWith(ledger.append(bad), 'LEDGER_INVALID_RECORD', 'a ledger record could not be encoded: the record has an unknown field `extra` (expected `type`, `time`, `item`, `action`)');
     await refusedWith(ledger.append(decided(turn('chat-1', 2), skip('\ud800'))), 'LEDGER_INVALID_RECORD', "a ledger record could not be encoded: the action's why has a lone surrogate, which UTF-8 cannot hold");
     assert.equal(readFileSync(path), before);
-    assert.not.ok(ledger.isDecided(turn('chat-1', 2)));
+    assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
   });
 });
 
@@ -76,8 +77,8 @@ test('the outbox holds the waiting items, in the order of their decisions', asyn
   const e = edit('2026-09-28-0001', 1);
   await withLedger(
     [decided(c), decided(a, skip()), decided(b, conclude('trusted', 'x')), decided(d), decided(e, fleet('f')), sent(d), failed(e, 500, 'http')],
-    (ledger) => {
-      assert.equal(ledger.outbox(), [
+    async (ledger) => {
+      assert.equal(await ledger.outbox(), [
         { item: c, action: turnTo() },
         { item: b, action: conclude('trusted', 'x') },
       ]);
@@ -91,7 +92,7 @@ test('a second decision is refused with the spec\'s text, and nothing is written
     await refusedWith(ledger.append(decided(turn('chat-1', 3), skip())), 'LEDGER_ALREADY_DECIDED', 'turn 3 of session chat-1: decided already');
     await refusedWith(ledger.append(decided(edit('2026-09-28-0001', 0))), 'LEDGER_ALREADY_DECIDED', 'part 0 of edit 2026-09-28-0001: decided already');
     assert.equal(readFileSync(path), before);
-    assert.equal(ledger.outbox(), [{ item: turn('chat-1', 3), action: turnTo() }]);
+    assert.equal(await ledger.outbox(), [{ item: turn('chat-1', 3), action: turnTo() }]);
   });
 });
 
@@ -110,7 +111,7 @@ test('sent or failed is refused before the decision, after an outcome, and for a
     await refusedWith(ledger.append(sent(skipped)), 'LEDGER_NOT_WAITING', 'part 0 of edit 2026-09-28-0001: not waiting to be sent');
     await refusedWith(ledger.append(failed(skipped)), 'LEDGER_NOT_WAITING', 'part 0 of edit 2026-09-28-0001: not waiting to be sent');
     assert.equal(readFileSync(path), before);
-    assert.equal(ledger.counts(), { decided: 3, sent: 1, waiting: 0, failed: 1, skipped: 1 });
+    assert.equal(await ledger.counts(), { decided: 3, sent: 1, waiting: 0, failed: 1, skipped: 1 });
   });
 });
 
@@ -119,10 +120,10 @@ test('sentIds gives the ids of the sent record, and null for every other item', 
   const w = turn('chat-1', 2);
   const f = turn('chat-1', 3);
   const k = turn('chat-1', 4);
-  await withLedger([decided(s), sent(s, ['msg-a1', 'msg-a2']), decided(w), decided(f), failed(f), decided(k, skip())], (ledger) => {
-    assert.equal(ledger.sentIds(s), ['msg-a1', 'msg-a2']);
-    assert.equal(ledger.sentIds({ type: 'turn', turn: 1, session: 'chat-1' }), ['msg-a1', 'msg-a2']);
-    for (const item of [w, f, k, turn('chat-9', 1)]) assert.is(ledger.sentIds(item), null);
+  await withLedger([decided(s), sent(s, ['msg-a1', 'msg-a2']), decided(w), decided(f), failed(f), decided(k, skip())], async (ledger) => {
+    assert.equal(await ledger.sentIds(s), ['msg-a1', 'msg-a2']);
+    assert.equal(await ledger.sentIds({ type: 'turn', turn: 1, session: 'chat-1' }), ['msg-a1', 'msg-a2']);
+    for (const item of [w, f, k, turn('chat-9', 1)]) assert.is(await ledger.sentIds(item), null);
   });
 });
 
@@ -148,26 +149,26 @@ test('conclusion: the latest sent conclusion of its workspace and text that is n
     sent(noIds, []),
   ];
   await withLedger(records, async (ledger) => {
-    assert.equal(ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'the latest sent, not the latest decided');
-    assert.equal(ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' });
-    assert.is(ledger.conclusion('fleet', 'coffee'), null);
-    assert.is(ledger.conclusion('trusted', 'tea'), null, 'decided but not sent');
-    assert.is(ledger.conclusion('trusted', 'milk'), null, 'a sent conclude without ids is ignored');
+    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'the latest sent, not the latest decided');
+    assert.equal(await ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' });
+    assert.is(await ledger.conclusion('fleet', 'coffee'), null);
+    assert.is(await ledger.conclusion('trusted', 'tea'), null, 'decided but not sent');
+    assert.is(await ledger.conclusion('trusted', 'milk'), null, 'a sent conclude without ids is ignored');
     await ledger.append(decided(u1, unconclude('trusted', 'coffee')));
-    assert.equal(ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'an unconclude counts once sent');
+    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'an unconclude counts once sent');
     await ledger.append(sent(u1, ['u-1']));
-    assert.equal(ledger.conclusion('trusted', 'coffee'), { item: c2, id: 'id-2' }, 'the undo took the top one off');
-    assert.equal(ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' }, 'another workspace is untouched');
+    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c2, id: 'id-2' }, 'the undo took the top one off');
+    assert.equal(await ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' }, 'another workspace is untouched');
     await ledger.append(sent(c3, ['id-3']));
-    assert.equal(ledger.conclusion('trusted', 'coffee'), { item: c3, id: 'id-3' });
+    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c3, id: 'id-3' });
     for (const [n, id] of [[1, 'u-2'], [2, 'u-3'], [3, 'u-4']] as const) {
       await ledger.append(decided(edit('undo', n), unconclude('trusted', 'coffee')));
       await ledger.append(sent(edit('undo', n), [id]));
     }
-    assert.is(ledger.conclusion('trusted', 'coffee'), null, 'every one undone, and an undo of an empty stack is harmless');
+    assert.is(await ledger.conclusion('trusted', 'coffee'), null, 'every one undone, and an undo of an empty stack is harmless');
     await ledger.append(decided(edit('again', 0), conclude('trusted', 'coffee')));
     await ledger.append(sent(edit('again', 0), ['id-9']));
-    assert.equal(ledger.conclusion('trusted', 'coffee'), { item: edit('again', 0), id: 'id-9' });
+    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: edit('again', 0), id: 'id-9' });
   });
 });
 
@@ -175,22 +176,22 @@ test('the counts add up: decided is the sum of sent, waiting, failed and skipped
   const items: Item[] = Array.from({ length: 10 }, (_, n) => turn('chat-1', n));
   const records: Record[] = items.map((item, n) => decided(item, n % 5 === 0 ? skip() : turnTo()));
   records.push(sent(items[1] as Item), sent(items[2] as Item), failed(items[3] as Item), sent(items[4] as Item, []));
-  await withLedger(records, (ledger) => {
-    const counts: Counts = ledger.counts();
+  await withLedger(records, async (ledger) => {
+    const counts: Counts = await ledger.counts();
     assert.equal(counts, { decided: 10, sent: 3, waiting: 4, failed: 1, skipped: 2 });
     assert.is(counts.decided, counts.sent + counts.waiting + counts.failed + counts.skipped);
-    assert.is(ledger.outbox().length, counts.waiting);
+    assert.is((await ledger.outbox()).length, counts.waiting);
   });
 });
 
 test('decisions gives every decided item with its action, in order, and isDecided counts a skip', async () => {
   const records = [decided(turn('a', 1), skip()), decided(edit('e', 0), retract('t')), decided(turn('a', 0))];
-  await withLedger([...records, sent(edit('e', 0))], (ledger) => {
-    assert.equal([...ledger.decisions()], records.map((r) => ({ item: r.item, action: (r as { action: unknown }).action })));
-    assert.ok(ledger.isDecided(turn('a', 1)));
-    assert.ok(ledger.isDecided({ type: 'edit', part: 0, id: 'e' }));
-    assert.not.ok(ledger.isDecided(turn('a', 2)));
-    assert.not.ok(ledger.isDecided(edit('a', 1)));
+  await withLedger([...records, sent(edit('e', 0))], async (ledger) => {
+    assert.equal(await collect(ledger.decisions()), records.map((r) => ({ item: r.item, action: (r as { action: unknown }).action })));
+    assert.ok(await ledger.isDecided(turn('a', 1)));
+    assert.ok(await ledger.isDecided({ type: 'edit', part: 0, id: 'e' }));
+    assert.not.ok(await ledger.isDecided(turn('a', 2)));
+    assert.not.ok(await ledger.isDecided(edit('a', 1)));
   });
 });
 
@@ -200,7 +201,7 @@ test('the state holds its own copy: changing a record after append changes nothi
     await ledger.append(record as Record);
     record.item.turn = 2;
     record.action.speaker = 'mallory';
-    assert.equal(ledger.outbox(), [{ item: turn('chat-1', 1), action: turnTo('trusted', 'kyle') }]);
+    assert.equal(await ledger.outbox(), [{ item: turn('chat-1', 1), action: turnTo('trusted', 'kyle') }]);
   });
 });
 
@@ -232,8 +233,8 @@ test('appends from many un-awaited callers are checked and written in call order
       assert.is(outcome, expected, `call ${n}`);
     });
     const reopened = await Ledger.open(path, { readOnly: true });
-    assert.equal(reopened.counts(), ledger.counts());
-    assert.equal(reopened.outbox(), ledger.outbox());
+    assert.equal(await reopened.counts(), await ledger.counts());
+    assert.equal(await reopened.outbox(), await ledger.outbox());
     await reopened.close();
   });
 });
@@ -250,7 +251,7 @@ test('appends made together share one write and one sync, a sent with its decide
     await Promise.all(calls);
     assert.is(io.count('datasync'), 1, 'one sync for the 200 records');
     assert.is(io.count('write'), 1);
-    assert.equal(ledger.counts(), { decided: 100, sent: 100, waiting: 0, failed: 0, skipped: 0 });
+    assert.equal(await ledger.counts(), { decided: 100, sent: 100, waiting: 0, failed: 0, skipped: 0 });
     await ledger.close();
   });
 });
@@ -266,8 +267,8 @@ test('a record refused only because of an earlier record of its batch waits for 
     const outcome = (p: Promise<void>): Promise<string> => p.then(() => 'ok', (e: { code: string }) => e.code);
     // the first batch fails with its send; the second decision was not refused on its account
     assert.equal(await Promise.all([outcome(first), outcome(itsSend), outcome(again)]), ['LEDGER_IO', 'LEDGER_IO', 'ok']);
-    assert.equal(ledger.outbox(), []);
-    assert.ok(ledger.isDecided(turn('w', 1)));
+    assert.equal(await ledger.outbox(), []);
+    assert.ok(await ledger.isDecided(turn('w', 1)));
     assert.equal(lines(home.path), [encodeRecord(decided(turn('w', 1), skip()))]);
     await ledger.close();
   });
@@ -284,11 +285,11 @@ test('reopening gives the same state', async () => {
   ];
   await withLedger(records, async (ledger, path) => {
     const again = await Ledger.open(path, { readOnly: true });
-    assert.equal(again.counts(), ledger.counts());
-    assert.equal(again.outbox(), ledger.outbox());
-    assert.equal([...again.decisions()], [...ledger.decisions()]);
-    assert.equal(again.conclusion('trusted', 'x'), ledger.conclusion('trusted', 'x'));
-    assert.equal(again.sentIds(edit('e', 0)), ['c-1']);
+    assert.equal(await again.counts(), await ledger.counts());
+    assert.equal(await again.outbox(), await ledger.outbox());
+    assert.equal(await collect(again.decisions()), await collect(ledger.decisions()));
+    assert.equal(await again.conclusion('trusted', 'x'), await ledger.conclusion('trusted', 'x'));
+    assert.equal(await again.sentIds(edit('e', 0)), ['c-1']);
     assert.is(again.size, records.length);
     const read: Record[] = [];
     for await (const record of again.records()) read.push(record);

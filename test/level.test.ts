@@ -24,7 +24,7 @@ import {
   isLedgerError,
   jsonlBackend,
 } from '../lib/index.js';
-import { type Home, conclude, decided, edit, failed, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+import { type Home, collect, conclude, decided, edit, failed, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -596,20 +596,20 @@ test('the Honcho ledger on LevelDB: rules, queries and a reopen, answering as on
     }
     await rejects(level.append(decided(turn('chat-1', 1))), 'LEDGER_ALREADY_DECIDED');
     await rejects(level.append(sent(turn('chat-1', 9))), 'LEDGER_NOT_WAITING');
-    const answers = (ledger: Ledger): unknown => ({
+    const answers = async (ledger: Ledger): Promise<unknown> => ({
       size: ledger.size,
-      counts: ledger.counts(),
-      outbox: ledger.outbox(),
-      decisions: [...ledger.decisions()],
-      sentIds: records.map((r) => ledger.sentIds(r.item)),
-      conclusion: ledger.conclusion('trusted', 'likes tea'),
+      counts: await ledger.counts(),
+      outbox: await ledger.outbox(),
+      decisions: await collect(ledger.decisions()),
+      sentIds: await Promise.all(records.map((r) => ledger.sentIds(r.item))),
+      conclusion: await ledger.conclusion('trusted', 'likes tea'),
     });
-    const expected = answers(jsonl);
-    assert.equal(answers(level), expected);
+    const expected = await answers(jsonl);
+    assert.equal(await answers(level), expected);
     await level.close();
     await jsonl.close();
     const again = await Ledger.open(backendAt(folderOf(home)), { readOnly: true });
-    assert.equal(answers(again), expected);
+    assert.equal(await answers(again), expected);
     const read: string[] = [];
     for await (const record of again.records()) read.push(`${encodeRecord(record)}\n`);
     assert.is(read.join(''), readFileSync(home.path, 'utf8'));

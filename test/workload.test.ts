@@ -84,14 +84,14 @@ test('a generated ledger opens under the rules and its counts add up', async () 
     try {
       assert.is(ledger.size, RECORDS);
       assert.is(ledger.repaired, false);
-      const counts = ledger.counts();
+      const counts = await ledger.counts();
       const records = written.map((line) => decodeRecordText(line));
       const of = (type: Record['type']): number => records.filter((r) => r.type === type).length;
       assert.is(counts.decided, of('decided'));
       assert.is(counts.sent, of('sent'));
       assert.is(counts.failed, of('failed'));
       assert.is(counts.decided, counts.sent + counts.waiting + counts.failed + counts.skipped);
-      assert.is(ledger.outbox().length, counts.waiting);
+      assert.is((await ledger.outbox()).length, counts.waiting);
       // A realistic outbox: something is still waiting, but most of the work was done.
       assert.ok(counts.waiting > 0, 'the outbox is not empty');
       assert.ok(counts.waiting < counts.decided / 10, `the outbox (${counts.waiting}) is a small part of ${counts.decided}`);
@@ -210,7 +210,7 @@ test('conclusions are made and undone: conclusion() answers as a replay of the s
       for (const [k, { workspace, text }] of pairs) {
         const stack = stacks.get(k) ?? [];
         const expected = stack[stack.length - 1] ?? null;
-        assert.equal(ledger.conclusion(workspace, text), expected);
+        assert.equal(await ledger.conclusion(workspace, text), expected);
         if (expected === null) none++;
         else answered++;
       }

@@ -3,7 +3,8 @@
  * failed, on any backend (by default the JSONL file `<home>/memory/honcho.jsonl`).
  *
  * - `open` reads the log through, replaying every record under the rules; a record that breaks
- *   them is damage, reported with its line, and nothing is changed.
+ *   them is damage, reported with its line, and nothing is changed. With a read model
+ *   (`index`), it reads only what was appended since the read model's checkpoint.
  * - `append` checks the record against the state that includes every earlier append, writes it
  *   durably, and only then takes it into the state: a refused or failed append changes nothing.
  * - Appends made together (un-awaited, from many callers) share one write and one sync (group
@@ -11,27 +12,46 @@
  *   records applied; one that needs an earlier record of its batch (a `sent` after its
  *   `decided`) lands or fails with it, and one refused only because of an earlier record of its
  *   batch waits for the batch's outcome before it is checked again.
+ * - Queries answer from the state: in memory, or from the read model in LevelDB.
+ * - Live consumers follow the records as they are appended (`follow`) and wait for work
+ *   (`waitForOutbox`), without polling.
  *
  * @module
  */
-import { ClosedError } from '../errors.js';
-import type { EventLog, Repair } from '../log.js';
+import { ClosedError, LedgerError, ResumeMismatchError, StoppedError } from '../errors.js';
+import type { EventLog, LogBackend, Position, Repair } from '../log.js';
 import { type Target, backendFor } from '../target.js';
 import { normalizeRecord } from './codec.js';
-import { type Conclusion, type Decision, Projection } from './projection.js';
 import { ItemMap } from './item-map.js';
-import { type Counts, type Item, type Record, type Workspace } from './record.js';
+import { type Conclusion, type Decision, Projection } from './projection.js';
+import { ReadModel } from './read-model.js';
+import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
+import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
 
 export type { Conclusion, Decision } from './projection.js';
+export type { OutboxCursor, OutboxPage } from './state.js';
 
 /** How to open a ledger. */
 export interface LedgerOptions {
   /**
-   * Read without the writer's lock and change nothing: a cut-off last line is ignored, not cut
-   * (`repair.cut` is `false`), and `append` is refused.
+   * Read without the writer's lock and change nothing of the log: a cut-off last line is
+   * ignored, not cut (`repair.cut` is `false`), and `append` is refused. (A read model given
+   * with `index` is still brought up to date: it is derived, and this ledgerstore's own.)
    */
   readonly readOnly?: boolean;
+  /**
+   * A folder for the read model (created if missing): the state is kept there in LevelDB,
+   * checkpointed, so that an open reads only what was appended since and queries do not hold
+   * the ledger in memory. One process at a time (LevelDB's lock). Default: none, the state is
+   * rebuilt in memory at every open, as memoryd's spec has it.
+   */
+  readonly index?: string;
+  /**
+   * Told, once, of what an operator should know that is not an error: that the read model was
+   * built or rebuilt from the log, and why. Default: a line on stderr.
+   */
+  readonly onNotice?: (message: string) => void;
 }
 
 /** The most records one write carries. */
@@ -43,15 +63,31 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+/** A record as a live consumer sees it: with its position in the log. */
+export interface Appended {
+  readonly position: Position;
+  readonly record: Record;
+}
+
+const noticeOnStderr = (message: string): void => {
+  process.stderr.write(`ledgerstore: ${message}\n`);
+};
+
 /** An open Honcho ledger. */
 export class Ledger {
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   private closed = false;
+  /** Set when the state could not take in records the log holds: appends stop until a reopen. */
+  private stale: LedgerError | null = null;
+  /** Called after each batch is taken into the state (live consumers). */
+  private readonly listeners = new Set<(from: Position, records: readonly Record[]) => void>();
+  /** The resolvers of waits that a close must end. */
+  private readonly closers = new Set<() => void>();
 
   private constructor(
     private readonly log: EventLog<Record>,
-    private readonly state: Projection,
+    private readonly state: LedgerState,
   ) {}
 
   /**
@@ -59,20 +95,31 @@ export class Ledger {
    * a URI (`jsonl:<path>`, `level:<folder>`, `memory:`; see `target.ts`), or a backend.
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
-   * @throws `LockedError` when another writer has it open
+   * @throws `LockedError` when another writer has it open (or another process the read model)
    */
   static async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
     const backend = backendFor(target);
-    const state = new Projection();
-    const log = await backend.open({
-      readOnly: options.readOnly ?? false,
-      replay: (record) => {
-        const refused = refusal(record, state.stateOf(record.item));
-        if (refused !== null) throw refused;
-        state.apply(record);
-      },
-    });
-    return new Ledger(log, state);
+    const readOnly = options.readOnly ?? false;
+    if (options.index === undefined) {
+      const projection = new Projection();
+      const log = await backend.open({
+        readOnly,
+        replay: (record) => {
+          const refused = refusal(record, projection.stateOf(record.item));
+          if (refused !== null) throw refused;
+          projection.apply(record);
+        },
+      });
+      return new Ledger(log, new MemoryState(projection));
+    }
+    const model = await ReadModel.open(options.index);
+    try {
+      const log = await openIndexed(backend, model, readOnly, options.onNotice ?? noticeOnStderr);
+      return new Ledger(log, model);
+    } catch (e) {
+      await model.close().catch(() => undefined);
+      throw e;
+    }
   }
 
   /** The log's name: the file's path for the JSONL backend. */
@@ -104,6 +151,7 @@ export class Ledger {
    */
   append(record: Record): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError(this.name));
+    if (this.stale !== null) return Promise.reject(new StoppedError(this.name, this.stale));
     let checked: Record;
     try {
       checked = normalizeRecord(record);
@@ -119,18 +167,26 @@ export class Ledger {
   /** Writes what is queued, a batch at a time, until the queue is empty. */
   private async flush(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.takeBatch();
+      const batch = await this.takeBatch();
       if (batch.length === 0) continue;
+      const records = batch.map((p) => p.record);
+      let from: Position;
       try {
-        await this.log.append(batch.map((p) => p.record));
+        if (this.stale !== null) throw new StoppedError(this.name, this.stale);
+        ({ from } = await this.log.append(records));
       } catch (e) {
         for (const pending of batch) pending.reject(e);
         continue;
       }
-      for (const pending of batch) {
-        this.state.apply(pending.record);
-        pending.resolve();
+      try {
+        await this.state.apply(records, () => this.log.resumePoint());
+      } catch (e) {
+        // The records are in the log, durable: they are appended. But the state did not take
+        // them in, so it cannot check the next ones: stop until a reopen catches it up.
+        this.stale = e instanceof LedgerError ? e : new StoppedError(this.name, e as Error);
       }
+      for (const pending of batch) pending.resolve();
+      for (const listener of this.listeners) listener(from, records);
     }
     this.flushing = null;
   }
@@ -141,15 +197,17 @@ export class Ledger {
    * A record refused only because of an earlier record of the batch, which may yet fail, ends
    * the batch: it is checked again once the batch has landed or failed.
    */
-  private takeBatch(): Pending[] {
+  private async takeBatch(): Promise<Pending[]> {
+    const candidates = this.queue.slice(0, MAX_BATCH);
+    const states = await this.state.statesOf(candidates.map((p) => p.record.item));
     const staged = new ItemMap<ItemState>();
     const batch: Pending[] = [];
     let taken = 0;
-    for (; taken < this.queue.length && batch.length < MAX_BATCH; taken++) {
-      const pending = this.queue[taken] as Pending;
+    for (; taken < candidates.length; taken++) {
+      const pending = candidates[taken] as Pending;
       const { item } = pending.record;
       const before = staged.get(item);
-      const refused = refusal(pending.record, before ?? this.state.stateOf(item));
+      const refused = refusal(pending.record, before ?? states[taken]);
       if (refused === null) {
         staged.set(item, stateAfter(pending.record));
         batch.push(pending);
@@ -164,17 +222,25 @@ export class Ledger {
   }
 
   /** Whether the item has its `decided` record (a `skip` counts). */
-  isDecided(item: Item): boolean {
+  isDecided(item: Item): Promise<boolean> {
     return this.state.isDecided(item);
   }
 
   /** Every waiting item with its action, in the order of the `decided` records. */
-  outbox(): Decision[] {
+  outbox(): Promise<Decision[]> {
     return this.state.outbox();
   }
 
+  /**
+   * The outbox a page at a time, oldest first: up to `limit` waiting items after `after` (a
+   * page's `next`), from the start when it is absent.
+   */
+  outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
+    return this.state.outboxPage(limit, after);
+  }
+
   /** The ids of the item's `sent` record; `null` when it has none (waiting, failed, skipped, unknown). */
-  sentIds(item: Item): readonly string[] | null {
+  sentIds(item: Item): Promise<readonly string[] | null> {
     return this.state.sentIds(item);
   }
 
@@ -183,17 +249,17 @@ export class Ledger {
    * sent (with an id), in the order their `sent` records were appended, the latest that no sent
    * `Unconclude` of the same workspace and text has taken off; `null` when none.
    */
-  conclusion(workspace: Workspace, text: string): Conclusion | null {
+  conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
     return this.state.conclusion(workspace, text);
   }
 
   /** How many items are decided, sent, waiting, failed and skipped. */
-  counts(): Counts {
+  counts(): Promise<Counts> {
     return this.state.counts();
   }
 
   /** Every decided item with its action, in decision order. */
-  decisions(): IterableIterator<Decision> {
+  decisions(): AsyncIterable<Decision> {
     return this.state.decisions();
   }
 
@@ -202,10 +268,128 @@ export class Ledger {
     return this.log.read(from);
   }
 
-  /** Waits for queued appends, then closes the log. */
+  /**
+   * The records from `from` on, each with its position: those the log holds now, then each one
+   * appended through this ledger, as soon as it is durable and in the state, until `signal`
+   * aborts or the ledger closes. A consumer that falls behind loses nothing: what is appended
+   * while it works waits for it, in order.
+   */
+  async *follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<Appended> {
+    const live: Appended[] = [];
+    let wake: (() => void) | null = null;
+    const listener = (first: Position, records: readonly Record[]): void => {
+      records.forEach((record, n) => live.push({ position: first + n, record }));
+      wake?.();
+    };
+    const stop = (): void => wake?.();
+    // Listening first, then reading what the log holds: nothing appended in between is missed,
+    // and what both give is told once (by position).
+    this.listeners.add(listener);
+    signal?.addEventListener('abort', stop);
+    try {
+      let next = from;
+      const head = this.log.head;
+      for await (const record of this.log.read(from)) {
+        if (next >= head) break;
+        yield { position: next++, record };
+      }
+      for (;;) {
+        while (live.length > 0) {
+          const appended = live.shift() as Appended;
+          if (appended.position < next) continue;
+          next = appended.position + 1;
+          yield appended;
+        }
+        if (this.closed || signal?.aborted === true) return;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            this.closers.delete(done);
+            wake = null;
+            resolve();
+          };
+          wake = done;
+          this.closers.add(done);
+        });
+      }
+    } finally {
+      this.listeners.delete(listener);
+      signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  /**
+   * Resolves when the outbox holds an item: at once when it does now, else as soon as an append
+   * through this ledger puts one there. Rejects with `ClosedError` if the ledger closes first, or
+   * with the signal's reason when `signal` aborts.
+   */
+  async waitForOutbox(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      if (this.closed) throw new ClosedError(this.name);
+      signal?.throwIfAborted();
+      if ((await this.state.counts()).waiting > 0) return;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          this.listeners.delete(listener);
+          this.closers.delete(done);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const listener = (_: Position, records: readonly Record[]): void => {
+          if (records.some((r) => r.type === 'decided' && r.action.type !== 'skip')) done();
+        };
+        this.listeners.add(listener);
+        this.closers.add(done);
+        signal?.addEventListener('abort', done);
+      });
+    }
+  }
+
+  /** Waits for queued appends, then closes the log and the state; ends live consumers. */
   async close(): Promise<void> {
     this.closed = true;
     await this.flushing;
+    for (const close of this.closers) close();
+    this.closers.clear();
     await this.log.close();
+    await this.state.close();
+  }
+}
+
+/**
+ * Opens the log resumed at the read model's checkpoint, replaying what follows it into the read
+ * model; or, when the read model cannot be caught up (new, of another schema, unfinished, or
+ * the log does not hold its checkpoint any more), rebuilds it from the log's start.
+ */
+async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOnly: boolean, notice: (message: string) => void): Promise<EventLog<Record>> {
+  const reason = model.rebuildReason;
+  if (reason !== null) {
+    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${reason}`);
+    await model.reset();
+  }
+  const checkpoint = model.checkpoint;
+  const replayInto = async (resume: boolean): Promise<EventLog<Record>> => {
+    const catchUp = model.catchUp(backend.name);
+    const log = await backend.open({
+      readOnly,
+      ...(resume && checkpoint !== null ? { resume: checkpoint.resume } : {}),
+      replay: (record) => catchUp.replay(record),
+    });
+    try {
+      await catchUp.finish(await log.resumePoint());
+    } catch (e) {
+      await log.close().catch(() => undefined);
+      throw e;
+    }
+    if (checkpoint === null && catchUp.count > 0 && reason === null) notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
+    return log;
+  };
+  if (checkpoint === null) return replayInto(false);
+  try {
+    return await replayInto(true);
+  } catch (e) {
+    if (!(e instanceof ResumeMismatchError)) throw e;
+    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${e.message}`);
+    await model.reset();
+    return replayInto(false);
   }
 }

@@ -10,6 +10,8 @@ import { ItemMap } from './item-map.js';
 import { type ItemState, stateAfter } from './rules.js';
 
 interface Entry {
+  /** Its place in decision order, from 0. */
+  readonly seq: number;
   readonly item: Item;
   readonly action: Action;
   state: ItemState;
@@ -54,7 +56,7 @@ export class Projection {
   apply(record: Record): void {
     const state = stateAfter(record);
     if (record.type === 'decided') {
-      const entry: Entry = { item: record.item, action: record.action, state, ids: null };
+      const entry: Entry = { seq: this.order.length, item: record.item, action: record.action, state, ids: null };
       this.entries.set(record.item, entry);
       this.order.push(entry);
       if (state === 'waiting') this.waiting.add(entry);
@@ -101,6 +103,19 @@ export class Projection {
     const out: Decision[] = [];
     for (const { item, action } of this.waiting) out.push({ item, action });
     return out;
+  }
+
+  /** Up to `limit` waiting items, in decision order, after the one at `after` in decision order. */
+  outboxPage(limit: number, after = -1): { decisions: Decision[]; next: number | null } {
+    const decisions: Decision[] = [];
+    let last = -1;
+    for (const { seq, item, action } of this.waiting) {
+      if (seq <= after) continue;
+      if (decisions.length === limit) return { decisions, next: last };
+      decisions.push({ item, action });
+      last = seq;
+    }
+    return { decisions, next: null };
   }
 
   /** The ids of the item's `sent` record, or `null` when it has none. */

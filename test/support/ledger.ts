@@ -57,3 +57,10 @@ export async function withHome<T>(body: (home: Home) => Promise<T> | T): Promise
     home.remove();
   }
 }
+
+/** Every item of an async iterable, in order. */
+export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}

@@ -1,0 +1,549 @@
+/**
+ * The read model: a ledger's state kept in LevelDB (classic-level, in a folder of its own), so
+ * that an open reads only the records appended since its checkpoint, and queries are answered
+ * from LevelDB rather than from a copy of the whole ledger in memory. The log stays the truth:
+ * the read model is derived, can be deleted at any time, and is rebuilt from the log.
+ *
+ * ## Key layout
+ *
+ * Five sublevels (abstract-level's; their keys start `!<name>!`), keys and values as bytes,
+ * values in CBOR (cbor-x, standard maps and arrays):
+ *
+ * | sublevel | key | value |
+ * |---|---|---|
+ * | `meta` | `checkpoint` | `{ schema, resume: { position, cursor, fingerprint }, log }`: where the log was when the rows below were written |
+ * | `meta` | `totals` | `[decided, sent, waiting, failed, skipped, pushes]` |
+ * | `meta` | `building` | present while a build or a long catch-up is unfinished |
+ * | `items` | the item's key (`t<session>\n<turn>`, `e<part>:<id>`, UTF-8) | `[seq, state, ids]`: its place in decision order, `w`aiting `s`ent `f`ailed or s`k`ipped, a sent item's ids |
+ * | `decisions` | `seq`, 8 bytes big-endian | `[item, action]` |
+ * | `outbox` | `seq`, 8 bytes big-endian | `[item, action]`, for the waiting items only |
+ * | `stacks` | workspace (1 byte), text length (4 bytes), text (UTF-8), push number (8 bytes) | `[item, id]`: a sent conclusion not undone yet |
+ *
+ * ## The checkpoint
+ *
+ * Every change to the rows is one atomic batch that also writes the checkpoint: the log's
+ * resume point after the records the rows include (its position, the backend's cursor, and the
+ * fingerprint of the last record, by which the log tells whether it still holds it). The
+ * ledger writes the batch only after the log's append is durable, so the read model is never
+ * ahead of the log; a crash in between leaves it behind, and the next open catches up. The
+ * batches are not synced: LevelDB keeps them whole and in order through a crash, so what a crash
+ * loses is a suffix, which the checkpoint says how to catch up.
+ *
+ * A build or a catch-up longer than one batch marks the read model `building` in its first batch
+ * and clears the mark with the checkpoint in its last; a crash in between leaves the mark, and the
+ * next open rebuilds.
+ *
+ * ## When it is rebuilt
+ *
+ * At open, from the log's start: when the read model is new (built), when its schema version is
+ * not this code's, when a build did not finish, and when the log does not hold the checkpoint's
+ * point any more (it is shorter, or holds another record there: not the log it indexed). The
+ * ledger says so once, through its `onNotice`.
+ *
+ * @module
+ */
+import * as fs from 'node:fs';
+import type { AbstractSublevel } from 'abstract-level';
+import { Decoder, Encoder } from 'cbor-x';
+import { ClassicLevel } from 'classic-level';
+import { LedgerError, LedgerIoError, LockedError } from '../errors.js';
+import type { ResumePoint } from '../log.js';
+import type { Conclusion, Decision } from './projection.js';
+import { type Action, type Counts, type Item, type Record, WORKSPACES, type Workspace, itemKey } from './record.js';
+import { type ItemState, refusal, stateAfter } from './rules.js';
+import type { LedgerState, OutboxCursor, OutboxPage } from './state.js';
+
+/** The version of the layout above. A read model of another version is rebuilt. */
+export const SCHEMA = 1;
+
+/** Records staged before a catch-up writes them as one batch. */
+const BATCH = 10_000;
+/** Item rows kept in memory between batches of a catch-up: most `sent` records follow soon after their `decided`. */
+const CACHE = 100_000;
+
+type Bytes = Uint8Array;
+type Db = ClassicLevel<Bytes, Bytes>;
+type Sub = AbstractSublevel<Db, string | Buffer | Uint8Array, Bytes, Bytes>;
+
+const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
+const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
+const cbor = (value: unknown): Bytes => encoder.encode(value);
+const uncbor = <T>(bytes: Bytes): T => decoder.decode(bytes) as T;
+const utf8 = (text: string): Bytes => Buffer.from(text, 'utf8');
+
+/** What a checkpoint holds. */
+export interface Checkpoint {
+  readonly schema: number;
+  readonly resume: ResumePoint;
+  /** The log's name when the checkpoint was written, for `ledgerstore index status`. */
+  readonly log: string;
+}
+
+/** What `ledgerstore index status` shows. */
+export interface IndexStatus {
+  readonly folder: string;
+  readonly schema: number | null;
+  readonly checkpoint: Checkpoint | null;
+  readonly building: boolean;
+  readonly counts: Counts;
+}
+
+/** An item's row: its place in decision order, its state, a sent item's ids. */
+type Row = [seq: number, state: 'w' | 's' | 'f' | 'k', ids: readonly string[] | null];
+
+const STATE_OF: { readonly [code in Row[1]]: ItemState } = { w: 'waiting', s: 'sent', f: 'failed', k: 'skipped' };
+const CODE_OF: { readonly [state in ItemState]: Row[1] } = { waiting: 'w', sent: 's', failed: 'f', skipped: 'k' };
+
+function seqKey(seq: number): Bytes {
+  const key = Buffer.allocUnsafe(8);
+  key.writeUIntBE(0, 0, 2);
+  key.writeUIntBE(seq, 2, 6);
+  return key;
+}
+
+function seqOf(key: Bytes): number {
+  return Buffer.from(key.buffer, key.byteOffset, key.byteLength).readUIntBE(2, 6);
+}
+
+/** The prefix of a conclusion stack's keys: workspace, text length, text. */
+function stackPrefix(workspace: Workspace, text: string): Buffer {
+  const body = utf8(text);
+  const prefix = Buffer.allocUnsafe(5 + body.length);
+  prefix[0] = WORKSPACES.indexOf(workspace);
+  prefix.writeUInt32BE(body.length, 1);
+  prefix.set(body, 5);
+  return prefix;
+}
+
+/** The first key after every key that starts with `prefix`. */
+function after(prefix: Bytes): Bytes {
+  const end = Buffer.from(prefix);
+  for (let n = end.length - 1; n >= 0; n--) {
+    if ((end[n] as number) < 0xff) {
+      end[n] = (end[n] as number) + 1;
+      return end.subarray(0, n + 1);
+    }
+  }
+  return Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+}
+
+interface Totals {
+  decided: number;
+  sent: number;
+  waiting: number;
+  failed: number;
+  skipped: number;
+  /** Conclusions pushed so far: the next push's number. */
+  pushes: number;
+}
+
+const NO_TOTALS: Totals = { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0, pushes: 0 };
+
+/** The read model of one ledger, open. */
+export class ReadModel implements LedgerState {
+  /** Item rows recently read or written, so that a catch-up seldom asks LevelDB. */
+  private readonly cache = new Map<string, Row>();
+
+  private constructor(
+    readonly folder: string,
+    private readonly db: Db,
+    private readonly meta: Sub,
+    private readonly items: Sub,
+    private readonly decisionRows: Sub,
+    private readonly outboxRows: Sub,
+    private readonly stacks: Sub,
+    /** The checkpoint at open, and what the rows hold now. */
+    private checkpointNow: Checkpoint | null,
+    private building: boolean,
+    private schema: number | null,
+    private totals: Totals,
+  ) {}
+
+  /**
+   * Opens (creating it if missing) the read model in `folder`.
+   * @throws {@link LockedError} when another process (or open) has it
+   * @throws {@link LedgerIoError} when it cannot be opened
+   */
+  static async open(folder: string): Promise<ReadModel> {
+    try {
+      fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    } catch (e) {
+      throw new LedgerIoError(folder, e);
+    }
+    const db: Db = new ClassicLevel<Bytes, Bytes>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await db.open();
+    } catch (e) {
+      const cause = (e as { cause?: unknown }).cause ?? e;
+      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause });
+      throw new LedgerIoError(folder, cause);
+    }
+    const sub = (name: string): Sub => db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
+    const meta = sub('meta');
+    try {
+      const [checkpointBytes, totalsBytes, buildingBytes] = await meta.getMany([utf8('checkpoint'), utf8('totals'), utf8('building')]);
+      const checkpoint = checkpointBytes === undefined ? null : uncbor<Checkpoint>(checkpointBytes);
+      const totals = totalsBytes === undefined ? { ...NO_TOTALS } : totalsFrom(uncbor<number[]>(totalsBytes));
+      return new ReadModel(folder, db, meta, sub('items'), sub('decisions'), sub('outbox'), sub('stacks'), checkpoint, buildingBytes !== undefined, checkpoint?.schema ?? null, totals);
+    } catch (e) {
+      await db.close().catch(() => undefined);
+      throw e instanceof LedgerError ? e : new LedgerIoError(folder, e);
+    }
+  }
+
+  /** The checkpoint the rows are at, or `null` when there is none (a new or unfinished read model). */
+  get checkpoint(): Checkpoint | null {
+    return this.building ? null : this.checkpointNow;
+  }
+
+  /** Why the rows cannot be caught up and must be rebuilt from the log, or `null` when they can. */
+  get rebuildReason(): string | null {
+    if (this.building) return 'an earlier build did not finish';
+    if (this.checkpointNow === null) return this.totals.decided > 0 ? 'it has no checkpoint' : null;
+    if (this.schema !== SCHEMA) return `it is of schema version ${String(this.schema)}, and this ledgerstore reads version ${SCHEMA}`;
+    return null;
+  }
+
+  /** Whether it holds nothing yet. */
+  get isNew(): boolean {
+    return this.checkpointNow === null && !this.building && this.totals.decided === 0;
+  }
+
+  status(): IndexStatus {
+    return { folder: this.folder, schema: this.schema, checkpoint: this.checkpointNow, building: this.building, counts: countsOf(this.totals) };
+  }
+
+  /** Deletes every row and the checkpoint, for a rebuild from the log's start. */
+  async reset(): Promise<void> {
+    try {
+      for (const sub of [this.items, this.decisionRows, this.outboxRows, this.stacks, this.meta]) await sub.clear();
+    } catch (e) {
+      throw new LedgerIoError(this.folder, e);
+    }
+    this.cache.clear();
+    this.checkpointNow = null;
+    this.building = false;
+    this.schema = null;
+    this.totals = { ...NO_TOTALS };
+  }
+
+  /**
+   * A catch-up: records the log replays at open, from the checkpoint (or from the start after a
+   * reset), checked against the rules and staged; written a batch at a time, the checkpoint last.
+   */
+  catchUp(log: string): CatchUp {
+    return new CatchUp(this, log);
+  }
+
+  // -- the rows -------------------------------------------------------------------------------
+
+  /** The item's row: staged, cached, or read from LevelDB. */
+  async rowOf(item: Item, stage?: Stage): Promise<Row | undefined> {
+    const key = itemKey(item);
+    const staged = stage?.rows.get(key);
+    if (staged !== undefined) return staged;
+    const cached = this.cache.get(key);
+    if (cached !== undefined) return cached;
+    const bytes = await this.read(() => this.items.get(utf8(key)));
+    if (bytes === undefined) return undefined;
+    const row = uncbor<Row>(bytes);
+    this.remember(key, row);
+    return row;
+  }
+
+  private remember(key: string, row: Row): void {
+    if (this.cache.size >= CACHE) this.cache.delete(this.cache.keys().next().value as string);
+    this.cache.set(key, row);
+  }
+
+  /** The action decided for the item at `seq`: staged or read from LevelDB. */
+  async actionAt(seq: number, stage: Stage): Promise<Action> {
+    const staged = stage.decided.get(seq);
+    if (staged !== undefined) return staged[1];
+    const bytes = await this.read(() => this.decisionRows.get(seqKey(seq)));
+    if (bytes === undefined) throw new LedgerIoError(this.folder, new Error(`decision ${seq} is missing from the read model`));
+    return uncbor<[Item, Action]>(bytes)[1];
+  }
+
+  /** The key of the conclusion `depth` below the top of a stack (0: the top), as LevelDB holds it. */
+  async stackEntry(prefix: Buffer, depth: number): Promise<Bytes | undefined> {
+    const keys = await this.read(() => this.stacks.keys({ gte: prefix, lt: after(prefix), reverse: true, limit: depth + 1 }).all());
+    return keys[depth];
+  }
+
+  /** Writes a stage's rows, the totals, and the checkpoint (or the `building` mark) as one batch. */
+  async write(stage: Stage, checkpoint: Checkpoint | null, building: boolean): Promise<void> {
+    const batch = this.db.batch();
+    const put = (sub: Sub, key: Bytes, value: Bytes): void => void batch.put(key, value, { sublevel: sub });
+    const del = (sub: Sub, key: Bytes): void => void batch.del(key, { sublevel: sub });
+    for (const [key, row] of stage.rows) put(this.items, utf8(key), cbor(row));
+    for (const [seq, decision] of stage.decided) put(this.decisionRows, seqKey(seq), cbor(decision));
+    for (const [seq, decision] of stage.waiting) {
+      if (decision === null) del(this.outboxRows, seqKey(seq));
+      else put(this.outboxRows, seqKey(seq), cbor(decision));
+    }
+    for (const key of stage.unstacked) del(this.stacks, key);
+    for (const [key, conclusion] of stage.stacked) put(this.stacks, key, cbor(conclusion));
+    put(this.meta, utf8('totals'), cbor(totalsArray(stage.totals)));
+    if (checkpoint !== null) put(this.meta, utf8('checkpoint'), cbor(checkpoint));
+    if (building) put(this.meta, utf8('building'), cbor(true));
+    else del(this.meta, utf8('building'));
+    try {
+      await batch.write();
+    } catch (e) {
+      throw new LedgerIoError(this.folder, e);
+    }
+    for (const [key, row] of stage.rows) this.remember(key, row);
+    this.totals = stage.totals;
+    this.building = building;
+    if (checkpoint !== null) {
+      this.checkpointNow = checkpoint;
+      this.schema = checkpoint.schema;
+    }
+  }
+
+  /** A stage for records that follow the rows as they are now. */
+  stage(): Stage {
+    return new Stage(this, { ...this.totals });
+  }
+
+  private async read<T>(query: () => Promise<T>): Promise<T> {
+    try {
+      return await query();
+    } catch (e) {
+      throw new LedgerIoError(this.folder, e);
+    }
+  }
+
+  // -- LedgerState ----------------------------------------------------------------------------
+
+  async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
+    const keys = items.map(itemKey);
+    const rows: (Row | undefined)[] = keys.map((key) => this.cache.get(key));
+    const missing = rows.flatMap((row, n) => (row === undefined ? [n] : []));
+    if (missing.length > 0) {
+      const found = await this.read(() => this.items.getMany(missing.map((n) => utf8(keys[n] as string))));
+      found.forEach((bytes, m) => {
+        if (bytes !== undefined) rows[missing[m] as number] = uncbor<Row>(bytes);
+      });
+    }
+    return rows.map((row) => (row === undefined ? undefined : STATE_OF[row[1]]));
+  }
+
+  async apply(records: readonly Record[], point: () => Promise<ResumePoint>): Promise<void> {
+    const stage = this.stage();
+    for (const record of records) await stage.add(record);
+    await this.write(stage, { schema: SCHEMA, resume: await point(), log: this.checkpointNow?.log ?? '' }, false);
+  }
+
+  async isDecided(item: Item): Promise<boolean> {
+    return (await this.rowOf(item)) !== undefined;
+  }
+
+  async outbox(): Promise<Decision[]> {
+    const entries = await this.read(() => this.outboxRows.values().all());
+    return entries.map((bytes) => decisionFrom(uncbor<[Item, Action]>(bytes)));
+  }
+
+  async outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
+    const range = after === undefined ? {} : { gt: seqKey(after) };
+    const entries = await this.read(() => this.outboxRows.iterator({ ...range, limit: limit + 1 }).all());
+    const page = entries.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      decisions: page.map(([, bytes]) => decisionFrom(uncbor<[Item, Action]>(bytes))),
+      next: entries.length > limit && last !== undefined ? seqOf(last[0]) : null,
+    };
+  }
+
+  async sentIds(item: Item): Promise<readonly string[] | null> {
+    const row = await this.rowOf(item);
+    return row === undefined ? null : row[2];
+  }
+
+  async conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
+    const prefix = stackPrefix(workspace, text);
+    const top = await this.read(() => this.stacks.values({ gte: prefix, lt: after(prefix), reverse: true, limit: 1 }).all());
+    if (top[0] === undefined) return null;
+    const [item, id] = uncbor<[Item, string]>(top[0]);
+    return { item, id };
+  }
+
+  async counts(): Promise<Counts> {
+    return countsOf(this.totals);
+  }
+
+  async *decisions(): AsyncIterable<Decision> {
+    const iterator = this.decisionRows.values();
+    try {
+      for (;;) {
+        const chunk = await this.read(() => iterator.nextv(1000));
+        if (chunk.length === 0) return;
+        for (const bytes of chunk) yield decisionFrom(uncbor<[Item, Action]>(bytes));
+      }
+    } finally {
+      await iterator.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.db.close();
+    } catch (e) {
+      throw new LedgerIoError(this.folder, e);
+    }
+  }
+}
+
+function decisionFrom([item, action]: [Item, Action]): Decision {
+  return { item, action };
+}
+
+function totalsFrom(values: number[]): Totals {
+  const [decided = 0, sent = 0, waiting = 0, failed = 0, skipped = 0, pushes = 0] = values;
+  return { decided, sent, waiting, failed, skipped, pushes };
+}
+
+function totalsArray(t: Totals): number[] {
+  return [t.decided, t.sent, t.waiting, t.failed, t.skipped, t.pushes];
+}
+
+function countsOf(t: Totals): Counts {
+  return { decided: t.decided, sent: t.sent, waiting: t.waiting, failed: t.failed, skipped: t.skipped };
+}
+
+/**
+ * Changes to the rows, in memory, for records in log order, until they are written as one batch:
+ * what a later record of the same batch reads sees what an earlier one changed.
+ */
+export class Stage {
+  readonly rows = new Map<string, Row>();
+  readonly decided = new Map<number, [Item, Action]>();
+  /** Outbox rows to put (`[item, action]`) or delete (`null`), by seq. */
+  readonly waiting = new Map<number, [Item, Action] | null>();
+  /** Conclusions pushed in this stage and still on their stack, by key. */
+  readonly stacked = new Map<Bytes, [Item, string]>();
+  /** Conclusions held by LevelDB and taken off their stack in this stage. */
+  readonly unstacked: Bytes[] = [];
+  /** Per stack (prefix, as hex): the keys pushed in this stage, in order, and how many of LevelDB's were taken off. */
+  private readonly stackState = new Map<string, { pushed: Bytes[]; removed: number }>();
+  /** How many records are staged. */
+  size = 0;
+
+  constructor(
+    private readonly model: ReadModel,
+    readonly totals: Totals,
+  ) {}
+
+  /** The item's state as the staged records leave it. */
+  async stateOf(item: Item): Promise<ItemState | undefined> {
+    const row = await this.model.rowOf(item, this);
+    return row === undefined ? undefined : STATE_OF[row[1]];
+  }
+
+  /** Stages a record that the rules allow (the caller checked it). */
+  async add(record: Record): Promise<void> {
+    const t = this.totals;
+    const key = itemKey(record.item);
+    this.size++;
+    if (record.type === 'decided') {
+      const seq = t.decided++;
+      const state = stateAfter(record);
+      this.rows.set(key, [seq, CODE_OF[state], null]);
+      this.decided.set(seq, [record.item, record.action]);
+      if (state === 'waiting') {
+        t.waiting++;
+        this.waiting.set(seq, [record.item, record.action]);
+      } else {
+        t.skipped++;
+      }
+      return;
+    }
+    const row = (await this.model.rowOf(record.item, this)) as Row;
+    const [seq] = row;
+    t.waiting--;
+    this.waiting.set(seq, null);
+    if (record.type === 'failed') {
+      t.failed++;
+      this.rows.set(key, [seq, 'f', null]);
+      return;
+    }
+    t.sent++;
+    this.rows.set(key, [seq, 's', record.ids]);
+    const action = await this.model.actionAt(seq, this);
+    if (action.type === 'conclude') {
+      const id = record.ids[0];
+      if (id !== undefined) this.push(stackPrefix(action.workspace, action.text), [record.item, id]);
+    } else if (action.type === 'unconclude') {
+      await this.pop(stackPrefix(action.workspace, action.text));
+    }
+  }
+
+  private stackOf(prefix: Buffer): { pushed: Bytes[]; removed: number } {
+    const id = prefix.toString('hex');
+    let state = this.stackState.get(id);
+    if (state === undefined) this.stackState.set(id, (state = { pushed: [], removed: 0 }));
+    return state;
+  }
+
+  private push(prefix: Buffer, conclusion: [Item, string]): void {
+    const key = Buffer.concat([prefix, seqKey(this.totals.pushes++)]);
+    this.stackOf(prefix).pushed.push(key);
+    this.stacked.set(key, conclusion);
+  }
+
+  private async pop(prefix: Buffer): Promise<void> {
+    const state = this.stackOf(prefix);
+    const staged = state.pushed.pop();
+    if (staged !== undefined) {
+      this.stacked.delete(staged);
+      return;
+    }
+    const held = await this.model.stackEntry(prefix, state.removed);
+    if (held === undefined) return; // an undo of an empty stack takes nothing off
+    state.removed++;
+    this.unstacked.push(held);
+  }
+}
+
+/**
+ * The records a log replays into the read model at open: each checked against the rules and
+ * staged, written a batch at a time (the first of several marks the read model `building`), the
+ * checkpoint with the last.
+ */
+export class CatchUp {
+  private stage: Stage;
+  private wroteAny = false;
+  /** How many records it took in. */
+  count = 0;
+
+  constructor(
+    private readonly model: ReadModel,
+    private readonly log: string,
+  ) {
+    this.stage = model.stage();
+  }
+
+  /** Checks and stages one record (the log's `replay`). */
+  async replay(record: Record): Promise<void> {
+    const refused = refusal(record, await this.stage.stateOf(record.item));
+    if (refused !== null) throw refused;
+    await this.stage.add(record);
+    this.count++;
+    if (this.stage.size >= BATCH) {
+      await this.model.write(this.stage, null, true);
+      this.wroteAny = true;
+      this.stage = this.model.stage();
+    }
+  }
+
+  /** Writes what is staged with the checkpoint at `point`, where the log now is. */
+  async finish(point: ResumePoint): Promise<void> {
+    if (this.stage.size === 0 && !this.wroteAny && this.model.checkpoint !== null && samePoint(this.model.checkpoint.resume, point)) return;
+    await this.model.write(this.stage, { schema: SCHEMA, resume: point, log: this.log }, false);
+  }
+}
+
+function samePoint(a: ResumePoint, b: ResumePoint): boolean {
+  return a.position === b.position && a.fingerprint === b.fingerprint && JSON.stringify(a.cursor) === JSON.stringify(b.cursor);
+}

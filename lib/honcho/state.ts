@@ -1,0 +1,87 @@
+/**
+ * Where a ledger keeps the state it answers from: in memory (`MemoryState`, the default, rebuilt
+ * by reading the log through at every open), or in LevelDB (`ReadModel`, `read-model.ts`),
+ * checkpointed, so that an open reads only what was appended since. The `Ledger` asks one of
+ * them, through this interface, for the rule checks and for every query.
+ *
+ * @module
+ */
+import type { ResumePoint } from '../log.js';
+import type { Conclusion, Decision, Projection } from './projection.js';
+import type { Counts, Item, Record, Workspace } from './record.js';
+import type { ItemState } from './rules.js';
+
+/** A page of the outbox: up to `limit` waiting items after the one `after` points at. */
+export interface OutboxPage {
+  readonly decisions: readonly Decision[];
+  /** Where the next page starts; `null` when this page ends the outbox. */
+  readonly next: OutboxCursor | null;
+}
+
+/** A place in the outbox, from {@link OutboxPage.next}: the decision order of the last item seen. */
+export type OutboxCursor = number;
+
+/** The state of a ledger: what the rules check against, and what the queries answer. */
+export interface LedgerState {
+  /** The items' states, in the items' order (`undefined`: not decided). */
+  statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]>;
+  /**
+   * Takes in records the rules allow and the log has made durable, in log order; `point` gives
+   * the log's point after them, which a checkpointed state keeps with them.
+   */
+  apply(records: readonly Record[], point: () => Promise<ResumePoint>): Promise<void>;
+  isDecided(item: Item): Promise<boolean>;
+  /** Every waiting item with its action, in decision order. */
+  outbox(): Promise<Decision[]>;
+  /** Up to `limit` waiting items, oldest first, after `after` (from the start when absent). */
+  outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage>;
+  sentIds(item: Item): Promise<readonly string[] | null>;
+  conclusion(workspace: Workspace, text: string): Promise<Conclusion | null>;
+  counts(): Promise<Counts>;
+  /** Every decided item with its action, in decision order. */
+  decisions(): AsyncIterable<Decision>;
+  close(): Promise<void>;
+}
+
+/** The state in memory: a {@link Projection}, answered at once. */
+export class MemoryState implements LedgerState {
+  constructor(private readonly projection: Projection) {}
+
+  async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
+    return items.map((item) => this.projection.stateOf(item));
+  }
+
+  async apply(records: readonly Record[]): Promise<void> {
+    for (const record of records) this.projection.apply(record);
+  }
+
+  async isDecided(item: Item): Promise<boolean> {
+    return this.projection.isDecided(item);
+  }
+
+  async outbox(): Promise<Decision[]> {
+    return this.projection.outbox();
+  }
+
+  async outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
+    return this.projection.outboxPage(limit, after);
+  }
+
+  async sentIds(item: Item): Promise<readonly string[] | null> {
+    return this.projection.sentIds(item);
+  }
+
+  async conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
+    return this.projection.conclusion(workspace, text);
+  }
+
+  async counts(): Promise<Counts> {
+    return this.projection.counts();
+  }
+
+  async *decisions(): AsyncIterable<Decision> {
+    yield* this.projection.decisions();
+  }
+
+  async close(): Promise<void> {}
+}

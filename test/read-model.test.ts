@@ -1,0 +1,350 @@
+/**
+ * The LevelDB read model: it answers as a replay in memory does, opens reading only what was
+ * appended since its checkpoint, and is rebuilt whenever it cannot be trusted.
+ */
+import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { Encoder } from 'cbor-x';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { workload } from '../bench/workload.js';
+import {
+  type Item,
+  Ledger,
+  type LedgerOptions,
+  type LogBackend,
+  type Record,
+  type Workspace,
+  backendFor,
+  encodeRecord,
+  isLedgerError,
+} from '../lib/index.js';
+import { collect, decided, sent, skip, turn, withHome } from './support/ledger.js';
+
+/** Every answer a ledger gives about `records`' items and conclusions, and its outbox page by page. */
+async function answers(ledger: Ledger, records: readonly Record[]): Promise<unknown> {
+  const pages: unknown[] = [];
+  let page = await ledger.outboxPage(7);
+  pages.push(page.decisions);
+  while (page.next !== null) {
+    page = await ledger.outboxPage(7, page.next);
+    pages.push(page.decisions);
+  }
+  const conclusions = new Map<string, [Workspace, string]>();
+  for (const r of records) if (r.type === 'decided' && 'workspace' in r.action && 'text' in r.action) conclusions.set(`${r.action.workspace}\n${r.action.text}`, [r.action.workspace, r.action.text]);
+  return {
+    size: ledger.size,
+    counts: await ledger.counts(),
+    outbox: await ledger.outbox(),
+    pages: pages.flat(),
+    decisions: await collect(ledger.decisions()),
+    decided: await Promise.all(records.map((r) => ledger.isDecided(r.item))),
+    sentIds: await Promise.all(records.map((r) => ledger.sentIds(r.item))),
+    conclusions: await Promise.all([...conclusions.values()].map(([w, t]) => ledger.conclusion(w, t))),
+  };
+}
+
+/** What a replay in memory answers for the ledger at `target`. */
+async function replayed(target: string | LogBackend<Record>, records: readonly Record[]): Promise<unknown> {
+  const ledger = await Ledger.open(target, { readOnly: true });
+  try {
+    return await answers(ledger, records);
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** A backend that counts the records its opens replay. */
+function counting(target: string): { backend: LogBackend<Record>; replays: number[] } {
+  const inner = backendFor(target);
+  const replays: number[] = [];
+  return {
+    replays,
+    backend: {
+      ...inner,
+      open: (options) =>
+        inner.open({
+          ...options,
+          replay: (record, position) => {
+            replays.push(position);
+            return options?.replay?.(record, position);
+          },
+        }),
+    },
+  };
+}
+
+async function withIndexed<T>(target: LogBackend<Record> | string, index: string, body: (ledger: Ledger, notices: string[]) => Promise<T>, options: LedgerOptions = {}): Promise<T> {
+  const notices: string[] = [];
+  const ledger = await Ledger.open(target, { ...options, index, onNotice: (m) => notices.push(m) });
+  try {
+    return await body(ledger, notices);
+  } finally {
+    await ledger.close();
+  }
+}
+
+const generated = [...workload({ records: 6000, seed: 21 })];
+
+test('the read model answers every query as a replay in memory does, appended one by one and at once', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of generated.slice(0, 3000)) await ledger.append(record);
+      await Promise.all(generated.slice(3000).map((record) => ledger.append(record)));
+      assert.equal(await answers(ledger, generated), await replayed(home.path, generated));
+    });
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, []);
+      assert.equal(await answers(ledger, generated), await replayed(home.path, generated));
+    });
+  });
+});
+
+test('a warm open reads only what was appended since the checkpoint', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const { backend, replays } = counting(home.path);
+    await withIndexed(backend, index, async (ledger) => {
+      for (const record of generated.slice(0, 2000)) await ledger.append(record);
+    });
+    assert.equal(replays, [], 'nothing to read at the first open of a missing file');
+    await withIndexed(backend, index, async () => undefined);
+    assert.equal(replays, [], 'a warm open of an up-to-date read model reads no record');
+    // another writer, without the read model, appends 500 more
+    const plain = await Ledger.open(home.path);
+    for (const record of generated.slice(2000, 2500)) await plain.append(record);
+    await plain.close();
+    await withIndexed(backend, index, async (ledger, notices) => {
+      assert.equal(replays, Array.from({ length: 500 }, (_, n) => 2000 + n), 'exactly the 500 new records');
+      assert.equal(notices, []);
+      assert.equal(await answers(ledger, generated.slice(0, 2500)), await replayed(home.path, generated.slice(0, 2500)));
+    });
+  });
+});
+
+test('a deleted read model is built again from the log, and says so', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const plain = await Ledger.open(home.path);
+    for (const record of generated.slice(0, 1500)) await plain.append(record);
+    await plain.close();
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, [`${index}: built the index of ${home.path} (1500 records)`]);
+      assert.equal(await answers(ledger, generated.slice(0, 1500)), await replayed(home.path, generated.slice(0, 1500)));
+    });
+    rmSync(index, { recursive: true });
+    await withIndexed(home.path, index, async (ledger) => {
+      assert.equal(await answers(ledger, generated.slice(0, 1500)), await replayed(home.path, generated.slice(0, 1500)));
+    });
+  });
+});
+
+test('a log shorter than the checkpoint, or changed under it, makes a rebuild, said once', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of generated.slice(0, 1000)) await ledger.append(record);
+    });
+    const bytes = readFileSync(home.path);
+    const kept = generated.slice(0, 900);
+    truncateSync(home.path, kept.map((r) => Buffer.byteLength(`${encodeRecord(r)}\n`)).reduce((a, b) => a + b, 0));
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.is(notices.length, 1);
+      assert.match(notices[0] as string, new RegExp(`^${index}: rebuilding the index from ${home.path}: ${home.path}: cannot resume at record 1000: `));
+      assert.equal(await answers(ledger, kept), await replayed(home.path, kept));
+    });
+    // the same length, another record before the checkpoint: not the log it indexed
+    writeFileSync(home.path, bytes);
+    await withIndexed(home.path, index, async () => undefined); // caught up to 1000 again (rebuilt)
+    const changed = Buffer.from(bytes);
+    const last = changed.lastIndexOf('"time":"') + 8;
+    changed.write(changed.toString('latin1', last, last + 4) === '9999' ? '9998' : '9999', last);
+    writeFileSync(home.path, changed);
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.match(notices.join('\n'), /rebuilding the index .*the record before it is not the one it was/);
+      assert.is(ledger.size, 1000);
+    });
+  });
+});
+
+test('a read model of another schema version is rebuilt', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of generated.slice(0, 300)) await ledger.append(record);
+    });
+    const db = new ClassicLevel<Uint8Array, Uint8Array>(index, { keyEncoding: 'view', valueEncoding: 'view' });
+    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
+    const checkpoint = await meta.get(Buffer.from('checkpoint'));
+    assert.ok(checkpoint !== undefined);
+    const encoder = new Encoder({ useRecords: false });
+    const old = { ...(encoder.decode(checkpoint) as object), schema: 0 };
+    await meta.put(Buffer.from('checkpoint'), encoder.encode(old));
+    await db.close();
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 1`]);
+      assert.equal(await answers(ledger, generated.slice(0, 300)), await replayed(home.path, generated.slice(0, 300)));
+    });
+  });
+});
+
+test('a build that a crash cut short is started again', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    // 25,000 good records, then a line that breaks a rule: the build writes two batches, marked
+    // unfinished, before the damage stops it, as a crash would
+    const many = [...workload({ records: 25_000, seed: 5 })];
+    const bad = decided(many.find((r) => r.type === 'decided')?.item as Item);
+    writeFileSync(home.path, [...many, bad].map((r) => `${encodeRecord(r)}\n`).join(''));
+    try {
+      await Ledger.open(home.path, { index, onNotice: () => undefined });
+      assert.unreachable('opened a damaged ledger');
+    } catch (e) {
+      assert.ok(isLedgerError(e, 'LEDGER_DAMAGED'), String(e));
+      assert.match((e as Error).message, /:25001: /);
+    }
+    writeFileSync(home.path, many.map((r) => `${encodeRecord(r)}\n`).join(''));
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: an earlier build did not finish`]);
+      assert.equal(await answers(ledger, many.slice(0, 3000)), await replayed(home.path, many.slice(0, 3000)));
+    });
+  });
+});
+
+test('rules are checked against the read model, on append and at catch-up', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async (ledger) => {
+      await ledger.append(decided(turn('r', 1)));
+      await ledger.append(decided(turn('r', 2), skip()));
+      const refused = async (record: Record): Promise<string> => ledger.append(record).then(() => 'ok', (e: { code: string }) => e.code);
+      assert.is(await refused(decided(turn('r', 1))), 'LEDGER_ALREADY_DECIDED');
+      assert.is(await refused(sent(turn('r', 2))), 'LEDGER_NOT_WAITING');
+      assert.is(await refused(sent(turn('r', 3))), 'LEDGER_NOT_WAITING');
+    });
+    // a line appended behind the read model's back that breaks a rule is damage at catch-up
+    writeFileSync(home.path, `${readFileSync(home.path, 'utf8')}${encodeRecord(sent(turn('r', 2)))}\n`);
+    try {
+      await Ledger.open(home.path, { index });
+      assert.unreachable('opened');
+    } catch (e) {
+      assert.ok(isLedgerError(e, 'LEDGER_DAMAGED'));
+      assert.match((e as Error).message, /:3: turn 2 of session r: not waiting to be sent/);
+    }
+  });
+});
+
+test('one process at a time: a second open of the read model is refused', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async () => {
+      const other = join(home.dir, 'other.jsonl');
+      try {
+        await Ledger.open(other, { index });
+        assert.unreachable('opened');
+      } catch (e) {
+        assert.ok(isLedgerError(e, 'LEDGER_LOCKED'), String(e));
+      }
+    });
+  });
+});
+
+test('random appends, reopens and crashes between the log and the read model: it always answers as a replay', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    let state = 0x2545f491;
+    const random = (n: number): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) % n;
+    };
+    let next = 0;
+    for (let round = 0; round < 12; round++) {
+      const take = generated.slice(next, next + 1 + random(400));
+      next += take.length;
+      const mode = random(3);
+      // 0: appended through the read model; 1: appended without it (as if a crash had lost its
+      // batches); 2: appended through it, then the read model's folder is deleted
+      const ledger = await Ledger.open(home.path, mode === 1 ? {} : { index, onNotice: () => undefined });
+      if (random(2) === 0) for (const record of take) await ledger.append(record);
+      else await Promise.all(take.map((record) => ledger.append(record)));
+      await ledger.close();
+      if (mode === 2) rmSync(index, { recursive: true });
+      await withIndexed(home.path, index, async (indexed) => {
+        assert.equal(await answers(indexed, generated.slice(0, next)), await replayed(home.path, generated.slice(0, next)), `round ${round}, mode ${mode}`);
+      });
+    }
+  });
+});
+
+test('the read model works on every backend', async () => {
+  await withHome(async (home) => {
+    for (const target of [`level:${join(home.dir, 'ledger.level')}`, 'memory:']) {
+      const backend = backendFor(target);
+      const index = join(home.dir, `index-${target.slice(0, 5)}`);
+      await withIndexed(backend, index, async (ledger) => {
+        await Promise.all(generated.slice(0, 2000).map((record) => ledger.append(record)));
+      });
+      // LevelDB keeps readers out while the ledger is open: compare once it is closed
+      const got = await withIndexed(backend, index, async (ledger, notices) => {
+        assert.equal(notices, [], target);
+        return answers(ledger, generated.slice(0, 2000));
+      });
+      assert.equal(got, await replayed(backend, generated.slice(0, 2000)), target);
+    }
+  });
+});
+
+test('follow gives the records from a position, then each one appended, in order', async () => {
+  await withHome(async (home) => {
+    for (const index of [undefined, join(home.dir, 'index')]) {
+      const ledger = await Ledger.open(home.path, index === undefined ? {} : { index, onNotice: () => undefined });
+      const start = ledger.size;
+      await ledger.append(decided(turn(`f${start}`, 1)));
+      await ledger.append(decided(turn(`f${start}`, 2)));
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const following = (async () => {
+        for await (const { position, record } of ledger.follow(start + 1, controller.signal)) {
+          seen.push(position);
+          assert.is(encodeRecord(record), encodeRecord(decided(turn(`f${start}`, position - start + 1))));
+          if (position === start + 4) controller.abort();
+        }
+      })();
+      await ledger.append(decided(turn(`f${start}`, 3)));
+      await Promise.all([ledger.append(decided(turn(`f${start}`, 4))), ledger.append(decided(turn(`f${start}`, 5)))]);
+      await following;
+      assert.equal(seen, [start + 1, start + 2, start + 3, start + 4]);
+      await ledger.close();
+    }
+  });
+});
+
+test('waitForOutbox resolves when there is work, and not before', async () => {
+  await withHome(async (home) => {
+    const ledger = await Ledger.open(home.path, { index: join(home.dir, 'index'), onNotice: () => undefined });
+    let woke = false;
+    const waiting = ledger.waitForOutbox().then(() => {
+      woke = true;
+    });
+    await ledger.append(decided(turn('w', 1), skip()));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.not.ok(woke, 'a skip is no work');
+    await ledger.append(decided(turn('w', 2)));
+    await waiting;
+    assert.ok(woke);
+    await ledger.waitForOutbox(); // at once: there is work
+    await ledger.append(sent(turn('w', 2)));
+    const closing = ledger.waitForOutbox().then(
+      () => 'resolved',
+      (e: { code: string }) => e.code,
+    );
+    await ledger.close();
+    assert.is(await closing, 'LEDGER_CLOSED');
+  });
+});
+
+test.run();
