@@ -14,7 +14,7 @@
  * | `meta` | `checkpoint` | `{ schema, resume: { position, cursor, fingerprint }, log }`: where the log was when the rows below were written |
  * | `meta` | `totals` | `[decided, sent, waiting, failed, skipped, pushes]` |
  * | `meta` | `building` | present while a build or a long catch-up is unfinished |
- * | `items` | the item's key (`t<session>\n<turn>`, `e<part>:<id>`, UTF-8) | `[seq, state, ids]`: its place in decision order, `w`aiting `s`ent `f`ailed or s`k`ipped, a sent item's ids |
+ * | `items` | the item's key (`t<session>\n<turn>`, `e<part>:<id>`, UTF-8) | `[seq, state, ids, stack]`: its place in decision order, `w`aiting `s`ent `f`ailed or s`k`ipped, a sent item's ids, and for a `conclude` or `unconclude` the stack its `sent` changes (`[c\|u, workspace, text]`) |
  * | `decisions` | `seq`, 8 bytes big-endian | `[item, action]` |
  * | `outbox` | `seq`, 8 bytes big-endian | `[item, action]`, for the waiting items only |
  * | `stacks` | workspace (1 byte), text length (4 bytes), text (UTF-8), push number (8 bytes) | `[item, id]`: a sent conclusion not undone yet |
@@ -88,8 +88,17 @@ export interface IndexStatus {
   readonly counts: Counts;
 }
 
-/** An item's row: its place in decision order, its state, a sent item's ids. */
-type Row = [seq: number, state: 'w' | 's' | 'f' | 'k', ids: readonly string[] | null];
+/** What a `conclude` (`c`) or `unconclude` (`u`) does to its stack once sent. */
+type StackOp = [op: 'c' | 'u', workspace: Workspace, text: string];
+
+/** An item's row: its place in decision order, its state, a sent item's ids, the stack its `sent` changes. */
+type Row = [seq: number, state: 'w' | 's' | 'f' | 'k', ids: readonly string[] | null, stack: StackOp | null];
+
+function stackOpOf(action: Action): StackOp | null {
+  if (action.type === 'conclude') return ['c', action.workspace, action.text];
+  if (action.type === 'unconclude') return ['u', action.workspace, action.text];
+  return null;
+}
 
 const STATE_OF: { readonly [code in Row[1]]: ItemState } = { w: 'waiting', s: 'sent', f: 'failed', k: 'skipped' };
 const CODE_OF: { readonly [state in ItemState]: Row[1] } = { waiting: 'w', sent: 's', failed: 'f', skipped: 'k' };
@@ -142,7 +151,9 @@ const NO_TOTALS: Totals = { decided: 0, sent: 0, waiting: 0, failed: 0, skipped:
 /** The read model of one ledger, open. */
 export class ReadModel implements LedgerState {
   /** Item rows recently read or written, so that a catch-up seldom asks LevelDB. */
-  private readonly cache = new Map<string, Row>();
+  private readonly cache = new RowCache(CACHE);
+  /** The batches started and not known to be written yet (the last one waits for those before it). */
+  private writing: Promise<void> | null = null;
 
   private constructor(
     readonly folder: string,
@@ -237,13 +248,17 @@ export class ReadModel implements LedgerState {
 
   // -- the rows -------------------------------------------------------------------------------
 
-  /** The item's row: staged, cached, or read from LevelDB. */
-  async rowOf(item: Item, stage?: Stage): Promise<Row | undefined> {
+  /**
+   * The item's row: staged, cached, or read from LevelDB. `absent` (a build's filter of the
+   * items it wrote) says for most items never decided that LevelDB need not be asked.
+   */
+  async rowOf(item: Item, stage?: Stage, absent?: (key: string) => boolean): Promise<Row | undefined> {
     const key = itemKey(item);
     const staged = stage?.rows.get(key);
     if (staged !== undefined) return staged;
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
+    if (absent?.(key) === true) return undefined;
     const bytes = await this.read(() => this.items.get(utf8(key)));
     if (bytes === undefined) return undefined;
     const row = uncbor<Row>(bytes);
@@ -252,17 +267,7 @@ export class ReadModel implements LedgerState {
   }
 
   private remember(key: string, row: Row): void {
-    if (this.cache.size >= CACHE) this.cache.delete(this.cache.keys().next().value as string);
     this.cache.set(key, row);
-  }
-
-  /** The action decided for the item at `seq`: staged or read from LevelDB. */
-  async actionAt(seq: number, stage: Stage): Promise<Action> {
-    const staged = stage.decided.get(seq);
-    if (staged !== undefined) return staged[1];
-    const bytes = await this.read(() => this.decisionRows.get(seqKey(seq)));
-    if (bytes === undefined) throw new LedgerIoError(this.folder, new Error(`decision ${seq} is missing from the read model`));
-    return uncbor<[Item, Action]>(bytes)[1];
   }
 
   /** The key of the conclusion `depth` below the top of a stack (0: the top), as LevelDB holds it. */
@@ -271,11 +276,26 @@ export class ReadModel implements LedgerState {
     return keys[depth];
   }
 
-  /** Writes a stage's rows, the totals, and the checkpoint (or the `building` mark) as one batch. */
+  /** Writes a stage as one batch (see {@link submit}) and waits for it, and any before it. */
   async write(stage: Stage, checkpoint: Checkpoint | null, building: boolean): Promise<void> {
+    this.submit(stage, checkpoint, building);
+    await this.settle();
+  }
+
+  /**
+   * Starts writing a stage's rows, the totals, and the checkpoint (or the `building` mark) as one
+   * batch, after any batch started before it. What it holds is taken as written at once (later
+   * stages read it from the cache; a read of LevelDB waits for the writes first), so that a
+   * build stages its next batch while LevelDB writes this one. A failed write fails every later
+   * read and write: the read model must then be reopened.
+   *
+   * The keys carry their sublevel's prefix already: a chained batch given a `sublevel` option
+   * per operation spends more on the options than on the write.
+   */
+  submit(stage: Stage, checkpoint: Checkpoint | null, building: boolean): void {
     const batch = this.db.batch();
-    const put = (sub: Sub, key: Bytes, value: Bytes): void => void batch.put(key, value, { sublevel: sub });
-    const del = (sub: Sub, key: Bytes): void => void batch.del(key, { sublevel: sub });
+    const put = (sub: Sub, key: Bytes, value: Bytes): void => void batch.put(sub.prefixKey(key, 'view'), value);
+    const del = (sub: Sub, key: Bytes): void => void batch.del(sub.prefixKey(key, 'view'));
     for (const [key, row] of stage.rows) put(this.items, utf8(key), cbor(row));
     for (const [seq, decision] of stage.decided) put(this.decisionRows, seqKey(seq), cbor(decision));
     for (const [seq, decision] of stage.waiting) {
@@ -288,11 +308,6 @@ export class ReadModel implements LedgerState {
     if (checkpoint !== null) put(this.meta, utf8('checkpoint'), cbor(checkpoint));
     if (building) put(this.meta, utf8('building'), cbor(true));
     else del(this.meta, utf8('building'));
-    try {
-      await batch.write();
-    } catch (e) {
-      throw new LedgerIoError(this.folder, e);
-    }
     for (const [key, row] of stage.rows) this.remember(key, row);
     this.totals = stage.totals;
     this.building = building;
@@ -300,14 +315,33 @@ export class ReadModel implements LedgerState {
       this.checkpointNow = checkpoint;
       this.schema = checkpoint.schema;
     }
+    const before = this.writing;
+    const writing = (async () => {
+      await before;
+      try {
+        await batch.write();
+      } catch (e) {
+        throw new LedgerIoError(this.folder, e);
+      }
+    })();
+    writing.catch(() => undefined); // reported by the next settle
+    this.writing = writing;
+  }
+
+  /** Waits for the batches started so far; rejects if one failed. */
+  private async settle(): Promise<void> {
+    const writing = this.writing;
+    await writing;
+    if (this.writing === writing) this.writing = null;
   }
 
   /** A stage for records that follow the rows as they are now. */
-  stage(): Stage {
-    return new Stage(this, { ...this.totals });
+  stage(held: Map<string, Bytes[]> | null = null): Stage {
+    return new Stage(this, { ...this.totals }, held);
   }
 
   private async read<T>(query: () => Promise<T>): Promise<T> {
+    await this.settle();
     try {
       return await query();
     } catch (e) {
@@ -387,6 +421,7 @@ export class ReadModel implements LedgerState {
   }
 
   async close(): Promise<void> {
+    await this.settle().catch(() => undefined); // a failed write was reported where it mattered
     try {
       await this.db.close();
     } catch (e) {
@@ -433,11 +468,16 @@ export class Stage {
   constructor(
     private readonly model: ReadModel,
     readonly totals: Totals,
+    /**
+     * In a build from empty, every stack's keys as LevelDB holds them (the build wrote them
+     * all), so that an undo need not ask LevelDB; `null` otherwise.
+     */
+    private readonly held: Map<string, Bytes[]> | null = null,
   ) {}
 
   /** The item's state as the staged records leave it. */
-  async stateOf(item: Item): Promise<ItemState | undefined> {
-    const row = await this.model.rowOf(item, this);
+  async stateOf(item: Item, absent?: (key: string) => boolean): Promise<ItemState | undefined> {
+    const row = await this.model.rowOf(item, this, absent);
     return row === undefined ? undefined : STATE_OF[row[1]];
   }
 
@@ -449,7 +489,7 @@ export class Stage {
     if (record.type === 'decided') {
       const seq = t.decided++;
       const state = stateAfter(record);
-      this.rows.set(key, [seq, CODE_OF[state], null]);
+      this.rows.set(key, [seq, CODE_OF[state], null, stackOpOf(record.action)]);
       this.decided.set(seq, [record.item, record.action]);
       if (state === 'waiting') {
         t.waiting++;
@@ -460,22 +500,23 @@ export class Stage {
       return;
     }
     const row = (await this.model.rowOf(record.item, this)) as Row;
-    const [seq] = row;
+    const [seq, , , stack] = row;
     t.waiting--;
     this.waiting.set(seq, null);
     if (record.type === 'failed') {
       t.failed++;
-      this.rows.set(key, [seq, 'f', null]);
+      this.rows.set(key, [seq, 'f', null, stack]);
       return;
     }
     t.sent++;
-    this.rows.set(key, [seq, 's', record.ids]);
-    const action = await this.model.actionAt(seq, this);
-    if (action.type === 'conclude') {
+    this.rows.set(key, [seq, 's', record.ids, stack]);
+    if (stack === null) return;
+    const [op, workspace, text] = stack;
+    if (op === 'c') {
       const id = record.ids[0];
-      if (id !== undefined) this.push(stackPrefix(action.workspace, action.text), [record.item, id]);
-    } else if (action.type === 'unconclude') {
-      await this.pop(stackPrefix(action.workspace, action.text));
+      if (id !== undefined) this.push(stackPrefix(workspace, text), [record.item, id]);
+    } else {
+      await this.pop(stackPrefix(workspace, text));
     }
   }
 
@@ -499,10 +540,23 @@ export class Stage {
       this.stacked.delete(staged);
       return;
     }
-    const held = await this.model.stackEntry(prefix, state.removed);
+    const keys = this.held?.get(prefix.toString('hex'));
+    const held = this.held === null ? await this.model.stackEntry(prefix, state.removed) : keys?.[keys.length - 1 - state.removed];
     if (held === undefined) return; // an undo of an empty stack takes nothing off
     state.removed++;
     this.unstacked.push(held);
+  }
+
+  /** Brings `held` (see the constructor) up to date once this stage is written. */
+  written(): void {
+    if (this.held === null) return;
+    for (const [id, { pushed, removed }] of this.stackState) {
+      const keys = this.held.get(id) ?? [];
+      keys.length -= removed;
+      keys.push(...pushed);
+      if (keys.length === 0) this.held.delete(id);
+      else this.held.set(id, keys);
+    }
   }
 }
 
@@ -514,6 +568,14 @@ export class Stage {
 export class CatchUp {
   private stage: Stage;
   private wroteAny = false;
+  /**
+   * In a build from empty, every item with a row was written by this build: a filter of their
+   * keys says of most undecided items that LevelDB need not be asked. `null` in a catch-up.
+   */
+  private readonly written: BloomFilter | null;
+  private readonly absent: ((key: string) => boolean) | undefined;
+  /** In a build from empty, the keys of every stack (see {@link Stage}); `null` in a catch-up. */
+  private readonly held: Map<string, Bytes[]> | null;
   /** How many records it took in. */
   count = 0;
 
@@ -521,19 +583,25 @@ export class CatchUp {
     private readonly model: ReadModel,
     private readonly log: string,
   ) {
-    this.stage = model.stage();
+    this.written = model.isNew ? new BloomFilter() : null;
+    this.held = model.isNew ? new Map() : null;
+    this.stage = model.stage(this.held);
+    const written = this.written;
+    this.absent = written === null ? undefined : (key) => !written.has(key);
   }
 
   /** Checks and stages one record (the log's `replay`). */
   async replay(record: Record): Promise<void> {
-    const refused = refusal(record, await this.stage.stateOf(record.item));
+    const refused = refusal(record, await this.stage.stateOf(record.item, this.absent));
     if (refused !== null) throw refused;
+    if (record.type === 'decided') this.written?.add(itemKey(record.item));
     await this.stage.add(record);
     this.count++;
     if (this.stage.size >= BATCH) {
-      await this.model.write(this.stage, null, true);
+      this.model.submit(this.stage, null, true);
+      this.stage.written();
       this.wroteAny = true;
-      this.stage = this.model.stage();
+      this.stage = this.model.stage(this.held);
     }
   }
 
@@ -546,4 +614,70 @@ export class CatchUp {
 
 function samePoint(a: ResumePoint, b: ResumePoint): boolean {
   return a.position === b.position && a.fingerprint === b.fingerprint && JSON.stringify(a.cursor) === JSON.stringify(b.cursor);
+}
+
+/**
+ * The rows seen last, at least `size / 2` and at most `size` of them: two generations, the
+ * younger replacing the older when it is full. (Evicting a Map's oldest entry one at a time
+ * makes V8 skip ever more deleted entries to find it.)
+ */
+class RowCache {
+  private young = new Map<string, Row>();
+  private old = new Map<string, Row>();
+  constructor(private readonly size: number) {}
+
+  get(key: string): Row | undefined {
+    return this.young.get(key) ?? this.old.get(key);
+  }
+
+  set(key: string, row: Row): void {
+    if (this.young.size >= this.size / 2) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, row);
+  }
+
+  clear(): void {
+    this.young.clear();
+    this.old.clear();
+  }
+}
+
+/**
+ * A Bloom filter of strings: `has` is never wrong when it says no, and says yes of a string it
+ * was not given about 2% of the time with 5 million strings in it (2^26 bits, 8 MiB, 3 hashes).
+ */
+class BloomFilter {
+  private static readonly BITS = 1 << 26;
+  private readonly bits = new Uint8Array(BloomFilter.BITS / 8);
+
+  add(key: string): void {
+    const [h1, h2] = hashes(key);
+    for (let k = 0; k < 3; k++) {
+      const bit = (h1 + k * h2) & (BloomFilter.BITS - 1);
+      this.bits[bit >>> 3] = (this.bits[bit >>> 3] as number) | (1 << (bit & 7));
+    }
+  }
+
+  has(key: string): boolean {
+    const [h1, h2] = hashes(key);
+    for (let k = 0; k < 3; k++) {
+      const bit = (h1 + k * h2) & (BloomFilter.BITS - 1);
+      if (((this.bits[bit >>> 3] as number) & (1 << (bit & 7))) === 0) return false;
+    }
+    return true;
+  }
+}
+
+/** Two 32-bit FNV-1a hashes of `key`'s UTF-16 code units, with different offsets, for double hashing. */
+function hashes(key: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let n = 0; n < key.length; n++) {
+    const c = key.charCodeAt(n);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193);
+  }
+  return [a >>> 0, (b >>> 0) | 1];
 }
