@@ -17,18 +17,20 @@ import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { workload, writeSyntheticLedger } from '../bench/workload.js';
-import { DecodeError, LedgerError, describeSystemError } from './errors.js';
+import { DecodeError, LedgerError, ResumeMismatchError, describeSystemError } from './errors.js';
 import { copyLedger, fillLedger } from './copy.js';
 import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
+import { type IndexStatus, ReadModel, SCHEMA } from './honcho/read-model.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
 import type { LogBackend } from './log.js';
 import { TargetError, backendFor, jsonlPathOf } from './target.js';
+import { type AnswerDigests, answerDigests, differences } from './verify.js';
 
 // -- arguments --------------------------------------------------------------------------------
 
 /** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
-const FLAGS = { json: 'switch', help: 'switch', records: 'value', seed: 'value' } as const;
+const FLAGS = { json: 'switch', help: 'switch', records: 'value', seed: 'value', index: 'value' } as const;
 type Flag = keyof typeof FLAGS;
 
 /** The command line, split into positionals and flags. */
@@ -273,9 +275,9 @@ function ledgerAt(target: string, progress: Progress): LogBackend<Record> {
       backend.open({
         ...options,
         replay: (record, position) => {
-          options?.replay?.(record, position);
           // Checking the clock on every record would cost more than the record.
           if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
+          return options?.replay?.(record, position);
         },
       }),
   };
@@ -291,8 +293,8 @@ function isMissingFile(target: string): boolean {
  * Opens the ledger to read, changing nothing, and says on stderr what an operator should know:
  * a cut-off last line it ignored, or that the file is missing (an empty ledger, or a typo).
  */
-async function openToRead(path: string, progress: Progress): Promise<Ledger> {
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true }));
+async function openToRead(path: string, progress: Progress, index: string | undefined): Promise<Ledger> {
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) }));
   const repair = ledger.repair;
   if (repair !== null) {
     warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
@@ -302,9 +304,21 @@ async function openToRead(path: string, progress: Progress): Promise<Ledger> {
   return ledger;
 }
 
-/** Runs `body` on the ledger opened to read, and closes it. */
-async function reading<T>(path: string, progress: Progress, body: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await openToRead(path, progress);
+/** The ledger options for a read model in `index` (the `--index` flag), its notices on stderr. */
+function indexed(index: string | undefined, progress: Progress): { index?: string; onNotice?: (message: string) => void } {
+  if (index === undefined) return {};
+  return {
+    index,
+    onNotice: (message) => {
+      progress.clear();
+      warn(message);
+    },
+  };
+}
+
+/** Runs `body` on the ledger opened to read (with the read model of `--index`, if given), and closes it. */
+async function reading<T>({ args: [path = ''], values, progress }: Context, body: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openToRead(path, progress, values.get('index'));
   try {
     return await body(ledger);
   } finally {
@@ -356,10 +370,16 @@ interface Context {
   readonly progress: Progress;
 }
 
-/** `verify <ledger>`: reads it through and prints a one-line summary. */
-async function verify({ args: [path = ''], out, progress }: Context): Promise<number> {
+/**
+ * `verify <ledger> [--index <folder>]`: reads the whole log through and prints a one-line
+ * summary; with `--index`, also brings the read model up to date and checks that it answers
+ * every query as the fresh replay does.
+ */
+async function verify({ args: [path = ''], values, out, progress }: Context): Promise<number> {
   const started = performance.now();
-  return reading(path, progress, async (ledger) => {
+  const ledger = await openToRead(path, progress, undefined);
+  let replayed: AnswerDigests | null = null;
+  try {
     const seconds = (performance.now() - started) / 1000;
     const c = await ledger.counts();
     const rate = ledger.size > 0 && seconds > 0 ? ` (${grouped(ledger.size / seconds)} records/s)` : '';
@@ -368,14 +388,103 @@ async function verify({ args: [path = ''], out, progress }: Context): Promise<nu
         `(sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped}); ` +
         `read in ${seconds.toFixed(2)} s${rate}`,
     );
+    if (values.has('index')) replayed = await answerDigests(ledger);
+  } finally {
+    await ledger.close();
+  }
+  const index = values.get('index');
+  if (replayed !== null && index !== undefined) {
+    // one after the other: a LevelDB log admits one open at a time
+    const withIndex = await Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) });
+    let fromIndex: AnswerDigests;
+    try {
+      fromIndex = await answerDigests(withIndex);
+    } finally {
+      await withIndex.close();
+    }
+    const differ = differences(replayed, fromIndex);
+    if (differ.length > 0) {
+      await out.flush();
+      warn(`${index}: the index does not answer as a fresh replay of ${path}: ${differ.join(', ')} differ; rebuild it (ledgerstore index rebuild ${path} --index ${index})`);
+      return 1;
+    }
+    out.line(`${index}: ok, the index answers every query as a fresh replay does`);
+  }
+  await out.flush();
+  return 0;
+}
+
+/**
+ * `index build|status|rebuild <ledger> --index <folder>`: bring the read model up to date, say
+ * where it stands, or build it again from the log's start.
+ */
+async function indexCommand({ args: [action = '', path = ''], values, out, progress }: Context): Promise<number> {
+  const folder = values.get('index');
+  if (folder === undefined) throw new UsageError('index needs --index <folder>', 'index');
+  if (action !== 'build' && action !== 'status' && action !== 'rebuild') {
+    throw new UsageError(`index takes build, status or rebuild, not ${JSON.stringify(action)}`, 'index');
+  }
+  if (action === 'status') {
+    for (const line of await indexStatus(path, folder)) out.line(line);
     await out.flush();
     return 0;
-  });
+  }
+  if (action === 'rebuild') {
+    const model = await ReadModel.open(folder);
+    try {
+      await model.reset();
+    } finally {
+      await model.close();
+    }
+  }
+  const started = performance.now();
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(folder, progress) }));
+  try {
+    const seconds = (performance.now() - started) / 1000;
+    out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);
+  } finally {
+    await ledger.close();
+  }
+  await out.flush();
+  return 0;
+}
+
+/** What `index status` says: the checkpoint, the schema, how far behind the log the read model is. */
+async function indexStatus(path: string, folder: string): Promise<string[]> {
+  const model = await ReadModel.open(folder);
+  let status: IndexStatus;
+  try {
+    status = model.status();
+  } finally {
+    await model.close();
+  }
+  const c = status.counts;
+  const lines = [`index:      ${folder}`, `schema:     ${status.schema ?? 'none'} (this ledgerstore: ${SCHEMA})`];
+  const checkpoint = status.checkpoint;
+  if (checkpoint === null || status.building) {
+    lines.push(`checkpoint: none${status.building ? ' (a build did not finish)' : ''}: the next open builds it from the log`);
+    return lines;
+  }
+  lines.push(`checkpoint: record ${checkpoint.resume.position} of ${checkpoint.log}`);
+  let behind: string;
+  try {
+    const log = await ledgerAt(path, new Progress(false)).open({ readOnly: true, resume: checkpoint.resume });
+    behind = log.head === checkpoint.resume.position ? 'up to date' : `${plural(log.head - checkpoint.resume.position, 'record')} behind (caught up at the next open)`;
+    await log.close();
+  } catch (e) {
+    if (!(e instanceof ResumeMismatchError)) throw e;
+    behind = `the log does not hold the checkpoint any more (${e.message}): the next open rebuilds it`;
+  }
+  lines.push(`log:        ${behind}`);
+  if (checkpoint.resume.position > 0 && status.schema !== SCHEMA) lines.push('            and it is of another schema: the next open rebuilds it');
+  lines.push(`counts:     ${c.decided} decided (sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped})`);
+  return lines;
 }
 
 /** `counts <ledger> [--json]`. */
-async function counts({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
-  return reading(path, progress, async (ledger) => {
+async function counts(context: Context): Promise<number> {
+  const { switches, out } = context;
+  return reading(context, async (ledger) => {
     const c = await ledger.counts();
     if (switches.has('json')) {
       out.line(`{"decided":${c.decided},"sent":${c.sent},"waiting":${c.waiting},"failed":${c.failed},"skipped":${c.skipped}}`);
@@ -390,8 +499,9 @@ async function counts({ args: [path = ''], switches, out, progress }: Context): 
 }
 
 /** `outbox <ledger> [--json]`: every waiting item and its action, in decision order. */
-async function outbox({ args: [path = ''], switches, out, progress }: Context): Promise<number> {
-  return reading(path, progress, async (ledger) => {
+async function outbox(context: Context): Promise<number> {
+  const { switches, out } = context;
+  return reading(context, async (ledger) => {
     const waiting = await ledger.outbox();
     if (switches.has('json')) {
       await out.lines(mapped(waiting, ({ item, action }) => `{"item":${encodeItem(item)},"action":${encodeAction(action)}}`));
@@ -416,9 +526,10 @@ function itemArgument(text: string): Item {
 }
 
 /** `sent-ids <ledger> <item-as-json> [--json]`: the ids of the item's `sent` record. */
-async function sentIds({ args: [path = '', itemText = ''], switches, out, progress }: Context): Promise<number> {
+async function sentIds(context: Context): Promise<number> {
+  const { args: [, itemText = ''], switches, out } = context;
   const item = itemArgument(itemText);
-  return reading(path, progress, async (ledger) => {
+  return reading(context, async (ledger) => {
     const ids = await ledger.sentIds(item);
     if (switches.has('json')) out.line(ids === null ? 'null' : JSON.stringify(ids));
     else if (ids === null) out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
@@ -430,11 +541,12 @@ async function sentIds({ args: [path = '', itemText = ''], switches, out, progre
 }
 
 /** `conclusion <ledger> <workspace> <text> [--json]`: the conclusion an undo must delete. */
-async function conclusion({ args: [path = '', workspace = '', text = ''], switches, out, progress }: Context): Promise<number> {
+async function conclusion(context: Context): Promise<number> {
+  const { args: [, workspace = '', text = ''], switches, out } = context;
   if (!WORKSPACES.includes(workspace as Workspace)) {
     throw new UsageError(`the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`, 'conclusion');
   }
-  return reading(path, progress, async (ledger) => {
+  return reading(context, async (ledger) => {
     const found = await ledger.conclusion(workspace as Workspace, text);
     if (switches.has('json')) out.line(found === null ? 'null' : `{"item":${encodeItem(found.item)},"id":${JSON.stringify(found.id)}}`);
     else if (found === null) out.line(`none: no conclusion of ${workspace} with that text is sent and not undone`);
@@ -448,8 +560,8 @@ async function conclusion({ args: [path = '', workspace = '', text = ''], switch
  * `append <ledger>`: the record lines on stdin, each appended and durable before the next. The
  * first that does not decode or is refused stops it; the ones before it stay.
  */
-async function append({ args: [path = ''], progress }: Context): Promise<number> {
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress)));
+async function append({ args: [path = ''], values, progress }: Context): Promise<number> {
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), indexed(values.get('index'), progress)));
   const repair = ledger.repair;
   if (repair !== null) warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;
@@ -542,8 +654,9 @@ async function copy({ args: [from = '', to = ''], out, progress }: Context): Pro
 }
 
 /** `export <ledger>`: the ledger's records as canonical JSONL, on stdout. */
-async function exportLedger({ args: [path = ''], out, progress }: Context): Promise<number> {
-  return reading(path, progress, async (ledger) => {
+async function exportLedger(context: Context): Promise<number> {
+  const { args: [path = ''], out, progress } = context;
+  return reading(context, async (ledger) => {
     let n = 0;
     for await (const record of ledger.records()) {
       out.line(encodeRecord(record));
@@ -569,24 +682,36 @@ interface Command {
 }
 
 const COMMANDS = {
-  verify: { synopsis: '<ledger>', summary: 'read the ledger through; one line: ok and its counts, or the damage', args: ['<ledger>'], flags: [], run: verify },
-  counts: { synopsis: '<ledger> [--json]', summary: 'how many items are decided, sent, waiting, failed, skipped', args: ['<ledger>'], flags: ['json'], run: counts },
-  outbox: { synopsis: '<ledger> [--json]', summary: 'every waiting item and its action, in decision order', args: ['<ledger>'], flags: ['json'], run: outbox },
+  verify: {
+    synopsis: '<ledger> [--index <folder>]',
+    summary: 'read the ledger through; one line: ok and its counts, or the damage; with --index, check the read model against it',
+    args: ['<ledger>'],
+    flags: ['index'],
+    run: verify,
+  },
+  counts: { synopsis: '<ledger> [--json] [--index <folder>]', summary: 'how many items are decided, sent, waiting, failed, skipped', args: ['<ledger>'], flags: ['json', 'index'], run: counts },
+  outbox: { synopsis: '<ledger> [--json] [--index <folder>]', summary: 'every waiting item and its action, in decision order', args: ['<ledger>'], flags: ['json', 'index'], run: outbox },
   'sent-ids': {
-    synopsis: '<ledger> <item-as-json> [--json]',
+    synopsis: '<ledger> <item-as-json> [--json] [--index <folder>]',
     summary: "the ids of the item's sent record",
     args: ['<ledger>', '<item-as-json>'],
-    flags: ['json'],
+    flags: ['json', 'index'],
     run: sentIds,
   },
   conclusion: {
-    synopsis: '<ledger> <workspace> <text> [--json]',
+    synopsis: '<ledger> <workspace> <text> [--json] [--index <folder>]',
     summary: 'the conclusion an undo must delete (workspace: trusted, untrusted or fleet)',
     args: ['<ledger>', '<workspace>', '<text>'],
-    flags: ['json'],
+    flags: ['json', 'index'],
     run: conclusion,
   },
-  append: { synopsis: '<ledger>', summary: 'append the record lines on stdin, each durable before the next', args: ['<ledger>'], flags: [], run: append },
+  append: {
+    synopsis: '<ledger> [--index <folder>]',
+    summary: 'append the record lines on stdin, each durable before the next',
+    args: ['<ledger>'],
+    flags: ['index'],
+    run: append,
+  },
   check: { synopsis: '', summary: 'each record line on stdin: "ok <canonical line>" or "err <why>"', args: [], flags: [], run: check },
   copy: {
     synopsis: '<from> <to>',
@@ -596,6 +721,13 @@ const COMMANDS = {
     run: copy,
   },
   export: { synopsis: '<ledger>', summary: "the ledger's records as canonical JSONL, on stdout", args: ['<ledger>'], flags: [], run: exportLedger },
+  index: {
+    synopsis: 'build|status|rebuild <ledger> --index <folder>',
+    summary: 'the read model in <folder>: bring it up to date, say where it stands, or build it again from the start',
+    args: ['build|status|rebuild', '<ledger>'],
+    flags: ['index'],
+    run: indexCommand,
+  },
   gen: {
     synopsis: '<ledger> --records N [--seed S]',
     summary: 'write a realistic synthetic ledger (a new file, or an empty ledger elsewhere)',
@@ -632,6 +764,8 @@ function help(): string {
     '',
     'A <ledger> is a path to a JSONL file (memoryd\'s), jsonl:<path>, level:<folder> (LevelDB)',
     'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
+    'With --index <folder>, a ledger keeps its state in a LevelDB read model there (created if',
+    'missing): an open reads only what was appended since, and the queries answer from it.',
     'Flags may come before or after the arguments; -- ends the flags.',
     'Exit status: 0 ok; 1 the ledger refused a record, or is damaged or unreadable; 2 usage.',
   ].join('\n');

@@ -508,6 +508,41 @@ test('gen fills a ledger on any backend, with the same records as the file it wo
   });
 });
 
+test('--index keeps a read model: queries answer from it, index status says where it stands', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, FIXTURE_TEXT);
+    const index = join(home.dir, 'index');
+    expectRun(cli(['counts', home.path, '--json', '--index', index]), 0, FIXTURE_COUNTS, `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n`);
+    expectRun(cli(['outbox', home.path, '--json', '--index', index]), 0, FIXTURE_OUTBOX.map((l) => `${l}\n`).join(''), '');
+    expectRun(cli(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}', '--json', '--index', index]), 0, '["msg-a1","msg-a2"]\n', '');
+    const appended = cli(['append', home.path, '--index', index], lineOf(sent(turn('chat-1', 5), ['m-5'])));
+    assert.is(appended.code, 0, appended.stderr);
+    expectRun(
+      cli(['index', 'status', home.path, '--index', index]),
+      0,
+      [
+        `index:      ${index}`,
+        'schema:     1 (this ledgerstore: 1)',
+        `checkpoint: record 11 of ${home.path}`,
+        'log:        up to date',
+        'counts:     7 decided (sent 3, waiting 2, failed 1, skipped 1)',
+        '',
+      ].join('\n'),
+      '',
+    );
+    writeFileSync(home.path, `${readFileSync(home.path, 'utf8')}${lineOf(sent(turn('chat-2', 2), ['m-6']))}`);
+    assert.match(cli(['index', 'status', home.path, '--index', index]).stdout, /log: {8}1 record behind \(caught up at the next open\)/);
+    const verified = cli(['verify', home.path, '--index', index]);
+    assert.is(verified.code, 0, verified.stderr);
+    assert.match(verified.stdout, new RegExp(`\n${index}: ok, the index answers every query as a fresh replay does\n$`));
+    const rebuilt = cli(['index', 'rebuild', home.path, '--index', index]);
+    assert.is(rebuilt.code, 0, rebuilt.stderr);
+    assert.match(rebuilt.stdout, new RegExp(`^${index}: up to date with ${home.path} at record 12, in [0-9.]+ s\n$`));
+    expectRun(cli(['index', 'frobnicate', home.path, '--index', index]), 2, '', 'ledgerstore: index takes build, status or rebuild, not "frobnicate"\nusage: ledgerstore index build|status|rebuild <ledger> --index <folder>\n(ledgerstore --help lists every command)\n');
+    assert.is(cli(['index', 'build', home.path]).code, 2);
+  });
+});
+
 test('a ledger that names no ledger is a usage error', () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = cli(['counts', target]);
