@@ -16,7 +16,7 @@ import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../bench/workload.js';
 import { Projection } from '../../lib/honcho/projection.js';
-import { type EventLog, type Item, Ledger, type LogBackend, type Record, type Workspace, decodeRecord, encodeRecord, isLedgerError } from '../../lib/index.js';
+import { type EventLog, type Item, Ledger, type LedgerOptions, type LogBackend, type Record, type Workspace, decodeRecord, encodeRecord, isLedgerError } from '../../lib/index.js';
 import { decided, edit, sent, skip, turn } from '../support/ledger.js';
 
 /** A backend to test, and how to remove what it made. */
@@ -263,9 +263,28 @@ export function suite({ name, factory }: SuiteOptions): void {
       await log.close();
     }));
 
+  test.run();
+  ledgerSuite({ name, factory });
+}
+
+/**
+ * The part of the suite about the Honcho ledger on a backend: its rules and its answers. Run by
+ * {@link suite} for every backend, and on its own with ledger options (a read model, say).
+ */
+export function ledgerSuite({ name, factory, options }: SuiteOptions & { readonly options?: () => LedgerOptions }): void {
+  const test = uvuSuite(`conformance, the ledger: ${name}`);
+  const withSubject = async (body: (subject: Subject) => Promise<void>): Promise<void> => {
+    const subject = await factory();
+    try {
+      await body(subject);
+    } finally {
+      await subject.cleanup();
+    }
+  };
+
   test('the ledger refuses what breaks the rules, on this backend as on any', () =>
     withSubject(async ({ backend }) => {
-      const ledger = await Ledger.open(backend);
+      const ledger = await Ledger.open(backend, { ...options?.() });
       await ledger.append(decided(turn('a', 1)));
       assert.is(await code(ledger.append(decided(turn('a', 1)))), 'LEDGER_ALREADY_DECIDED');
       assert.is(await code(ledger.append(sent(turn('a', 2)))), 'LEDGER_NOT_WAITING');
@@ -287,13 +306,13 @@ export function suite({ name, factory }: SuiteOptions): void {
         sentIds: (item) => reference.sentIds(item),
         conclusion: (workspace, text) => reference.conclusion(workspace, text),
       });
-      const ledger = await Ledger.open(backend);
+      const ledger = await Ledger.open(backend, { ...options?.() });
       // half one by one, half at once, so that group commit takes part
       for (const record of generated.slice(0, 2500)) await ledger.append(record);
       await Promise.all(generated.slice(2500).map((record) => ledger.append(record)));
       assert.equal(await answers(generated, ledger), expected);
       await ledger.close();
-      const again = await Ledger.open(backend, { readOnly: true });
+      const again = await Ledger.open(backend, { ...options?.(), readOnly: true });
       assert.equal(await answers(generated, again), expected);
       const read: Record[] = [];
       for await (const record of again.records()) read.push(record);

@@ -1,0 +1,24 @@
+/** The ledger part of the conformance suite, with the state in a LevelDB read model, on every backend. */
+import { join } from 'node:path';
+import { MemoryLevel } from 'memory-level';
+import { honchoCodec, jsonlBackend, levelBackend, memoryBackend } from '../../lib/index.js';
+import { Home } from '../support/ledger.js';
+import { ledgerSuite } from './suite.js';
+
+for (const [name, make] of [
+  ['jsonl', (home: Home) => jsonlBackend(home.path, { codec: honchoCodec })],
+  ['level', (home: Home) => levelBackend(join(home.dir, 'ledger.level'), { codec: honchoCodec })],
+  ['level on memory-level', () => levelBackend(new MemoryLevel({ keyEncoding: 'view', valueEncoding: 'view' }), { codec: honchoCodec })],
+  ['memory', () => memoryBackend({ codec: honchoCodec })],
+] as const) {
+  let index = '';
+  ledgerSuite({
+    name: `${name}, with a read model`,
+    factory: () => {
+      const home = new Home();
+      index = join(home.dir, 'index');
+      return { backend: make(home), cleanup: () => home.remove() };
+    },
+    options: () => ({ index, onNotice: () => undefined }),
+  });
+}
