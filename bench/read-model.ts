@@ -1,0 +1,250 @@
+/**
+ * The read model's benchmark, the second half of `make bench`: what the LevelDB read model
+ * (`Ledger.open(file, { index })`) buys a large ledger, side by side with the in-memory replay
+ * it replaces, measured in the same run.
+ *
+ * For synthetic ledgers of 100k, 1M and 10M records (`bench/workload.ts`):
+ * - the cold build of the read model from the log (records/s);
+ * - the warm open of an up-to-date read model (ms), and the RSS of the process after it and a
+ *   few queries (the counts, a page of the outbox, sent ids, conclusions, some decisions);
+ * - the catch-up of 1,000 records appended since the checkpoint (ms);
+ * - the in-memory replay (`Ledger.open(file)` without a read model): its time and RSS.
+ *
+ * Each figure is taken in a fresh Node.js process (a warm open is what memoryd does at start),
+ * best of 3 except the builds and the 10M replay, which run once. The targets of issue 4: a warm
+ * open of 10M within 2x that of 100k, at least 100x faster than replaying 10M in memory, and
+ * under 256 MB of RSS. Results go to `bench/index-results.json` and to a generated section of
+ * `docs/benchmarks.md`; nothing here judges a figure.
+ *
+ * `node dist/bench/read-model.js [--sizes 100000,1000000]` runs it.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ledger } from '../lib/honcho/ledger.js';
+import { WORKLOAD_VERSION, writeSyntheticLedger } from './workload.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
+const DATA = path.join(ROOT, 'bench', 'data');
+const SEED = 1;
+const BEHIND = 1000;
+const RUNS = 3;
+
+/** What a measuring process reports. */
+interface Measured {
+  readonly records: number;
+  readonly ms: number;
+  /** RSS after the open and the queries, and the process's peak, in MiB. */
+  readonly rssMiB: number;
+  readonly peakMiB: number;
+}
+
+const mib = (bytes: number): number => Math.round((bytes / (1 << 20)) * 10) / 10;
+
+/** A few queries, as memoryd asks them at start: the counts, the first page of the outbox, some items. */
+async function query(ledger: Ledger): Promise<void> {
+  await ledger.counts();
+  const page = await ledger.outboxPage(100);
+  for (const { item } of page.decisions) await ledger.sentIds(item);
+  let n = 0;
+  for await (const { item, action } of ledger.decisions()) {
+    await ledger.isDecided(item);
+    if (action.type === 'conclude') await ledger.conclusion(action.workspace, action.text);
+    if (++n === 1000) break;
+  }
+}
+
+/** One measurement, in this (child) process. */
+async function measure(kind: string, file: string, index: string): Promise<Measured> {
+  const start = performance.now();
+  const ledger = await Ledger.open(file, kind === 'memory' ? { readOnly: true } : { readOnly: true, index, onNotice: () => undefined });
+  const ms = performance.now() - start;
+  await query(ledger);
+  const records = ledger.size;
+  const rssMiB = mib(process.memoryUsage().rss);
+  await ledger.close();
+  return { records, ms, rssMiB, peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
+}
+
+function inChild(kind: string, file: string, index: string): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SCRIPT, '--measure', kind, file, index], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`${kind} ${file}: the measuring process exited with ${code}`));
+      else resolve(JSON.parse(out) as Measured);
+    });
+  });
+}
+
+const progress = (message: string): void => {
+  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${message}`);
+};
+
+/** The generated ledger of `records` records, made once and kept in bench/data. */
+async function ledgerFile(records: number): Promise<string> {
+  const file = path.join(DATA, `replay-${records}-s${SEED}-w${WORKLOAD_VERSION}.jsonl`);
+  if (!fs.existsSync(file)) {
+    progress(`generating ${file}`);
+    await writeSyntheticLedger(file, { records, seed: SEED });
+  }
+  return file;
+}
+
+/** The byte offset after the first `lines` lines of `file`. */
+function offsetAfterLines(file: string, lines: number): number {
+  const fd = fs.openSync(file, 'r');
+  const buffer = Buffer.allocUnsafe(8 << 20);
+  let seen = 0;
+  let position = 0;
+  try {
+    for (;;) {
+      const got = fs.readSync(fd, buffer, 0, buffer.length, position);
+      if (got === 0) throw new Error(`${file}: fewer than ${lines} lines`);
+      for (let at = buffer.indexOf(10); at !== -1 && at < got; at = buffer.indexOf(10, at + 1)) {
+        if (++seen === lines) return position + at + 1;
+      }
+      position += got;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * A read model of `file` as it was {@link BEHIND} records ago, kept in bench/data: built on a
+ * copy of the file's first records, whose lines are the file's, so that its checkpoint holds
+ * in the whole file and an open catches up the rest.
+ */
+async function behindIndex(file: string, records: number): Promise<string> {
+  const index = file.replace(/\.jsonl$/, '.behind.index');
+  if (fs.existsSync(path.join(index, 'CURRENT'))) return index;
+  const prefix = `${file}.prefix-${process.pid}`;
+  progress(`building ${index}`);
+  try {
+    fs.copyFileSync(file, prefix);
+    fs.truncateSync(prefix, offsetAfterLines(file, records - BEHIND));
+    const ledger = await Ledger.open(prefix, { readOnly: true, index, onNotice: () => undefined });
+    await ledger.close();
+  } finally {
+    fs.rmSync(prefix, { force: true });
+  }
+  return index;
+}
+
+interface SizeResult {
+  readonly records: number;
+  readonly bytes: number;
+  readonly build: { readonly recordsPerSecond: number; readonly ms: number; readonly peakMiB: number };
+  readonly warm: Measured;
+  readonly catchUp: Measured;
+  readonly memory: Measured;
+}
+
+async function best(kind: string, file: string, index: () => string, runs: number): Promise<Measured> {
+  let winner: Measured | null = null;
+  for (let run = 0; run < runs; run++) {
+    const got = await inChild(kind, file, index());
+    if (winner === null || got.ms < winner.ms) winner = got;
+  }
+  return winner as Measured;
+}
+
+async function measureSize(records: number, scratch: string): Promise<SizeResult> {
+  const file = await ledgerFile(records);
+  const bytes = fs.statSync(file).size;
+  const index = file.replace(/\.jsonl$/, '.index');
+  progress(`${records}: cold build`);
+  fs.rmSync(index, { recursive: true, force: true });
+  const build = await inChild('build', file, index);
+  progress(`${records}: warm opens`);
+  const warm = await best('warm', file, () => index, RUNS);
+  const behind = await behindIndex(file, records);
+  let copies = 0;
+  const copy = (): string => {
+    const target = path.join(scratch, `catch-up-${copies++}`);
+    fs.cpSync(behind, target, { recursive: true });
+    return target;
+  };
+  progress(`${records}: catch-ups`);
+  const catchUp = await best('catchup', file, copy, RUNS);
+  progress(`${records}: in-memory replays`);
+  const memory = await best('memory', file, () => '', records >= 10_000_000 ? 1 : RUNS);
+  return { records, bytes, build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB }, warm, catchUp, memory };
+}
+
+const count = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
+const ms = (n: number): string => (n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n)} ms`);
+
+function table(results: readonly SizeResult[]): string[] {
+  const rows = [
+    '| Ledger | Cold build | Warm open | Catch-up of 1,000 | RSS after warm open + queries | In-memory replay | Its RSS | Warm open vs replay |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const r of results) {
+    rows.push(
+      `| ${count(r.records)} records (${mib(r.bytes)} MiB) | ${Math.round(r.build.recordsPerSecond / 1000)}k records/s (${ms(r.build.ms)}) | ${ms(r.warm.ms)} | ${ms(r.catchUp.ms)} | ${r.warm.rssMiB} MiB | ${ms(r.memory.ms)} | ${r.memory.rssMiB} MiB | ${Math.round(r.memory.ms / r.warm.ms)}x faster |`,
+    );
+  }
+  return rows;
+}
+
+function targets(results: readonly SizeResult[]): string[] {
+  const small = results.find((r) => r.records === 100_000);
+  const large = results.find((r) => r.records === 10_000_000);
+  if (small === undefined || large === undefined) return [];
+  return [
+    `Targets (issue 4), measured: a warm open of 10M within 2x that of 100k: ${(large.warm.ms / small.warm.ms).toFixed(2)}x; ` +
+      `at least 100x faster than replaying 10M in memory: ${Math.round(large.memory.ms / large.warm.ms)}x; ` +
+      `under 256 MB of RSS opening and querying 10M: ${large.warm.rssMiB} MiB (peak ${large.warm.peakMiB} MiB).`,
+  ];
+}
+
+function writeDoc(section: string): void {
+  const doc = path.join(ROOT, 'docs', 'benchmarks.md');
+  const text = fs.readFileSync(doc, 'utf8');
+  const start = '<!-- index:start -->';
+  const end = '<!-- index:end -->';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  const block = `${start}\n${section}\n${end}`;
+  fs.writeFileSync(doc, from === -1 || to === -1 ? `${text.trimEnd()}\n\n## The read model\n\n${block}\n` : `${text.slice(0, from)}${block}${text.slice(to + end.length)}`);
+}
+
+async function main(): Promise<void> {
+  const sizesArg = process.argv.indexOf('--sizes');
+  const sizes = sizesArg === -1 ? [100_000, 1_000_000, 10_000_000] : (process.argv[sizesArg + 1] ?? '').split(',').map(Number);
+  fs.mkdirSync(DATA, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(DATA, 'index-'));
+  try {
+    const results: SizeResult[] = [];
+    for (const records of sizes) results.push(await measureSize(records, scratch));
+    progress('');
+    const machine = `${os.availableParallelism()} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / (1 << 30))} GiB, Node.js ${process.version}`;
+    const section = [
+      `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}. Each figure in a fresh process; warm opens, catch-ups and replays best of ${RUNS} (the 10M replay once), builds once.`,
+      '',
+      ...table(results),
+      '',
+      ...targets(results),
+    ].join('\n');
+    console.log(section);
+    fs.writeFileSync(path.join(ROOT, 'bench', 'index-results.json'), `${JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2)}\n`);
+    writeDoc(section);
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--measure') {
+  const [kind = '', file = '', index = ''] = process.argv.slice(3);
+  process.stdout.write(JSON.stringify(await measure(kind, file, index)));
+} else {
+  await main();
+}
