@@ -236,6 +236,29 @@ test('rules are checked against the read model, on append and at catch-up', asyn
   });
 });
 
+test('when the read model cannot take in what the log made durable, appends stop, and a reopen catches up', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    await withIndexed(home.path, index, async (ledger) => {
+      await ledger.append(decided(turn('s', 1)));
+      // the read model's next batch fails, as a full disk would fail it
+      const state = (ledger as unknown as { state: { apply: () => Promise<void> } }).state;
+      const apply = state.apply;
+      state.apply = () => Promise.reject(new Error('ENOSPC: no space left on device'));
+      await ledger.append(decided(turn('s', 2))); // durable in the log: it is appended
+      state.apply = apply;
+      const after = await ledger.append(decided(turn('s', 3))).then(() => 'ok', (e: { code: string }) => e.code);
+      assert.is(after, 'LEDGER_STOPPED', 'the state is behind the log: no append is checked against it');
+    });
+    assert.is(readFileSync(home.path, 'utf8').split('\n').length - 1, 2);
+    await withIndexed(home.path, index, async (ledger) => {
+      assert.ok(await ledger.isDecided(turn('s', 2)), 'caught up from the log');
+      assert.equal(await answers(ledger, [decided(turn('s', 1)), decided(turn('s', 2))]), await replayed(home.path, [decided(turn('s', 1)), decided(turn('s', 2))]));
+      await ledger.append(decided(turn('s', 3)));
+    });
+  });
+});
+
 test('one process at a time: a second open of the read model is refused', async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
