@@ -64,7 +64,7 @@ interface Pending {
 }
 
 /** A record as a live consumer sees it: with its position in the log. */
-export interface Appended {
+export interface LogEntry {
   readonly position: Position;
   readonly record: Record;
 }
@@ -274,8 +274,8 @@ export class Ledger {
    * aborts or the ledger closes. A consumer that falls behind loses nothing: what is appended
    * while it works waits for it, in order.
    */
-  async *follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<Appended> {
-    const live: Appended[] = [];
+  async *follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
+    const live: LogEntry[] = [];
     let wake: (() => void) | null = null;
     const listener = (first: Position, records: readonly Record[]): void => {
       records.forEach((record, n) => live.push({ position: first + n, record }));
@@ -295,7 +295,7 @@ export class Ledger {
       }
       for (;;) {
         while (live.length > 0) {
-          const appended = live.shift() as Appended;
+          const appended = live.shift() as LogEntry;
           if (appended.position < next) continue;
           next = appended.position + 1;
           yield appended;
