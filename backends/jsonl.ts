@@ -14,7 +14,9 @@
  *   system writes short), then `fdatasync`, and resolves only after that. A crash can so leave
  *   the last line cut off, never a line in the middle.
  * - The file is created by the first append, mode 0600, and its directory is then fsync'd, so
- *   that the file's name survives a crash as well as its data. The directory is never created.
+ *   that the file's name survives a crash as well as its data; a writable open of a file that
+ *   exists syncs its directory too (its creator may have died before it did). The directory is
+ *   never created.
  * - A failed `write` is cut back (`ftruncate` to the last good length) and the log stays usable.
  *   When that cut fails, or when `fdatasync` failed (its data may or may not be on disk, and
  *   Linux forgets the error once reported, so a retry would lie), the log refuses every later
@@ -116,18 +118,31 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
+  const read = (into: Buffer, offset: number, length: number, at: number): number => {
+    try {
+      return io.read(fd, into, offset, length, at);
+    } catch (e) {
+      throw new LedgerIoError(name, e);
+    }
+  };
   while (position + carried < to) {
     if (carried === buffer.length) {
+      if (carried >= LONG_LINE) {
+        // A line this long is kept no further: its end is looked for without it, and only a
+        // line that has one is read whole (a torn tail of gigabytes costs no memory).
+        const line = longLine(read, position, carried, to, chunkSize);
+        if (line === null) return;
+        yield line;
+        position = line.position + line.buffer.length;
+        carried = 0;
+        buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - position)));
+        continue;
+      }
       const larger = Buffer.allocUnsafe(buffer.length * 2);
       buffer.copy(larger, 0, 0, carried);
       buffer = larger;
     }
-    let got: number;
-    try {
-      got = io.read(fd, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
-    } catch (e) {
-      throw new LedgerIoError(name, e);
-    }
+    const got = read(buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
     if (got === 0) return; // the file is shorter than it was said to be: stop at what was read
     const filled = carried + got;
     const ends: number[] = [];
@@ -138,6 +153,34 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
     carried = filled - start;
     position += start;
   }
+}
+
+/** The longest line the reader holds in memory while it looks for the line's end. */
+const LONG_LINE = 64 << 20;
+
+/**
+ * The line starting at `start`, whose first `known` bytes have no newline: found by scanning on
+ * for its newline, then read whole; `null` when the bytes up to `to` end without one.
+ */
+function longLine(read: (into: Buffer, offset: number, length: number, at: number) => number, start: number, known: number, to: number, chunkSize: number): Chunk | null {
+  const scratch = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, 1 << 20)));
+  for (let at = start + known; at < to; ) {
+    const got = read(scratch, 0, Math.min(scratch.length, to - at), at);
+    if (got === 0) return null;
+    const newline = scratch.indexOf(10);
+    if (newline !== -1 && newline < got) {
+      const end = at + newline;
+      const line = Buffer.allocUnsafe(end + 1 - start);
+      for (let done = 0; done < line.length; ) {
+        const n = read(line, done, line.length - done, start + done);
+        if (n === 0) return null;
+        done += n;
+      }
+      return { buffer: line, position: start, ends: [end - start] };
+    }
+    at += got;
+  }
+  return null;
 }
 
 /** Where the records of the file's first `to` bytes that fall on a `SEEK_STRIDE` boundary start, found by their newlines alone. */
@@ -253,7 +296,13 @@ class JsonlLog<R> implements EventLog<R> {
     let fd: Fd | null = null;
     try {
       fd = openExisting(io, file, readOnly);
-      if (fd !== null && !readOnly && !io.tryLock(fd)) throw new LockedError(file);
+      if (fd !== null && !readOnly) {
+        if (!io.tryLock(fd)) throw new LockedError(file);
+        // A writer that created the file may have died before it synced the directory: sync it
+        // now, before anything appended here is acknowledged, or a power loss could take the
+        // file's name, and every record in it, away.
+        syncDirectory(io, absolute);
+      }
       const size = fd === null ? 0 : sizeOf(io, fd, file);
       if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
       const from = fd === null || resume === undefined ? { position: 0, offset: 0, lastLineStart: -1 } : resumeCursor(io, fd, file, size, chunkSize, resume);
@@ -375,16 +424,21 @@ class JsonlLog<R> implements EventLog<R> {
       throw new LockedError(this.name);
     }
     this.fd = fd;
-    const directory = path.dirname(this.absolute);
+    this.syncDirectoryOrStop();
+    return fd;
+  }
+
+  /**
+   * Syncs the file's directory, so that its name survives a crash; without that the file, and
+   * all appended to it, may vanish: stop rather than acknowledge appends that might not survive.
+   */
+  private syncDirectoryOrStop(): void {
     try {
-      this.io.syncDirectory(directory);
+      syncDirectory(this.io, this.absolute);
     } catch (e) {
-      // Without its directory entry on disk the file, and all appended to it, may vanish in a
-      // crash: stop rather than acknowledge appends that might not survive.
-      this.stopped = new LedgerIoError(directory, e);
+      this.stopped = e as LedgerIoError;
       throw this.stopped;
     }
-    return fd;
   }
 
   /**
@@ -405,6 +459,7 @@ class JsonlLog<R> implements EventLog<R> {
       throw e;
     }
     this.fd = fd;
+    this.syncDirectoryOrStop(); // whoever created it may not have
     return fd;
   }
 
@@ -472,6 +527,16 @@ function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new LedgerIoError(file, e);
+  }
+}
+
+/** Syncs the directory of the file at `absolute`. */
+function syncDirectory(io: FileIO, absolute: string): void {
+  const directory = path.dirname(absolute);
+  try {
+    io.syncDirectory(directory);
+  } catch (e) {
+    throw new LedgerIoError(directory, e);
   }
 }
 

@@ -338,7 +338,7 @@ function openError(name: string, e: unknown): LedgerError {
   return new LedgerIoError(name, cause);
 }
 
-/** Creates `folder` if missing, and syncs its parent so that the new name survives a crash. */
+/** Creates `folder` if missing, and syncs its parent so that the folder's name survives a crash. */
 function makeFolder(name: string, folder: string): void {
   try {
     fs.mkdirSync(folder, { mode: FOLDER_MODE });
@@ -349,7 +349,7 @@ function makeFolder(name: string, folder: string): void {
     } catch (notFolder) {
       throw new LedgerIoError(name, notFolder);
     }
-    return;
+    // and sync the parent all the same: the folder's creator may have died before it did
   }
   const parent = path.dirname(path.resolve(folder));
   let fd: number | null = null;

@@ -223,6 +223,55 @@ test('the first append syncs the directory once, after creating the file', async
   });
 });
 
+test('a writable open of a file that exists syncs its directory, in case its creator died before it did', async () => {
+  await withHome(async (home) => {
+    for (const content of ['', line(A)]) {
+      writeFileSync(home.path, content);
+      const io = new FaultyIO();
+      const log = await openLog(home.path, io);
+      assert.is(io.count('syncDirectory'), 1, 'synced at open');
+      await log.append([B]);
+      assert.is(io.count('syncDirectory'), 1, 'once');
+      await log.close();
+      const reader = await jsonlBackend(home.path, { codec: honchoCodec, io }).open({ readOnly: true });
+      assert.is(io.count('syncDirectory'), 1, 'a reader syncs nothing');
+      await reader.close();
+    }
+    const failing = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    await rejects(openLog(home.path, failing), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
+    assert.equal(failing.open.size, 0, 'nothing held after a failed open');
+  });
+});
+
+test('a file created by another writer after the open is adopted only with its directory synced', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    writeFileSync(home.path, ''); // made, empty, by someone else
+    await log.append([A]);
+    assert.is(io.count('syncDirectory'), 1);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+test('a torn tail longer than the reader keeps in memory is dropped, and such a long line, whole, is read', async () => {
+  await withHome(async (home) => {
+    const huge = 70 << 20;
+    writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
+    const ledger = await Ledger.open(home.path, { readOnly: true });
+    assert.equal(ledger.repair, { at: line(A).length, dropped: huge, cut: false });
+    await ledger.close();
+    const why = `x${'y'.repeat(huge)}`;
+    const long = decided(turn('long', 1), skip(why));
+    writeFileSync(home.path, line(A) + line(long) + line(B));
+    const again = await Ledger.open(home.path, { readOnly: true });
+    assert.is(again.size, 3);
+    assert.ok(await again.isDecided(turn('long', 1)));
+    await again.close();
+  });
+});
+
 test('a missing directory is an I/O error naming the path, and it is never created', async () => {
   await withHome(async (home) => {
     const path = join(home.dir, 'memory', 'honcho.jsonl');
