@@ -35,6 +35,20 @@ demo: build
 
 bench: build
 	node dist/bench/run.js
+	node dist/bench/read-model.js
 
 clean:
 	rm -rf dist demo bench/data
+
+# The crash and fuzz harnesses (test/crash, test/fuzz) at ten times their `make test` counts.
+.PHONY: torture coverage
+torture: build
+	LEDGERSTORE_TORTURE=10 node dist/test/run.js crash/
+	LEDGERSTORE_TORTURE=10 node dist/test/run.js fuzz/
+
+# Every test under c8, mapped back to the .ts sources (the build writes source maps); then the
+# branch coverage of each backend and the branches of them that no test took.
+coverage: build
+	rm -rf coverage
+	npx c8 --reporter=text --reporter=json-summary --reporter=json --include 'dist/backends/**' --include 'dist/lib/**' node dist/test/run.js
+	node dist/test/support/coverage-report.js coverage
