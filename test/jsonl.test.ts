@@ -14,30 +14,16 @@ import {
   type Record,
   encodeRecord,
   honchoCodec,
-  isLedgerError,
   jsonlBackend,
 } from '../lib/index.js';
 import { FaultyIO } from './support/faulty-io.js';
-import { type Home, decided, edit, failed, sent, skip, turn, withHome } from './support/ledger.js';
+import { decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
-
-async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
-  try {
-    await promise;
-  } catch (e) {
-    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
-    if (typeof message === 'string') assert.is((e as Error).message, message);
-    else if (message !== undefined) assert.match((e as Error).message, message);
-    return e as Error;
-  }
-  assert.unreachable(`accepted; expected ${code}`);
-  throw new Error('unreachable');
-}
 
 const openLog = (path: string, io?: FileIO): Promise<EventLog<Record>> =>
   jsonlBackend(path, io === undefined ? { codec: honchoCodec } : { codec: honchoCodec, io }).open();

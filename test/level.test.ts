@@ -21,10 +21,9 @@ import {
   decodeRecord,
   encodeRecord,
   honchoCodec,
-  isLedgerError,
   jsonlBackend,
 } from '../lib/index.js';
-import { type Home, collect, conclude, decided, edit, failed, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+import { collect, conclude, decided, edit, failed, type Home, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -48,19 +47,6 @@ const recordKey = (position: number): Uint8Array => {
   key.writeUIntBE(position, 3, 6); // positions in the tests fit in 6 bytes; the first two stay 0
   return key;
 };
-
-async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
-  try {
-    await promise;
-  } catch (e) {
-    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
-    if (typeof message === 'string') assert.is((e as Error).message, message);
-    else if (message !== undefined) assert.match((e as Error).message, message);
-    return e as Error;
-  }
-  assert.unreachable(`accepted; expected ${code}`);
-  throw new Error('unreachable');
-}
 
 async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
   const out: R[] = [];

@@ -72,12 +72,9 @@ async function code(promise: Promise<unknown>): Promise<string> {
   }
 }
 
-/** Registers and runs the conformance tests for one backend. */
-export function suite({ name, factory }: SuiteOptions): void {
-  const test = uvuSuite(`conformance: ${name}`);
-
-  /** Runs `body` with a fresh subject, cleaned up afterwards. */
-  const withSubject = async (body: (subject: Subject) => Promise<void>): Promise<void> => {
+/** Runs a body with a fresh subject from `factory`, cleaned up afterwards whatever happens. */
+function subjects(factory: SuiteOptions['factory']): (body: (subject: Subject) => Promise<void>) => Promise<void> {
+  return async (body) => {
     const subject = await factory();
     try {
       await body(subject);
@@ -85,6 +82,12 @@ export function suite({ name, factory }: SuiteOptions): void {
       await subject.cleanup();
     }
   };
+}
+
+/** Registers and runs the conformance tests for one backend. */
+export function suite({ name, factory }: SuiteOptions): void {
+  const test = uvuSuite(`conformance: ${name}`);
+  const withSubject = subjects(factory);
 
   const records = Array.from({ length: 20 }, (_, n) => decided(turn(`s${n % 3}`, n), n % 4 === 0 ? skip(`why ${n}`) : undefined));
 
@@ -273,14 +276,7 @@ export function suite({ name, factory }: SuiteOptions): void {
  */
 export function ledgerSuite({ name, factory, options }: SuiteOptions & { readonly options?: () => LedgerOptions }): void {
   const test = uvuSuite(`conformance, the ledger: ${name}`);
-  const withSubject = async (body: (subject: Subject) => Promise<void>): Promise<void> => {
-    const subject = await factory();
-    try {
-      await body(subject);
-    } finally {
-      await subject.cleanup();
-    }
-  };
+  const withSubject = subjects(factory);
 
   test('the ledger refuses what breaks the rules, on this backend as on any', () =>
     withSubject(async ({ backend }) => {

@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Action, Item, Record, Workspace } from '../../lib/index.js';
+import * as assert from 'uvu/assert';
+import { type Action, type Item, type LedgerErrorCode, type Record, type Workspace, isLedgerError } from '../../lib/index.js';
 
 export const TIME = '2026-09-28T10:00:00.000Z';
 
@@ -63,4 +64,20 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);
   return out;
+}
+
+/**
+ * Awaits `promise` and expects it to reject with a ledger error of `code` (and `message`,
+ * exactly or as a pattern); gives the error.
+ */
+export async function rejects(promise: Promise<unknown>, code: LedgerErrorCode, message?: string | RegExp): Promise<Error> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(isLedgerError(e, code), `expected ${code}, got ${String(e)}`);
+    if (typeof message === 'string') assert.is((e as Error).message, message);
+    else if (message !== undefined) assert.match((e as Error).message, message);
+    return e as Error;
+  }
+  return assert.unreachable(`accepted; expected ${code}`) as never;
 }
