@@ -6,6 +6,7 @@
  * The texts of the Honcho ledger's errors are memoryd's, word for word (spec 000, "The errors'
  * text"), so that an operator sees the same line whichever engine wrote the ledger.
  */
+import { constants as osConstants } from 'node:os';
 import { getSystemErrorMap } from 'node:util';
 import type { Item } from './honcho/record.js';
 
@@ -62,13 +63,39 @@ export function isLedgerError(error: unknown, code?: LedgerErrorCode): error is 
  */
 export abstract class RecordRefusedError extends LedgerError {}
 
-/** Describes a Node.js system error the way `strerror` does, with its code: `no such file or directory (ENOENT)`. */
+/**
+ * What `strerror` says of the errnos that libuv has no name for, so that Node.js reports them as
+ * `UNKNOWN` (an operator over quota must be told so).
+ */
+const UNNAMED_BY_LIBUV: { readonly [name: string]: string } = {
+  EDQUOT: 'disk quota exceeded',
+  ENOLCK: 'no locks available',
+  ESTALE: 'stale file handle',
+  EREMOTEIO: 'remote i/o error',
+};
+
+/** The name of a (negative, as Node.js gives it) errno, from the system's table. */
+function errnoName(errno: number): string | undefined {
+  return Object.entries(osConstants.errno).find(([, value]) => value === -errno)?.[0];
+}
+
+/** A system error's name (`ENOENT`, `EDQUOT`, ...), even where Node.js says `UNKNOWN`. */
+export function systemErrorName(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const { errno, code } = error as NodeJS.ErrnoException;
+  if ((code === undefined || code === 'UNKNOWN') && typeof errno === 'number') return errnoName(errno) ?? code;
+  return code;
+}
+
+/** Describes a Node.js system error the way `strerror` does, with its name: `no such file or directory (ENOENT)`. */
 export function describeSystemError(error: unknown): string {
   if (error instanceof Error) {
     const { errno, code } = error as NodeJS.ErrnoException;
     if (typeof errno === 'number') {
       const known = getSystemErrorMap().get(errno);
       if (known !== undefined) return `${known[1]} (${known[0]})`;
+      const name = errnoName(errno);
+      if (name !== undefined) return `${UNNAMED_BY_LIBUV[name] ?? `system error ${-errno}`} (${name})`;
     }
     if (typeof code === 'string') return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
     return error.message;
@@ -85,7 +112,7 @@ export class LedgerIoError extends LedgerError {
   constructor(readonly path: string, cause: unknown) {
     super(`${path}: ${describeSystemError(cause)}`, { cause });
     this.name = 'LedgerIoError';
-    this.errno = cause instanceof Error ? (cause as NodeJS.ErrnoException).code : undefined;
+    this.errno = systemErrorName(cause);
   }
 }
 
