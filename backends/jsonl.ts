@@ -297,7 +297,7 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       fd = openExisting(io, file, readOnly);
       if (fd !== null && !readOnly) {
-        if (!io.tryLock(fd)) throw new LockedError(file);
+        lock(io, fd, file);
         // A writer that created the file may have died before it synced the directory: sync it
         // now, before anything appended here is acknowledged, or a power loss could take the
         // file's name, and every record in it, away.
@@ -419,9 +419,11 @@ class JsonlLog<R> implements EventLog<R> {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return this.adoptCreatedElsewhere();
       throw new LedgerIoError(this.name, e);
     }
-    if (!this.io.tryLock(fd)) {
-      closeQuietly(this.io, fd);
-      throw new LockedError(this.name);
+    try {
+      lock(this.io, fd, this.name);
+    } catch (e) {
+      closeQuietly(this.io, fd); // the empty file stays: the next writer adopts it
+      throw e;
     }
     this.fd = fd;
     this.syncDirectoryOrStop();
@@ -453,7 +455,8 @@ class JsonlLog<R> implements EventLog<R> {
       throw new LedgerIoError(this.name, e);
     }
     try {
-      if (!this.io.tryLock(fd) || sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
+      lock(this.io, fd, this.name);
+      if (sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
     } catch (e) {
       closeQuietly(this.io, fd);
       throw e;
@@ -528,6 +531,21 @@ function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw new LedgerIoError(file, e);
   }
+}
+
+/**
+ * Takes the writer's lock on the open file.
+ * @throws {@link LockedError} when another writer holds it
+ * @throws {@link LedgerIoError} when the lock itself fails (`ENOLCK` on some network file systems)
+ */
+function lock(io: FileIO, fd: Fd, file: string): void {
+  let granted: boolean;
+  try {
+    granted = io.tryLock(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+  if (!granted) throw new LockedError(file);
 }
 
 /** Syncs the directory of the file at `absolute`. */

@@ -59,25 +59,15 @@ interface RunStats {
   opensFailed: number;
 }
 
-/**
- * What the harnesses found that the engine gets wrong, by kind, with an example: printed with
- * the figures (never silent), and reported on issue 5. The runs go on past them.
- */
-const findings = new Map<string, { count: number; example: string }>();
+/** Something the engine gets wrong: a failure, with an example. (Each one found was fixed.) */
 function finding(kind: string, example: string): void {
-  const known = findings.get(kind);
-  if (known === undefined) findings.set(kind, { count: 1, example });
-  else known.count++;
-}
-function printFindings(): void {
-  for (const [kind, { count, example }] of findings) console.log(`  FINDING (engine, see issue 5): ${kind}: ${count} times, e.g. ${example}`);
+  assert.unreachable(`${kind}: ${example}`);
 }
 
 /**
  * A LEDGER_IO error for an injected `code` names one of `paths` and the system's words for the
  * code, and carries the code. For an errno that libuv has no name for (EDQUOT in Node 20), Node
- * itself says only "unknown error" (code `UNKNOWN`); the error must still name the path, and
- * whether it says which error it was is a finding.
+ * itself says only "unknown error" (code `UNKNOWN`); the error must still name it.
  */
 function checkIoError(e: LedgerError, code: string | null, paths: readonly string[], why: string): void {
   const errno = (e as LedgerError & { errno?: string }).errno;
@@ -327,7 +317,6 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
     `  I/O errors, JSONL (SCALE ${SCALE}): ${stats.runs} runs (the workload's calls: ${counts.join(', ')}), ${stats.injected} faults injected, ` +
       `${stats.appendsFailed} appends failed, ${stats.appendsAcknowledged} acknowledged and kept, ${stats.opensFailed} opens failed`,
   );
-  printFindings();
 });
 
 const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
