@@ -286,17 +286,17 @@ class Faults {
     return { number, fault, delay };
   }
 
-  /** The error for an injected failure of `call`, counted. */
-  inject(name: string, { number, fault }: Call, kind: FaultKind): LedgerIoError {
+  /** The error for an injected failure of append `number`: the plan's `fault` struck it, or a crash lost it. Counted. */
+  inject(name: string, number: number, fault: Planned | 'crash'): LedgerIoError {
     let cause: InjectedFault;
-    if (kind === 'crash') {
+    if (fault === 'crash') {
       this.counts.lost++;
-      cause = new InjectedFault(kind, number, 'ECANCELED', `injected crash: append ${number} was lost before it reached the log`);
+      cause = new InjectedFault(fault, number, 'ECANCELED', `injected crash: append ${number} was lost before it reached the log`);
     } else {
-      if (kind === 'before') this.counts.failedBefore++;
+      if (fault.when === 'before') this.counts.failedBefore++;
       else this.counts.failedAfter++;
-      const what = kind === 'before' ? 'before the write' : 'after the write: its records are in the log, but the acknowledgement was lost';
-      cause = new InjectedFault(kind, number, fault?.code ?? 'EIO', `injected fault: append ${number} failed ${what}${fault?.why ?? ''}`);
+      const what = fault.when === 'before' ? 'before the write' : 'after the write: its records are in the log, but the acknowledgement was lost';
+      cause = new InjectedFault(fault.when, number, fault.code, `injected fault: append ${number} failed ${what}${fault.why}`);
     }
     this.injected.push(cause);
     return new LedgerIoError(name, cause);
@@ -447,12 +447,13 @@ class FaultyLog<R> implements EventLog<R> {
 
   private async perform({ call, records, options }: Waiting<R>): Promise<Appended> {
     if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    if (call.fault?.when === 'before') throw this.faults.inject(this.name, call, 'before');
+    const { fault } = call;
+    if (fault?.when === 'before') throw this.faults.inject(this.name, call.number, fault);
     // Called before the first await: with no delay and nothing waiting, the inner append
     // starts within the caller's own call, as it would without the wrapper.
     const appended = await this.inner.append(records, options);
-    if (call.fault?.when === 'after') {
-      this.stopped = this.faults.inject(this.name, call, 'after');
+    if (fault?.when === 'after') {
+      this.stopped = this.faults.inject(this.name, call.number, fault);
       throw this.stopped;
     }
     return appended;
@@ -496,7 +497,7 @@ class FaultyLog<R> implements EventLog<R> {
     this.closed = true;
     for (const lost of this.waiting.splice(0)) {
       if (lost.timer !== undefined) clearTimeout(lost.timer);
-      lost.reject(this.faults.inject(this.name, lost.call, 'crash'));
+      lost.reject(this.faults.inject(this.name, lost.call.number, 'crash'));
       this.faults.counts.rejected++;
       this.settled();
     }

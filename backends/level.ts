@@ -377,6 +377,7 @@ function holdsDatabase(name: string, folder: string): boolean {
 async function closeQuietly(db: LevelDatabase): Promise<void> {
   try {
     await db.close();
+    /* c8 ignore next -- classic-level's close never fails (LevelDB's close reports nothing); kept so that no failure could hide the open's error */
   } catch {
     // the open failed already; that error is the one to report
   }
@@ -550,6 +551,7 @@ class LevelLog<R> implements EventLog<R> {
     if (this.ownsDb) {
       try {
         await this.db.close();
+        /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
       } catch (e) {
         throw new LedgerIoError(this.name, causeOf(e));
       }
@@ -564,6 +566,7 @@ function encodeValue(record: unknown): Uint8Array {
   try {
     return encoder.encode(wideIntegersAsBigInt(record));
   } catch (e) {
+    /* c8 ignore next -- cbor-x throws Errors; String(e) is for a non-Error thrown by a record's own code (a getter), which plain data has none of */
     throw new InvalidRecordError(`it cannot be written as CBOR: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
@@ -574,6 +577,7 @@ function decodeValue<R>(name: string, codec: RecordCodec<R>, value: Uint8Array, 
   try {
     decoded = decoder.decode(value);
   } catch (e) {
+    /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
     throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(value.subarray(0, 32))}`, {
       cause: e,
     });
@@ -595,6 +599,7 @@ function decodeValue<R>(name: string, codec: RecordCodec<R>, value: Uint8Array, 
  * the decoder's to refuse; here they only end the walk.
  */
 function textIsUtf8(bytes: Uint8Array): boolean {
+  /* c8 ignore next -- the walk follows bytes cbor-x decoded whole, so it never reads past their end; 0 there only ends the walk */
   const byte = (at: number): number => bytes[at] ?? 0;
   const uint32 = (at: number): number => byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
   let at = 0;
@@ -604,6 +609,7 @@ function textIsUtf8(bytes: Uint8Array): boolean {
     const initial = byte(at++);
     if (initial === 0xff) {
       // the "break" that ends a container of indefinite length
+      /* c8 ignore next -- cbor-x refuses a break outside a container of indefinite length; one would end the walk */
       items = (outer.pop() ?? 1) - 1;
       continue;
     }

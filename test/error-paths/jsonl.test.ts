@@ -1,0 +1,297 @@
+/**
+ * The error and recovery paths of the JSONL backend that the other tests do not reach: a file
+ * that shrinks under a reader, resume points that do not hold (no file, a damaged cursor, a read
+ * that fails), a replay that fails with an error of its own, a read or `resumePoint` that fails or
+ * meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
+ * descriptor leaked, and that the log is usable (or stopped) as documented.
+ */
+import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Fd } from '../../backends/file-io.js';
+import { type EventLog, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
+import { FaultyIO } from '../support/faulty-io.js';
+import { decided, sent, skip, turn, withHome } from '../support/ledger.js';
+
+const line = (record: Record): string => `${encodeRecord(record)}\n`;
+const A = decided(turn('chat-1', 1));
+const B = decided(turn('chat-1', 2), skip('nothing new'));
+const C = sent(turn('chat-1', 1), ['msg-a1']);
+
+/** The longest line the reader holds in memory while it looks for the line's end (backends/jsonl.ts). */
+const LONG_LINE = 64 << 20;
+
+async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
+  try {
+    await promise;
+  } catch (e) {
+    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
+    if (typeof message === 'string') assert.is((e as Error).message, message);
+    else if (message !== undefined) assert.match((e as Error).message, message);
+    return e as Error;
+  }
+  assert.unreachable(`accepted; expected ${code}`);
+  throw new Error('unreachable');
+}
+
+const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
+  jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
+
+async function all(log: EventLog<Record>, from?: number): Promise<Record[]> {
+  const out: Record[] = [];
+  for await (const record of log.read(from)) out.push(record);
+  return out;
+}
+
+/** A writer can take the file: the open that failed released the lock it had taken. */
+async function writable(path: string): Promise<void> {
+  const log = await backend(path).open();
+  await log.close();
+}
+
+/**
+ * A {@link FaultyIO} on which something else shrinks the file while it is read: before the read
+ * that `when` picks, the file is cut to `to` bytes (once), as another process would cut it.
+ */
+class ShrinkingIO extends FaultyIO {
+  shrunk = false;
+  constructor(
+    private readonly path: string,
+    private readonly to: number,
+    private readonly when: (position: number, length: number) => boolean,
+  ) {
+    super();
+  }
+  override read(fd: Fd, buffer: Uint8Array, offset: number, length: number, position: number): number {
+    if (!this.shrunk && this.when(position, length)) {
+      truncateSync(this.path, this.to);
+      this.shrunk = true;
+    }
+    return super.read(fd, buffer, offset, length, position);
+  }
+}
+
+// -- a file that shrinks under the reader -------------------------------------------------------
+
+test('a torn tail too long to hold, cut by a writer while a reader scans it for its end: the reader keeps the whole lines', async () => {
+  await withHome(async (home) => {
+    const whole = Buffer.from(line(A));
+    const tail = LONG_LINE + (2 << 20);
+    writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(tail, 0x61)])); // no newline: a torn tail
+    // the writer that opens cuts the tail back to the last whole line, just as the reader,
+    // having held 64 MiB of it, starts to look further for its end
+    const io = new ShrinkingIO(home.path, whole.length, (position) => position === whole.length + LONG_LINE);
+    const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
+    assert.ok(io.shrunk, 'the file was cut during the scan');
+    assert.is(reader.head, 1);
+    assert.equal(reader.repaired, { at: whole.length, dropped: tail, cut: false });
+    assert.equal(await all(reader), [A]);
+    await reader.close();
+    assert.equal(io.open.size, 0, 'no descriptor leaks');
+    assert.equal(readFileSync(home.path), whole, 'the reader changed nothing');
+  });
+});
+
+test('a long line whose end was found, cut off before it is read whole: the reader stops at the whole lines before it', async () => {
+  await withHome(async (home) => {
+    const whole = Buffer.from(line(A));
+    const long = LONG_LINE + (1 << 20);
+    writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(long, 0x61), Buffer.from('\n')]));
+    const size = statSync(home.path).size;
+    // cut by hand (to the last line the operator trusts) between the scan and the read of the line
+    const io = new ShrinkingIO(home.path, whole.length, (position, length) => position === whole.length && length === long + 1);
+    const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
+    assert.ok(io.shrunk, 'the file was cut before the line was read');
+    assert.is(reader.head, 1);
+    assert.equal(reader.repaired, { at: whole.length, dropped: size - whole.length, cut: false });
+    assert.equal(await all(reader), [A]);
+    await reader.close();
+    assert.equal(io.open.size, 0);
+  });
+});
+
+// -- resume points that do not hold -------------------------------------------------------------
+
+test('a resume point at 0 reads a file through from its first line', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    const start = await log.resumePoint(); // an empty log: no file yet
+    assert.equal(start, { position: 0, cursor: null, fingerprint: '' });
+    await log.append([A, B]);
+    await log.close();
+    const seen: [number, Record][] = [];
+    const resumed = await backend(home.path).open({ resume: start, replay: (record, position) => void seen.push([position, record]) });
+    assert.equal(seen, [
+      [0, A],
+      [1, B],
+    ]);
+    assert.is(resumed.head, 2);
+    assert.equal(await all(resumed, 1), [B], 'read(from) finds its records after an open from 0');
+    assert.equal(await resumed.append([C]), { from: 2, head: 3 });
+    await resumed.close();
+  });
+});
+
+test('a resume point on a missing file: at 0 it is an empty log; further on it is a mismatch, and nothing is created', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    rmSync(home.path);
+    await rejects(backend(home.path).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
+    await rejects(backend(home.path).open({ resume: point, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
+    assert.equal(readdirSync(home.dir), [], 'nothing was created');
+    const empty = await backend(home.path).open({ resume: { position: 0, cursor: null, fingerprint: '' } });
+    assert.is(empty.head, 0);
+    await empty.append([A]);
+    await empty.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+test('a resume point whose cursor says no line ends there is a mismatch, and the file is left as it was', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
+    assert.equal(cursor, { position: 2, offset: line(A).length + line(B).length, lastLineStart: line(A).length });
+    const before = readFileSync(home.path);
+    const damaged: ResumePoint[] = [
+      { ...point, cursor: { ...cursor, lastLineStart: -1 } }, // no line starts there
+      { ...point, cursor: { ...cursor, lastLineStart: cursor.offset } }, // a line of no bytes
+      { ...point, cursor: { ...cursor, lastLineStart: cursor.offset + 5 } }, // a line that ends before it starts
+    ];
+    for (const resume of damaged) {
+      for (const readOnly of [false, true]) {
+        await rejects(backend(home.path).open({ resume, readOnly }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: no record ends there`);
+      }
+    }
+    assert.equal(readFileSync(home.path), before);
+    await writable(home.path);
+  });
+});
+
+test('a read that fails while checking a resume point is an I/O error: nothing held, nothing changed, and the next open reads', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    const before = readFileSync(home.path);
+    for (const readOnly of [false, true]) {
+      const io = new FaultyIO().fail('read', 1, 'EIO');
+      await rejects(backend(home.path, io).open({ resume: point, readOnly }), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
+      assert.is(io.count('read'), 1, 'the point\'s line was the only read');
+      assert.equal(io.open.size, 0, 'no descriptor leaks');
+    }
+    assert.equal(readFileSync(home.path), before);
+    const resumed = await backend(home.path).open({ resume: point });
+    assert.is(resumed.head, 2);
+    await resumed.close();
+  });
+});
+
+// -- a replay that fails with an error of its own -------------------------------------------------
+
+test('a replay that throws an error that is not a refusal: the open fails with that very error, not as damage, and changes nothing', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A) + line(B) + line(C).slice(0, 10)); // with a torn tail, not cut
+    const before = readFileSync(home.path);
+    const bug = new TypeError('the caller\'s replay has a bug');
+    for (const readOnly of [false, true]) {
+      const io = new FaultyIO();
+      let seen = 0;
+      try {
+        await backend(home.path, io).open({
+          readOnly,
+          replay: () => {
+            if (++seen === 2) throw bug;
+          },
+        });
+        assert.unreachable('the open succeeded');
+      } catch (e) {
+        assert.is(e, bug, 'the replay\'s own error, as it was thrown');
+      }
+      assert.is(seen, 2);
+      assert.equal(io.open.size, 0, 'no descriptor leaks');
+      assert.is(io.count('truncate'), 0, 'the tail was not cut');
+    }
+    // a promise rejected with one is the same
+    await backend(home.path)
+      .open({
+        replay: async () => {
+          throw bug;
+        },
+      })
+      .then(
+        () => assert.unreachable('the open succeeded'),
+        (e: unknown) => assert.is(e, bug),
+      );
+    assert.equal(readFileSync(home.path), before);
+    await writable(home.path);
+  });
+});
+
+// -- reads and resume points on an open log -------------------------------------------------------
+
+test('a read in progress when the log is closed ends with LEDGER_CLOSED between chunks', async () => {
+  await withHome(async (home) => {
+    const records = Array.from({ length: 40 }, (_, n) => decided(turn('r', n)));
+    const writer = await backend(home.path).open();
+    await writer.append(records);
+    await writer.close();
+    const io = new FaultyIO();
+    const log = await backend(home.path, io, 256).open({ readOnly: true }); // a few lines a chunk
+    const read: Record[] = [];
+    let error: unknown = null;
+    try {
+      for await (const record of log.read()) {
+        read.push(record);
+        if (read.length === 1) await log.close();
+      }
+    } catch (e) {
+      error = e;
+    }
+    assert.ok(isLedgerError(error, 'LEDGER_CLOSED'), String(error));
+    assert.is((error as Error).message, `${home.path}: the ledger is closed`);
+    assert.ok(read.length >= 1 && read.length < records.length, `read ${read.length}`);
+    assert.equal(read, records.slice(0, read.length), 'what was read is the log, in order');
+    assert.equal(io.open.size, 0, 'the descriptor was closed by the close');
+  });
+});
+
+test('resumePoint on a closed log is refused with LEDGER_CLOSED', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A]);
+    await log.close();
+    await rejects(log.resumePoint(), 'LEDGER_CLOSED', `${home.path}: the ledger is closed`);
+  });
+});
+
+test('a read that fails in resumePoint is an I/O error; the log is not stopped, and the next point is right', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await backend(home.path, io).open();
+    await log.append([A, B]);
+    io.fail('read', 1, 'EIO');
+    await rejects(log.resumePoint(), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
+    assert.is(log.head, 2);
+    assert.equal(await log.append([C]), { from: 2, head: 3 });
+    const point = await log.resumePoint();
+    assert.is(point.position, 3);
+    await log.close();
+    assert.equal(io.open.size, 0);
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B) + line(C));
+    const seen: number[] = [];
+    const resumed = await backend(home.path).open({ resume: point, replay: (_, position) => void seen.push(position) });
+    assert.equal(seen, []);
+    assert.is(resumed.head, 3);
+    await resumed.close();
+  });
+});
+
+test.run();
