@@ -689,7 +689,9 @@ async function readThrough<R>(
     for (const [key, value] of entries) {
       checkKey(name, key, count);
       try {
-        const replayed = replay?.(decodeValue(name, codec, value, count), count);
+        // decoded whether or not there is a replay: an open reads every record through
+        const record = decodeValue(name, codec, value, count);
+        const replayed = replay?.(record, count);
         if (replayed instanceof Promise) await replayed;
       } catch (e) {
         throw asDamage(name, count + 1, e);

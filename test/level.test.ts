@@ -340,6 +340,8 @@ test('a value that is not CBOR is damage at its record', async () => {
     await write(folder, [A, B, C]);
     await tamper(folder, (db) => db.put(recordKey(1), Uint8Array.of(0xa4, 0x64, 0x74), VIEW));
     await damaged(folder, 2, /^the value is not CBOR \(.+\): a46474$/);
+    // an open with no replay (one that only wants the head) reads every record through too
+    await rejects(backendAt(folder).open({ readOnly: true }), 'LEDGER_DAMAGED', /:2: the value is not CBOR/);
   });
 });
 
