@@ -50,12 +50,12 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import {
   ClosedError,
+  asDamage,
   DamagedError,
   LedgerError,
   LedgerIoError,
   LockedError,
   ReadOnlyError,
-  RecordRefusedError,
   ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
@@ -84,7 +84,7 @@ export interface JsonlOptions<R> {
   readonly chunkSize?: number;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: true };
+const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: true, atomicBatches: false };
 const FILE_MODE = 0o600;
 const DEFAULT_CHUNK = 8 << 20;
 /** Every this many records, `read(from)` remembers where a record starts, to seek near it. */
@@ -255,11 +255,6 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
   if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
   return cursor;
-}
-
-/** A decode or replay refusal at `line` is damage; anything else passes through. */
-function asDamage(name: string, line: number, e: unknown): unknown {
-  return e instanceof RecordRefusedError ? new DamagedError(name, line, e.message, { cause: e }) : e;
 }
 
 class JsonlLog<R> implements EventLog<R> {

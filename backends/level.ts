@@ -82,13 +82,13 @@ import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import {
   ClosedError,
+  asDamage,
   DamagedError,
   InvalidRecordError,
   LedgerError,
   LedgerIoError,
   LockedError,
   ReadOnlyError,
-  RecordRefusedError,
   ResumeMismatchError,
   StoppedError,
   isLedgerError,
@@ -160,7 +160,7 @@ export interface LevelOptions<R> {
   readonly name?: string;
 }
 
-const ON_DISK: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: false };
+const ON_DISK: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true };
 
 const FOLDER_MODE = 0o700;
 /** The format this version writes, and the only one it reads. */
@@ -220,7 +220,7 @@ export function levelBackend<R>(location: string | LevelDatabase, options: Level
   }
   const where = (db as { location?: unknown }).location;
   const name = options.name ?? (typeof where === 'string' ? where : `level:${db.constructor.name}`);
-  const capabilities: LogCapabilities = { durable: db.supports.permanence, files: false, severalWriters: false, readsWhileWriting: true };
+  const capabilities: LogCapabilities = { durable: db.supports.permanence, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
   return { name, capabilities, open: (openOptions) => LevelLog.openDatabase(db, name, capabilities, options.codec, openOptions ?? {}) };
 }
 
@@ -318,11 +318,6 @@ function wideIntegersAsBigInt(value: unknown): unknown {
     if (converted !== field) (copy ??= { ...value })[key] = converted;
   }
   return copy ?? value;
-}
-
-/** A decode or replay refusal at `line` is damage; anything else passes through. */
-function asDamage(name: string, line: number, e: unknown): unknown {
-  return e instanceof RecordRefusedError ? new DamagedError(name, line, e.message, { cause: e }) : e;
 }
 
 /** The error inside abstract-level's `LEVEL_DATABASE_NOT_OPEN`, which says why. */

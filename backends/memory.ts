@@ -30,6 +30,7 @@
 import { createHash } from 'node:crypto';
 import {
   ClosedError,
+  asDamage,
   DamagedError,
   LockedError,
   ReadOnlyError,
@@ -57,7 +58,7 @@ export interface MemoryOptions<R> {
   readonly name?: string;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true };
+const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
 
 /**
  * A new, empty in-memory log of records of type `R`. Every open of the returned backend sees
@@ -144,7 +145,7 @@ class MemoryLog<R> implements EventLog<R> {
       }
     } catch (e) {
       if (store.writer === log) store.writer = null;
-      throw e instanceof RecordRefusedError ? new DamagedError(store.name, position + 1, e.message, { cause: e }) : e;
+      throw asDamage(store.name, position + 1, e);
     }
     return log;
   }

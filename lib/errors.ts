@@ -103,6 +103,14 @@ export function describeSystemError(error: unknown): string {
   return String(error);
 }
 
+/**
+ * A record refused while a log is read through is damage at its line (a JSONL line, a LevelDB
+ * record, counted from 1); any other error passes through as it is.
+ */
+export function asDamage(name: string, line: number, error: unknown): unknown {
+  return error instanceof RecordRefusedError ? new DamagedError(name, line, error.message, { cause: error }) : error;
+}
+
 /** The file system failed: `<path>: <what the system said>`. Nothing was appended. */
 export class LedgerIoError extends LedgerError {
   readonly code = 'LEDGER_IO';

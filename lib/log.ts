@@ -9,7 +9,11 @@
  *   {@link DamagedError} naming its position, and the log is left as it was.
  * - **Durable before believed.** `append` resolves only once its records are on stable storage;
  *   a refused or failed append writes nothing that a later read or reopen takes for a record.
- * - **Atomic batches.** The records of one `append` are written whole or not at all.
+ * - **Whole batches.** The records of one `append` are acknowledged whole or not at all, and a
+ *   refused or failed one leaves nothing that a read takes for a record. What a crash leaves of
+ *   an append that had not resolved is, with `atomicBatches`, all of it or nothing; without (a
+ *   JSONL file, where a batch is one write that a crash can cut at any line), a prefix of its
+ *   records, each whole, in order.
  * - **Call order.** Appends are applied in the order they were called, each after every earlier
  *   one; `expectedHead` makes that check explicit for several writers.
  * - **One writer.** A writable open of a log that another writer holds fails with
@@ -36,6 +40,8 @@ export interface LogCapabilities {
   readonly severalWriters: boolean;
   /** A read-only open succeeds while a writer holds the log. */
   readonly readsWhileWriting: boolean;
+  /** A crash leaves an unacknowledged batch whole or not at all (else: a prefix of it, each record whole). */
+  readonly atomicBatches: boolean;
 }
 
 /** How to open a log. */

@@ -515,7 +515,7 @@ test('a read in progress when the log is closed ends with LEDGER_CLOSED', async 
 test('a memory-level database: one writer per database, readers beside it, reopened as the same log, never closed by the log', async () => {
   const db = new MemoryLevel();
   const backend = levelBackend(db, { codec: honchoCodec, name: 'mem' });
-  assert.equal(backend.capabilities, { durable: false, files: false, severalWriters: false, readsWhileWriting: true });
+  assert.equal(backend.capabilities, { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true });
   const writer = await backend.open();
   await writer.append([A]);
   await rejects(backend.open(), 'LEDGER_LOCKED', /^mem: the ledger is open for writing elsewhere/);
@@ -557,7 +557,7 @@ test('a database that stores text only is refused when the backend is made', () 
 });
 
 test('the capabilities say what the backend can do', () => {
-  assert.equal(backendAt('x').capabilities, { durable: true, files: true, severalWriters: false, readsWhileWriting: false });
+  assert.equal(backendAt('x').capabilities, { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true });
   assert.is(backendAt('x').name, 'x');
   assert.is(levelBackend('x', { codec: honchoCodec, name: 'named' }).name, 'named');
 });

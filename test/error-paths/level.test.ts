@@ -225,7 +225,7 @@ test('a classic-level database the caller made is named by its folder, and left 
     const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, VIEW);
     const backend = levelBackend(db, { codec: honchoCodec });
     assert.is(backend.name, folder);
-    assert.equal(backend.capabilities, { durable: true, files: false, severalWriters: false, readsWhileWriting: true });
+    assert.equal(backend.capabilities, { durable: true, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true });
     const log = await backend.open();
     assert.is(log.name, folder);
     await log.append([A]);
