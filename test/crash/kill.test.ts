@@ -41,9 +41,14 @@ import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fil
 import { SCALE, scaled } from '../support/scale.js';
 
 const CHILD = fileURLToPath(new URL('../support/crash-child.js', import.meta.url));
-/** Records in each chain's workload: more than ten trials ever append. */
-const RECORDS = 8000;
+/**
+ * Each child appends at most this many records, and says `done`: a kill timer that fires late
+ * (a loaded machine, a run under c8) must not let one trial use up the chain's workload.
+ */
+const PER_CHILD = 700;
 const TRIALS_PER_CHAIN = 10;
+/** Records in each chain's workload: more than its trials can append, the parent's one each included. */
+const RECORDS = TRIALS_PER_CHAIN * (PER_CHILD + 1) + 1000;
 /** A trial that takes longer than this is stuck: a child that neither appends nor dies. */
 const STUCK_MS = 30_000;
 
@@ -130,7 +135,7 @@ function placeIn(home: Home, backend: Backend): Place {
   const target = backend === 'level' ? `level:${path}` : path;
   const index = join(home.dir, 'honcho.index');
   const options: LedgerOptions = backend === 'jsonl+index' ? { index, onNotice: (message) => notices.push(message) } : {};
-  const childArgs = (seed: number, appenders: number): string[] => [target, String(seed), String(RECORDS), String(appenders), ...(backend === 'jsonl+index' ? [index] : [])];
+  const childArgs = (seed: number, appenders: number): string[] => [target, String(seed), String(RECORDS), String(appenders), String(PER_CHILD), ...(backend === 'jsonl+index' ? [index] : [])];
   return { path, target, options, childArgs, notices };
 }
 
