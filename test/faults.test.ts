@@ -7,22 +7,11 @@ import * as assert from 'uvu/assert';
 import { type FaultPlan, type FaultyBackend, faultyBackend, injectedFault } from '../backends/faults.js';
 import { memoryBackend } from '../backends/memory.js';
 import { type EventLog, Ledger, LedgerIoError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
-import { decided, sent, turn, withHome } from './support/ledger.js';
+import { decided, failure, sent, turn, withHome } from './support/ledger.js';
 
 const faultyMemory = (plan: FaultPlan): FaultyBackend<Record> => faultyBackend(memoryBackend({ codec: honchoCodec }), plan);
 
 const decision = (n: number): Record => decided(turn('chat-1', n));
-
-/** The error `promise` rejects with; fails the test when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  assert.unreachable('resolved; expected it to fail');
-  return undefined;
-}
 
 /** The code of the ledger error `promise` rejects with. */
 async function code(promise: Promise<unknown>): Promise<string> {

@@ -7,15 +7,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { Decoder, encode as cborEncode } from 'cbor-x';
-import { ClassicLevel } from 'classic-level';
+import { encode as cborEncode } from 'cbor-x';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ByteEncodings, type ByteRange, type LevelBatch, type LevelDatabase, type LevelIterator, levelBackend } from '../backends/level.js';
+import { levelBackend } from '../backends/level.js';
 import {
   DamagedError,
-  type EventLog,
   Ledger,
   type Record,
   decodeRecord,
@@ -23,7 +21,9 @@ import {
   honchoCodec,
   jsonlBackend,
 } from '../lib/index.js';
-import { collect, conclude, decided, edit, failed, type Home, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+import { FaultyLevel } from './support/faulty-level.js';
+import { VIEW, all, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
+import { collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -35,109 +35,10 @@ const BIG = decided(turn('chat-2', 2 ** 53 - 1));
 const VECTORS = fileURLToPath(new URL('../../../shared/vectors/canonical.jsonl', import.meta.url));
 const HOLDER = fileURLToPath(new URL('./support/hold-level.js', import.meta.url));
 
-const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
-/** A plain CBOR decoder, as another program would read the values (64-bit integers as numbers). */
-const cbor = new Decoder({ useRecords: false, mapsAsObjects: true, int64AsNumber: true } as ConstructorParameters<typeof Decoder>[0]);
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const metaKey = (): Uint8Array => Uint8Array.of(0x00, ...Buffer.from('format'));
-const recordKey = (position: number): Uint8Array => {
-  const key = Buffer.alloc(9);
-  key[0] = 0x01;
-  key.writeUIntBE(position, 3, 6); // positions in the tests fit in 6 bytes; the first two stay 0
-  return key;
-};
-
-async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
-  const out: R[] = [];
-  for await (const record of log.read(from)) out.push(record);
-  return out;
-}
-
-const folderOf = (home: Home): string => join(home.dir, 'honcho.level');
-const backendAt = (folder: string) => levelBackend(folder, { codec: honchoCodec });
-
-/** Every key and value in the folder's database, read with classic-level directly. */
-async function dump(folder: string): Promise<[string, string][]> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
-  try {
-    return (await db.iterator().all()).map(([key, value]) => [hex(key), hex(value)]);
-  } finally {
-    await db.close();
-  }
-}
-
-/** Changes the folder's database directly, with classic-level. */
-async function tamper(folder: string, change: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<void>): Promise<void> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
-  try {
-    await change(db);
-  } finally {
-    await db.close();
-  }
-}
-
-async function write(folder: string, records: readonly Record[]): Promise<void> {
-  const log = await backendAt(folder).open();
-  await log.append(records);
-  await log.close();
-}
-
-/**
- * A memory-level database behind the log's view of one, which records every batch written
- * (how many puts, with which options) and fails writes on demand, as a disk might.
- */
-class Recorded implements LevelDatabase {
-  readonly inner = new MemoryLevel<Uint8Array, Uint8Array>(VIEW);
-  readonly writes: { puts: number; sync: boolean }[] = [];
-  failWith: Error | null = null;
-
-  get supports(): LevelDatabase['supports'] {
-    return this.inner.supports;
-  }
-  open(): Promise<void> {
-    return this.inner.open();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-  keyEncoding(encoding: 'view'): { readonly format: string } {
-    return this.inner.keyEncoding(encoding);
-  }
-  valueEncoding(encoding: 'view'): { readonly format: string } {
-    return this.inner.valueEncoding(encoding);
-  }
-  get<K, V>(key: K, options: ByteEncodings): Promise<V | undefined> {
-    return this.inner.get<K, V>(key, options);
-  }
-  iterator<K, V>(options: ByteRange): LevelIterator<K, V> {
-    return this.inner.iterator<K, V>(options as ByteRange & { gte: K; lt: K });
-  }
-  batch(): LevelBatch {
-    const batch = this.inner.batch();
-    let puts = 0;
-    const recorded: LevelBatch = {
-      put: <K, V>(key: K, value: V, options: ByteEncodings) => {
-        batch.put<K, V>(key, value, options);
-        puts++;
-        return recorded;
-      },
-      write: async (options) => {
-        this.writes.push({ puts, sync: options.sync });
-        if (this.failWith !== null) {
-          await batch.close();
-          throw this.failWith;
-        }
-        await batch.write(options);
-      },
-      close: () => batch.close(),
-    };
-    return recorded;
-  }
-  /** Every key in the database, in order, as hex. */
-  async keys(): Promise<string[]> {
-    return (await this.inner.keys().all()).map(hex);
-  }
+/** A memory-level database behind a wrapper that records every batch written and fails writes on demand. */
+function recorded(): { readonly db: FaultyLevel; readonly keys: () => Promise<string[]> } {
+  const inner = new MemoryLevel<Uint8Array, Uint8Array>(VIEW);
+  return { db: new FaultyLevel(inner), keys: async () => (await inner.keys().all()).map(hex) };
 }
 
 // -- the format -------------------------------------------------------------------------------
@@ -183,7 +84,7 @@ test('the canonical vectors round-trip through CBOR to their exact lines', async
 // -- writing ----------------------------------------------------------------------------------
 
 test('an append is one batch written with sync, the marker going with the first', async () => {
-  const db = new Recorded();
+  const { db } = recorded();
   const log = await levelBackend(db, { codec: honchoCodec }).open();
   await log.append([A, B]);
   await log.append([C]);
@@ -196,17 +97,17 @@ test('an append is one batch written with sync, the marker going with the first'
 });
 
 test('a batch that fails to write leaves nothing, and the log refuses appends until it is reopened', async () => {
-  const db = new Recorded();
+  const { db, keys } = recorded();
   const backend = levelBackend(db, { codec: honchoCodec, name: 'recorded' });
   const log = await backend.open();
   await log.append([A, B]);
-  const before = await db.keys();
-  db.failWith = new Error('EIO: i/o error, write');
+  const before = await keys();
+  db.failBatch = () => ({ when: 'before', error: new Error('EIO: i/o error, write') });
   await rejects(log.append([C, WIDE, BIG]), 'LEDGER_IO', 'recorded: EIO: i/o error, write');
   assert.is(log.head, 2);
   assert.equal(await all(log), [A, B]);
-  assert.equal(await db.keys(), before);
-  db.failWith = null;
+  assert.equal(await keys(), before);
+  db.failBatch = null;
   // Whether a failed LevelDB write reached the disk is not known: no more appends on this open.
   await rejects(log.append([C]), 'LEDGER_STOPPED', /^recorded: an earlier write failed \(recorded: EIO: i\/o error, write\)/);
   await log.close();

@@ -20,22 +20,11 @@ import { type Action, type Item, Ledger, type Record, type Target, decodeRecord,
 import { seedFor } from '../support/fuzz-runner.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { Home } from '../support/ledger.js';
+import { mulberry32 } from '../support/promises.js';
 import { ReferenceLedger } from '../support/reference-ledger.js';
 import { scaled } from '../support/scale.js';
 
 const CALLERS = 50;
-
-/** mulberry32. */
-function generator(seed: number): (n: number) => number {
-  let state = seed >>> 0;
-  return (n) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
 
 const TIME = '2026-09-28T10:00:00.000Z';
 /** The calls made: 1,000 at `LEDGERSTORE_TORTURE=1`. */
@@ -92,7 +81,7 @@ async function appendFromManyCallers(ledger: Ledger, total: number, seed: number
   const calls: Call[] = [];
   const each = Math.ceil(total / CALLERS);
   const caller = async (index: number): Promise<void> => {
-    const random = generator(seed + index);
+    const random = mulberry32(seed + index);
     let last: Promise<string> = Promise.resolve('');
     for (let made = 0; made < each && calls.length < total; ) {
       const move = random(100);

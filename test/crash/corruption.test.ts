@@ -22,23 +22,12 @@ import { writeSyntheticLedger } from '../../bench/workload.js';
 import { DamagedError, Ledger, LedgerError, type Record, decodeRecord } from '../../lib/index.js';
 import { seedFor } from '../support/fuzz-runner.js';
 import { Home } from '../support/ledger.js';
+import { mulberry32 } from '../support/promises.js';
 import { type Expected, type LineDecoder, expectedOpen } from '../support/reference-ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const RECORDS = 10_000;
 const SEED = seedFor('corruption');
-
-/** mulberry32, seeded: every trial is the same on every run. */
-function generator(seed: number): (n: number) => number {
-  let state = seed >>> 0;
-  return (n) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
 
 /** The generated ledger, once: its bytes, where each line starts and ends, and its records. */
 interface Original {
@@ -234,7 +223,7 @@ function summary(kind: string): string {
 /** Runs `trials` trials of one kind of damage, each made by `make` from the seeded generator. */
 async function trialsOf(kind: string, trials: number, make: (o: Original, random: (n: number) => number) => Damaged): Promise<void> {
   const o = await theOriginal();
-  const random = generator(SEED ^ seedFor(kind));
+  const random = mulberry32(SEED ^ seedFor(kind));
   for (let trial = 0; trial < trials; trial++) {
     const damaged = make(o, random);
     const outcome = await openDamaged(damaged, `${kind}, trial ${trial} (seed ${SEED}, LEDGERSTORE_TORTURE=${SCALE})`);

@@ -31,11 +31,13 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ByteEncodings, type ByteRange, type LevelBatch, type LevelDatabase, type LevelIterator, levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level.js';
 import { workload } from '../../bench/workload.js';
 import { Ledger, type LedgerError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend, nodeFileIO } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
+import { FaultyLevel } from '../support/faulty-level.js';
 import { CALLS, type Call, type Fault, InjectingIO, libuvKnows } from '../support/injecting-io.js';
+import { VIEW } from '../support/level-db.js';
 import type { Home } from '../support/ledger.js';
 import { BASE_SEED, RuleModel, checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/promises.js';
 import { SCALE, scaled } from '../support/scale.js';
@@ -319,72 +321,25 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
   );
 });
 
-const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
 /** strerror's words, as LevelDB puts them in its errors. */
 const STRERROR: { readonly [code: string]: string } = { EIO: 'Input/output error', ENOSPC: 'No space left on device', EDQUOT: 'Disk quota exceeded' };
 
-/** A classic-level database whose `at`th batch write (from 1) fails, before or after writing, once or from then on. */
-class FailingLevel implements LevelDatabase {
-  readonly inner: ClassicLevel<Uint8Array, Uint8Array>;
-  writes = 0;
-  injected = 0;
-  /** The numbers of the batch writes that failed. */
-  readonly failed: number[] = [];
-  active = true;
+/** The Nth batch write (from 1) of a LevelDB run that fails, before or after writing, once or from then on. */
+type LevelFault = { readonly at: number; readonly code: string; readonly persistent: boolean; readonly when: 'before' | 'after' } | null;
 
-  constructor(
-    folder: string,
-    readonly fault: { readonly at: number; readonly code: string; readonly persistent: boolean; readonly when: 'before' | 'after' } | null,
-  ) {
-    this.inner = new ClassicLevel<Uint8Array, Uint8Array>(folder, VIEW);
-    this.location = folder;
-  }
-  readonly location: string;
-
-  get supports(): LevelDatabase['supports'] {
-    return this.inner.supports;
-  }
-  open(): Promise<void> {
-    return this.inner.open();
-  }
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-  keyEncoding(encoding: 'view'): { readonly format: string } {
-    return this.inner.keyEncoding(encoding);
-  }
-  valueEncoding(encoding: 'view'): { readonly format: string } {
-    return this.inner.valueEncoding(encoding);
-  }
-  get<K, V>(key: K, options: ByteEncodings): Promise<V | undefined> {
-    return this.inner.get<K, V>(key, options);
-  }
-  iterator<K, V>(options: ByteRange): LevelIterator<K, V> {
-    return this.inner.iterator<K, V>(options as ByteRange & { gte: K; lt: K });
-  }
-  batch(): LevelBatch {
-    const batch = this.inner.batch();
-    const wrapped: LevelBatch = {
-      put: <K, V>(key: K, value: V, options: ByteEncodings) => {
-        batch.put<K, V>(key, value, options);
-        return wrapped;
-      },
-      write: async (options) => {
-        const n = ++this.writes;
-        const fault = this.active ? this.fault : null;
-        const fails = fault !== null && (n === fault.at || (fault.persistent && n > fault.at));
-        if (!fails) return batch.write(options);
-        this.injected++;
-        this.failed.push(n);
-        if (fault.when === 'after') await batch.write(options);
-        else await batch.close();
-        // what classic-level rejects with when LevelDB's write fails
-        throw Object.assign(new Error(`IO error: ${this.location}/000003.log: ${STRERROR[fault.code] ?? fault.code}`), { code: 'LEVEL_IO_ERROR' });
-      },
-      close: () => batch.close(),
-    };
-    return wrapped;
-  }
+/** A classic-level database in `folder` whose batch writes fail as `fault` says, as LevelDB's do. */
+function failingLevel(folder: string, fault: LevelFault): FaultyLevel {
+  const db = new FaultyLevel(new ClassicLevel<Uint8Array, Uint8Array>(folder, VIEW));
+  if (fault === null) return db;
+  db.failBatch = (n) =>
+    n === fault.at || (fault.persistent && n > fault.at)
+      ? {
+          when: fault.when,
+          // what classic-level rejects with when LevelDB's write fails
+          error: Object.assign(new Error(`IO error: ${folder}/000003.log: ${STRERROR[fault.code] ?? fault.code}`), { code: 'LEVEL_IO_ERROR' }),
+        }
+      : null;
+  return db;
 }
 
 test(`LevelDB: every batch write of a workload failed in turn, before and after writing, once and from then on`, async () => {
@@ -401,10 +356,10 @@ test(`LevelDB: every batch write of a workload failed in turn, before and after 
 /** The LevelDB workload of `seed`, without faults and then with each; gives its number of batch writes. */
 async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
   const records = [...workload({ records: RECORDS, seed })];
-  const runLevel = async (home: Home, fault: FailingLevel['fault']): Promise<number> => {
+  const runLevel = async (home: Home, fault: LevelFault): Promise<number> => {
     const context = `I/O errors, LevelDB (${fault === null ? 'no fault' : `batch write #${fault.at} fails ${fault.when} writing with ${fault.code}${fault.persistent ? ' from then on' : ' once'}`}; seed ${seed})`;
     const folder = join(home.dir, 'honcho.level');
-    const db = new FailingLevel(folder, fault);
+    const db = failingLevel(folder, fault);
     const backend: LogBackend<Record> = levelBackend(db, { codec: honchoCodec, name: folder });
     const attempted: Record[] = [];
     const acked = new Set<number>();
@@ -420,9 +375,9 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
       checkRecovered(found, { attempted, acked }, `${context}, ${phase} open`);
       believed = found;
       await checkLedgerState(ledger, believed, `${context}, ${phase} open`);
-      const phaseStart = db.writes;
+      const phaseStart = db.writes.length;
       /** The first batch write of this phase that failed: the log stops there until a reopen. */
-      const stop = (): number | undefined => db.failed.find((n) => n > phaseStart);
+      const stop = (): number | undefined => db.failedBatches.find((n) => n > phaseStart);
       for (const [g, size] of groups.entries()) {
         const why = `${context}, ${phase}, append ${g + 1}`;
         const group = records.slice(attempted.length, attempted.length + size);
@@ -432,7 +387,7 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
         const results = await Promise.allSettled(
           group.map((record, n) =>
             ledger.append(record).then(() => {
-              resolvedAfter[n] = db.writes;
+              resolvedAfter[n] = db.writes.length;
             }),
           ),
         );
@@ -467,13 +422,13 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
         });
         if (failedHere.length > 0 && fault?.when === 'after') failedAfter.push(failedHere);
         const stopped = stop();
-        if (stopped !== undefined) assert.is(db.writes, stopped, `${why}: the log wrote again after a failed batch write`);
+        if (stopped !== undefined) assert.is(db.writes.length, stopped, `${why}: the log wrote again after a failed batch write`);
         await checkLedgerState(ledger, believed, why);
       }
       await ledger.close();
     }
-    stats.injected += db.injected;
-    db.active = false;
+    stats.injected += db.failedBatches.length;
+    db.failBatch = null;
     await db.close();
     // the faults stop: the folder, opened as any writer would
     const final = await Ledger.open(`level:${folder}`);
@@ -490,7 +445,7 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
     await checkLedgerState(final, found, `${context}, after the faults stopped`);
     await final.close();
     stats.runs++;
-    return db.writes;
+    return db.writes.length;
   };
   const writes = await withFastHome((home) => runLevel(home, null));
   for (let at = 1; at <= writes; at++) {

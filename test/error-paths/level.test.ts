@@ -8,87 +8,28 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Decoder, encode as cborEncode } from 'cbor-x';
+import { encode as cborEncode } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ByteEncodings, levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level.js';
 import {
   DecodeError,
-  type EventLog,
   InvalidRecordError,
-  type Record,
   type RecordCodec,
   honchoCodec,
   isLedgerError,
 } from '../../lib/index.js';
 import { FaultyLevel, storeError } from '../support/faulty-level.js';
-import { type Home, decided, sent, skip, turn, withHome } from '../support/ledger.js';
+import { VIEW, all, backendAt, cbor, dump, folderOf, hex, recordKey, tamper, write } from '../support/level-db.js';
+import { decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 
-const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
-const recordKey = (position: number): Uint8Array => {
-  const key = Buffer.alloc(9);
-  key[0] = 0x01;
-  key.writeUIntBE(position, 3, 6);
-  return key;
-};
-/** A plain CBOR decoder, as another program would read the values. */
-const cbor = new Decoder({ useRecords: false, mapsAsObjects: true, int64AsNumber: true } as ConstructorParameters<typeof Decoder>[0]);
-
-async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
-  try {
-    await promise;
-  } catch (e) {
-    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
-    if (typeof message === 'string') assert.is((e as Error).message, message);
-    else if (message !== undefined) assert.match((e as Error).message, message);
-    return e as Error;
-  }
-  assert.unreachable(`accepted; expected ${code}`);
-  throw new Error('unreachable');
-}
-
-async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
-  const out: R[] = [];
-  for await (const record of log.read(from)) out.push(record);
-  return out;
-}
-
-const folderOf = (home: Home): string => join(home.dir, 'honcho.level');
-const backendAt = (folder: string) => levelBackend(folder, { codec: honchoCodec });
 const memory = (): MemoryLevel<Uint8Array, Uint8Array> => new MemoryLevel<Uint8Array, Uint8Array>(VIEW);
-
-async function write(folder: string, records: readonly Record[]): Promise<void> {
-  const log = await backendAt(folder).open();
-  await log.append(records);
-  await log.close();
-}
-
-/** Every key and value in the folder's database, read with classic-level directly. */
-async function dump(folder: string): Promise<[string, string][]> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
-  try {
-    return (await db.iterator().all()).map(([key, value]) => [hex(key), hex(value)]);
-  } finally {
-    await db.close();
-  }
-}
-
-/** Changes the folder's database directly, with classic-level. */
-async function tamper(folder: string, change: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<void>): Promise<void> {
-  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: false });
-  try {
-    await change(db);
-  } finally {
-    await db.close();
-  }
-}
 
 // -- a database the caller made, failing ----------------------------------------------------------
 

@@ -7,20 +7,9 @@ import * as assert from 'uvu/assert';
 import { faultyBackend } from '../../backends/faults.js';
 import { memoryBackend } from '../../backends/memory.js';
 import { type EventLog, type Record, honchoCodec, isLedgerError } from '../../lib/index.js';
-import { decided, turn } from '../support/ledger.js';
+import { decided, failure, turn } from '../support/ledger.js';
 
 const decision = (n: number): Record => decided(turn('chat-1', n));
-
-/** The error `promise` rejects with; fails the test when it resolves. */
-async function failure(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  assert.unreachable('resolved; expected it to fail');
-  return undefined;
-}
 
 /** Reads `log` through, closing it once the first record is in hand; the records read, and how the read ended. */
 async function closeWhileReading(log: EventLog<Record>): Promise<{ read: Record[]; error: unknown }> {

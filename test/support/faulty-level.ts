@@ -1,8 +1,10 @@
 /**
  * A database in the shape the LevelDB backend takes (`LevelDatabase`) over a real abstract-level
  * one (memory-level, classic-level), whose calls fail on demand as a disk's or a remote store's
- * would: its open, the Nth `get`, an iterator's `nextv`; whose reads can be held back; and whose
- * close can fail the reads it holds, as a store that aborts pending reads when it closes does.
+ * would: its open, the Nth `get`, an iterator's `nextv`, the Nth batch write (before writing the
+ * batch, or after: written, and the caller told it failed); whose reads can be held back; whose
+ * close can fail the reads it holds, as a store that aborts pending reads when it closes does;
+ * and which records every batch written.
  */
 import type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from '../../backends/level.js';
 
@@ -11,7 +13,19 @@ export function storeError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
+/** How a batch write fails: before anything of it is written, or after it was written whole. */
+export interface BatchFault {
+  readonly when: 'before' | 'after';
+  readonly error: Error;
+}
+
 export class FaultyLevel implements LevelDatabase {
+  /** Every batch write so far, in order: its puts, and whether it asked for a sync. */
+  readonly writes: { readonly puts: number; readonly sync: boolean }[] = [];
+  /** When set, says whether the Nth batch write (from 1) fails, and how. */
+  failBatch: ((n: number) => BatchFault | null) | null = null;
+  /** The numbers of the batch writes that failed. */
+  readonly failedBatches: number[] = [];
   /** When set, `open` rejects with it. */
   openFails: Error | null = null;
   /** When set, every iterator's `nextv` rejects with it. */
@@ -30,6 +44,11 @@ export class FaultyLevel implements LevelDatabase {
   abortReadsOnClose = false;
 
   constructor(readonly inner: LevelDatabase) {}
+
+  /** The inner database's folder, when it has one: the backend names a database by it. */
+  get location(): unknown {
+    return (this.inner as { readonly location?: unknown }).location;
+  }
 
   /** Fails the `at`th call of `get` from now (counted from 1) with `error`. */
   failGet(at: number, error: Error): this {
@@ -105,6 +124,26 @@ export class FaultyLevel implements LevelDatabase {
     };
   }
   batch(): LevelBatch {
-    return this.inner.batch();
+    const batch = this.inner.batch();
+    let puts = 0;
+    const wrapped: LevelBatch = {
+      put: <K, V>(key: K, value: V, options: ByteEncodings) => {
+        batch.put<K, V>(key, value, options);
+        puts++;
+        return wrapped;
+      },
+      write: async (options) => {
+        this.writes.push({ puts, sync: options.sync });
+        const n = this.writes.length;
+        const fault = this.failBatch?.(n) ?? null;
+        if (fault === null) return batch.write(options);
+        this.failedBatches.push(n);
+        if (fault.when === 'after') await batch.write(options);
+        else await batch.close();
+        throw fault.error;
+      },
+      close: () => batch.close(),
+    };
+    return wrapped;
   }
 }

@@ -66,6 +66,16 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
+/** The error `promise` rejects with; fails the test when it resolves. */
+export async function failure(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (e) {
+    return e;
+  }
+  return assert.unreachable('resolved; expected it to fail') as never;
+}
+
 /**
  * Awaits `promise` and expects it to reject with a ledger error of `code` (and `message`,
  * exactly or as a pattern); gives the error.

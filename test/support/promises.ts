@@ -210,6 +210,18 @@ export function checkJsonlRepair(before: Buffer | null, after: Buffer | null, fo
   else assert.equal(repair, { at: lines.length, dropped: tail.length, cut: true }, `${context}: the repair reported`);
 }
 
+/** mulberry32: `random(n)` is an integer in [0, n), the same sequence for the same seed on every run. */
+export function mulberry32(seed: number): (n: number) => number {
+  let state = seed >>> 0;
+  return (n) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
 /** Splitmix32: a small seeded generator for the harnesses (deterministic from its seed). */
 export class Rng {
   private s: number;
