@@ -8,7 +8,9 @@
  * - the warm open of an up-to-date read model (ms), and the RSS of the process after it and a
  *   few queries (the counts, a page of the outbox, sent ids, conclusions, some decisions);
  * - the catch-up of 1,000 records appended since the checkpoint (ms);
- * - the in-memory replay (`Ledger.open(file)` without a read model): its time and RSS.
+ * - the in-memory replay (`Ledger.open(file)` without a read model): its time and RSS;
+ * - the bare loop of `bench/run.ts` (read, split, `JSON.parse`), the physical limit of reading
+ *   the ledger through, beside the cold build and the replay, as a ratio.
  *
  * Each figure is taken in a fresh Node.js process (a warm open is what memoryd does at start),
  * best of 3 except the builds and the 10M replay, which run once. The targets of issue 4: a warm
@@ -59,8 +61,41 @@ async function query(ledger: Ledger): Promise<void> {
   }
 }
 
+/**
+ * The physical limit of reading a ledger through, as `bench/run.ts` measures it, in chunks (a
+ * 10M-record file is longer than a string can be): the file read, split at its newlines, each
+ * line given to `JSON.parse`; no checks, no state. Gives the number of lines.
+ */
+function bareLoop(file: string): number {
+  const fd = fs.openSync(file, 'r');
+  const buffer = Buffer.allocUnsafe(8 << 20);
+  let carry: Buffer = Buffer.alloc(0);
+  let lines = 0;
+  try {
+    for (let got = fs.readSync(fd, buffer); got > 0; got = fs.readSync(fd, buffer)) {
+      const chunk = carry.length === 0 ? buffer.subarray(0, got) : Buffer.concat([carry, buffer.subarray(0, got)]);
+      const end = chunk.lastIndexOf(10);
+      if (end !== -1) {
+        const complete = chunk.toString('utf8', 0, end).split('\n');
+        for (const line of complete) JSON.parse(line);
+        lines += complete.length;
+      }
+      carry = Buffer.from(chunk.subarray(end + 1)); // a copy: the buffer is read into again
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return lines;
+}
+
 /** One measurement, in this (child) process. */
 async function measure(kind: string, file: string, index: string): Promise<Measured> {
+  if (kind === 'bare') {
+    const start = performance.now();
+    const records = bareLoop(file);
+    const ms = performance.now() - start;
+    return { records, ms, rssMiB: mib(process.memoryUsage().rss), peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
+  }
   const start = performance.now();
   const ledger = await Ledger.open(file, kind === 'memory' ? { readOnly: true } : { readOnly: true, index, onNotice: () => undefined });
   const ms = performance.now() - start;
@@ -148,6 +183,8 @@ interface SizeResult {
   readonly warm: Measured;
   readonly catchUp: Measured;
   readonly memory: Measured;
+  /** The bare read + split + JSON.parse loop over the same file: the limit of any replay. */
+  readonly bare: Measured;
 }
 
 async function best(kind: string, file: string, index: () => string, runs: number): Promise<Measured> {
@@ -179,7 +216,10 @@ async function measureSize(records: number, scratch: string): Promise<SizeResult
   const catchUp = await best('catchup', file, copy, RUNS);
   progress(`${records}: in-memory replays`);
   const memory = await best('memory', file, () => '', records >= 10_000_000 ? 1 : RUNS);
-  return { records, bytes, build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB }, warm, catchUp, memory };
+  progress(`${records}: bare loops`);
+  const bare = await best('bare', file, () => '', RUNS);
+  if (bare.records !== records) throw new Error(`${file}: the bare loop read ${bare.records} lines, not ${records}`);
+  return { records, bytes, build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB }, warm, catchUp, memory, bare };
 }
 
 const count = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
@@ -187,12 +227,12 @@ const ms = (n: number): string => (n >= 10_000 ? `${(n / 1000).toFixed(1)} s` : 
 
 function table(results: readonly SizeResult[]): string[] {
   const rows = [
-    '| Ledger | Cold build | Warm open | Catch-up of 1,000 | RSS after warm open + queries | In-memory replay | Its RSS | Warm open vs replay |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| Ledger | Bare loop (limit) | Cold build | Ratio | In-memory replay | Ratio | Its RSS | Warm open | Catch-up of 1,000 | RSS after warm open + queries | Warm open vs replay |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of results) {
     rows.push(
-      `| ${count(r.records)} records (${mib(r.bytes)} MiB) | ${Math.round(r.build.recordsPerSecond / 1000)}k records/s (${ms(r.build.ms)}) | ${ms(r.warm.ms)} | ${ms(r.catchUp.ms)} | ${r.warm.rssMiB} MiB | ${ms(r.memory.ms)} | ${r.memory.rssMiB} MiB | ${Math.round(r.memory.ms / r.warm.ms)}x faster |`,
+      `| ${count(r.records)} records (${mib(r.bytes)} MiB) | ${ms(r.bare.ms)} | ${ms(r.build.ms)} | ${(r.bare.ms / r.build.ms).toFixed(2)} | ${ms(r.memory.ms)} | ${(r.bare.ms / r.memory.ms).toFixed(2)} | ${r.memory.rssMiB} MiB | ${ms(r.warm.ms)} | ${ms(r.catchUp.ms)} | ${r.warm.rssMiB} MiB | ${Math.round(r.memory.ms / r.warm.ms)}x faster |`,
     );
   }
   return rows;
@@ -231,7 +271,8 @@ async function main(): Promise<void> {
     progress('');
     const machine = `${os.availableParallelism()} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / (1 << 30))} GiB, Node.js ${process.version}`;
     const section = [
-      `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}. Each figure in a fresh process; warm opens, catch-ups and replays best of ${RUNS} (the 10M replay once, with a 16 GiB heap), builds once.`,
+      `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}. Each figure in a fresh process; warm opens, catch-ups, replays and bare loops best of ${RUNS} (the 10M replay once, with a 16 GiB heap), builds once. ` +
+        'Bare loop: the file read in 8 MiB chunks, split at newlines, `JSON.parse` of each line, no checks, no state; a ratio is the bare loop\'s time over the engine\'s (1.00: as fast as the limit).',
       '',
       ...table(results),
       '',
