@@ -17,7 +17,8 @@
  *   that the file's name survives a crash as well as its data; a writable open of a file that
  *   exists syncs its directory too (its creator may have died before it did). The directory is
  *   never created.
- * - A failed `write` is cut back (`ftruncate` to the last good length) and the log stays usable.
+ * - A failed `write` is cut back (`ftruncate` to the last good length, then `fdatasync`, so that
+ *   a power loss cannot bring back lines of the failed append) and the log stays usable.
  *   When that cut fails, or when `fdatasync` failed (its data may or may not be on disk, and
  *   Linux forgets the error once reported, so a retry would lie), the log refuses every later
  *   append until it is reopened: reopening reads the file again and trusts only what is whole.
@@ -112,9 +113,11 @@ interface Chunk {
 /**
  * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
  * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for.
+ * a chunk is valid until the next is asked for. A file that ends before `to` stops the lines
+ * there when `to` is only what `fstat` said (an open: the rest is a tail), and is an error when
+ * the log held those bytes (`held`): someone cut the file while the log was open.
  */
-function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk> {
+function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
@@ -143,7 +146,10 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
       buffer = larger;
     }
     const got = read(buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
-    if (got === 0) return; // the file is shorter than it was said to be: stop at what was read
+    if (got === 0) {
+      if (held) throw cutWhileOpen(name, sizeOf(io, fd, name), to);
+      return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
+    }
     const filled = carried + got;
     const ends: number[] = [];
     for (let newline = buffer.indexOf(10, carried); newline !== -1 && newline < filled; newline = buffer.indexOf(10, newline + 1)) ends.push(newline);
@@ -153,6 +159,15 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
     carried = filled - start;
     position += start;
   }
+}
+
+/**
+ * The file is `size` bytes long, shorter than the `held` bytes an open log counted: it was cut under the log
+ * (by hand, or by a writer cutting back lines whose sync failed). Reading on would read
+ * nothing forever; a reopen reads what the file holds now.
+ */
+function cutWhileOpen(name: string, size: number, held: number): LedgerIoError {
+  return new LedgerIoError(name, new Error(`the file is ${size} bytes long, shorter than the ${held} bytes this log held: it was cut while open; reopen the ledger`));
 }
 
 /** The longest line the reader holds in memory while it looks for the line's end. */
@@ -187,7 +202,7 @@ function longLine(read: (into: Buffer, offset: number, length: number, at: numbe
 function recordStarts(io: FileIO, fd: Fd, name: string, to: number, chunkSize: number): number[] {
   const starts: number[] = [];
   let n = 0;
-  for (const { position, ends } of lineChunks(io, fd, name, 0, to, chunkSize)) {
+  for (const { position, ends } of lineChunks(io, fd, name, 0, to, chunkSize, true)) {
     let start = 0;
     for (const end of ends) {
       if (n % SEEK_STRIDE === 0) starts.push(position + start);
@@ -382,12 +397,18 @@ class JsonlLog<R> implements EventLog<R> {
   /**
    * A write or sync failed: cut the file back to its last good length, so that no reader takes
    * the failed lines for records, and stop the log if that cut fails or `always`. Throws.
+   *
+   * The cut is synced before the append is rejected: a write that failed after earlier writes
+   * of the batch landed whole lines, and a power loss before the next sync could otherwise
+   * bring them back, records of an append the caller was told failed. A cut that cannot be
+   * synced is a cut that failed.
    */
   private fail(fd: Fd, cause: unknown, always: boolean): never {
     const failure = new LedgerIoError(this.name, cause);
     let cutBack = true;
     try {
       this.io.truncate(fd, this.length);
+      this.io.datasync(fd);
     } catch {
       cutBack = false;
     }
@@ -475,7 +496,7 @@ class JsonlLog<R> implements EventLog<R> {
     while (offset < end) {
       // A chunk at a time, so that a reader of a large log lets others run between chunks.
       const records: R[] = [];
-      for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize)) {
+      for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
         let start = 0;
         for (const lineEnd of chunk.ends) {
           if (position >= from) {
@@ -501,11 +522,13 @@ class JsonlLog<R> implements EventLog<R> {
     const cursor: Cursor = { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
     if (this.count === 0 || this.fd === null) return { position: 0, cursor: null, fingerprint: '' };
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
+    let got: number;
     try {
-      this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
+      got = this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
     } catch (e) {
       throw new LedgerIoError(this.name, e);
     }
+    if (got !== line.length) throw cutWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
     return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
   }
 

@@ -2,7 +2,7 @@
  * The JSONL file: reading through, torn tails, damage, durability and failures, one writer.
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -15,9 +15,10 @@ import {
   encodeRecord,
   honchoCodec,
   jsonlBackend,
+  nodeFileIO,
 } from '../lib/index.js';
 import { FaultyIO } from './support/faulty-io.js';
-import { decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
+import { collect, decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 const A = decided(turn('chat-1', 1));
@@ -302,6 +303,60 @@ test('a failed write is cut back and the log goes on; nothing of it is believed'
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
     await ledger.close();
     assert.equal(io.open.size, 0, 'no descriptor leaks');
+  });
+});
+
+test('a failed write is cut back and the cut synced before the append is rejected', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    const syncs = io.count('datasync');
+    io.shortenWrites(1).fail('write', 2, 'ENOSPC'); // half the batch written, then the write fails
+    await rejects(log.append([B, C]), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`);
+    assert.is(io.count('truncate'), 1);
+    assert.is(io.count('datasync'), syncs + 1, 'the cut was synced: a power loss cannot bring the half batch back');
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+    assert.equal(await log.append([B]), { from: 1, head: 2 }, 'the log goes on');
+    await log.close();
+  });
+});
+
+test('a cut back that cannot be synced is a cut that failed: the log stops', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    io.shortenWrites(1).fail('write', 2, 'ENOSPC').fail('datasync', 1, 'EIO');
+    await rejects(log.append([B, C]), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`);
+    await rejects(log.append([B]), 'LEDGER_STOPPED');
+    await log.close();
+  });
+});
+
+test('a reader whose file was cut under it is told so, where it would read nothing forever', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A) + line(B) + line(C));
+    // a guard, so that a regression fails here instead of hanging the run
+    let reads = 0;
+    const io: FileIO = {
+      ...nodeFileIO,
+      read: (fd, buffer, offset, length, position) => {
+        if (++reads > 10_000) throw new Error('read() was called 10,000 times: the reader spins');
+        return nodeFileIO.read(fd, buffer, offset, length, position);
+      },
+    };
+    const log = await jsonlBackend(home.path, { codec: honchoCodec, io }).open({ readOnly: true });
+    const held = line(A).length + line(B).length + line(C).length;
+    truncateSync(home.path, line(A).length); // cut by hand, or by a writer cutting back lines whose sync failed
+    const cut = `${home.path}: the file is ${line(A).length} bytes long, shorter than the ${held} bytes this log held: it was cut while open; reopen the ledger`;
+    await rejects(collect(log.read()), 'LEDGER_IO', cut);
+    await rejects(collect(log.read(2)), 'LEDGER_IO', cut);
+    await rejects(log.resumePoint(), 'LEDGER_IO', cut);
+    await log.close();
+    const again = await openLog(home.path);
+    assert.equal(await collect(again.read()), [A], 'a reopen reads what the file holds now');
+    await again.close();
   });
 });
 

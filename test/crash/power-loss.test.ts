@@ -52,6 +52,8 @@ interface Point {
   readonly what: string;
   readonly files: readonly FileState[];
   readonly acked: ReadonlySet<number>;
+  /** The appends rejected with LEDGER_IO so far: their callers were told they failed. */
+  readonly rejected: ReadonlySet<number>;
 }
 
 interface Run {
@@ -68,6 +70,8 @@ interface WorkloadPlan {
   readonly maxWrite?: number;
   /** The datasync call (from 1) that fails. */
   readonly failDatasync?: number;
+  /** The write call (from 1) that fails; the workload stops after the append it fails. */
+  readonly failWrite?: number;
   /** The file's stable contents before the workload (a ledger reopened after a crash). */
   readonly initial?: Buffer;
   /** Records appended before (in `initial`): they are the first of `attempted`. */
@@ -86,14 +90,17 @@ async function runWorkload(plan: WorkloadPlan): Promise<Run> {
   const io = new PowerLossIO(plan.initial === undefined ? [] : [{ path: SIM_PATH, bytes: plan.initial }]);
   io.maxWrite = plan.maxWrite ?? Infinity;
   if (plan.failDatasync !== undefined) io.failDatasyncs.add(plan.failDatasync);
+  if (plan.failWrite !== undefined) io.failWrites.add(plan.failWrite);
+  const faultPlanned = plan.failDatasync !== undefined || plan.failWrite !== undefined;
   const total = plan.groups.reduce((a, b) => a + b, 0);
   const records = plan.records ?? [...workload({ records: total, seed: plan.seed })];
   const before = plan.before ?? [];
   const attempted = [...before, ...records];
   const acked = new Set<number>(before.map((_, n) => n));
+  const rejected = new Set<number>();
   const points: Point[] = [];
   const take = (what: string): void => {
-    points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set(acked) });
+    points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set(acked), rejected: new Set(rejected) });
   };
   take('nothing yet');
   io.onCall = take;
@@ -106,21 +113,31 @@ async function runWorkload(plan: WorkloadPlan): Promise<Run> {
       next += size;
       const results = await Promise.allSettled(
         group.map(({ record, index }) =>
-          ledger.append(record).then(() => {
-            acked.add(index);
-          }),
+          ledger.append(record).then(
+            () => {
+              acked.add(index);
+            },
+            (e: unknown) => {
+              if (isLedgerError(e, 'LEDGER_IO')) rejected.add(index);
+              throw e;
+            },
+          ),
         ),
       );
+      if (rejected.size > 0) take('the failed append rejected');
       for (const result of results) {
         if (result.status === 'fulfilled') continue;
         // only the failed sync's batch fails with it; after it, every append is refused: the log
         // stopped, or the record needs one that failed
         const reason: unknown = result.reason;
-        assert.ok(plan.failDatasync !== undefined, `an append failed with no fault planned: ${String(reason)}`);
+        assert.ok(faultPlanned, `an append failed with no fault planned: ${String(reason)}`);
         const expected: LedgerErrorCode[] = failed ? ['LEDGER_STOPPED', 'LEDGER_NOT_WAITING'] : ['LEDGER_IO'];
         assert.ok(expected.some((code) => isLedgerError(reason, code)), `an append failed with ${String(reason)}; expected ${expected.join(' or ')}`);
       }
       if (results.some((r) => r.status === 'rejected')) failed = true;
+      // a log that cut a failed write back goes on; its file is then no longer the first
+      // records attempted, which is what the checks read it against: stop there
+      if (failed && plan.failWrite !== undefined) break;
     }
   } finally {
     await ledger.close();
@@ -224,6 +241,7 @@ async function checkState(
   context: string,
   stats: Stats,
   appendAfter = true,
+  rejected: ReadonlySet<number> = new Set(),
 ): Promise<Record[] | null> {
   stats.states++;
   const { bytes } = state;
@@ -256,6 +274,11 @@ async function checkState(
     const found = await recordsOf(ledger);
     checkRecovered(found, { attempted, acked }, context, true);
     assert.is(found.length, expected.whole, `${context}: records found`);
+    // promise 2: an append rejected before the power loss (its failed lines cut, and the cut
+    // synced) is not brought back by it
+    for (const index of rejected) {
+      assert.ok(index >= found.length, `${context}: promise 2 broken: record ${index + 1}, whose append was rejected before the power loss, is back`);
+    }
     checkJsonlRepair(bytes, existsSync(home.path) ? readFileSync(home.path) : null, found, ledger.repair, context);
     await checkLedgerState(ledger, found, context);
     if (bytes === null) stats.missing++;
@@ -313,7 +336,7 @@ async function enumerate(
     let n = 0;
     for (const state of crashStates(point, every, rng, combinations)) {
       const context = `power loss (${name}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${plan.seed}; crash after call ${point.call}, ${point.what}; state ${n++}: ${state.how})`;
-      const found = await checkState(home, state, run.attempted, point.acked, context, stats);
+      const found = await checkState(home, state, run.attempted, point.acked, context, stats, true, point.rejected);
       if (torn !== null && torn !== undefined && found !== null && state.bytes !== null && state.bytes.length > fileOf(found).length) {
         torn.push({ state, acked: point.acked, found });
       }
@@ -404,12 +427,42 @@ test('a failed fdatasync, then a power loss: the failed batch is whole or gone, 
           let n = 0;
           for (const state of crashStates(point, false, rng)) {
             const context = `power loss after a failed fdatasync (datasync ${k}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed}; crash after call ${point.call}, ${point.what}; state ${n++}: ${state.how})`;
-            await checkState(home, state, run.attempted, point.acked, context, stats);
+            await checkState(home, state, run.attempted, point.acked, context, stats, true, point.rejected);
           }
         }
       }
     }
     console.log(summary(`a failed fdatasync then a power loss, at each of 20 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`, stats));
+    addTo(stats);
+  });
+});
+
+test('a write that fails after whole lines of its batch landed, then a power loss: once rejected, the append never comes back', async () => {
+  await withFastHome(async (home) => {
+    const stats = newStats();
+    for (let w = 0; w < SCALE; w++) {
+      const seed = BASE_SEED * 100 + 30 + w;
+      // batches of 2-4 records written 100 bytes at a time: several writes per append, and a
+      // failure at any of them, after whole lines of the batch were written, or before
+      const groups = groupsOf(new Rng(seed), 8, [2, 3, 4]);
+      let writes = 0;
+      for (let k = 1; ; k++) {
+        const run = await runWorkload({ seed, groups, maxWrite: 100, failWrite: k });
+        const failedAt = run.points.findIndex((p) => p.rejected.size > 0);
+        if (failedAt === -1) break; // the workload made fewer than k writes
+        writes = k;
+        const rng = new Rng(seed * 100 + k);
+        for (const point of run.points.slice(failedAt)) {
+          let n = 0;
+          for (const state of crashStates(point, true, rng, FEW_COMBINATIONS)) {
+            const context = `power loss after a failed write (write ${k}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed}; crash after call ${point.call}, ${point.what}; state ${n++}: ${state.how})`;
+            await checkState(home, state, run.attempted, point.acked, context, stats, true, point.rejected);
+          }
+        }
+      }
+      assert.ok(writes > 8, `the workload made ${writes} writes: too few to fail inside its batches`);
+    }
+    console.log(summary(`a failed write then a power loss, at each write of 8 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`, stats));
     addTo(stats);
   });
 });
@@ -432,7 +485,7 @@ test('random crash states of random workloads', async () => {
         const point = rng.pick(run.points);
         const state = randomState(point, rng);
         const context = `power loss, random (workload ${w}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed}; crash after call ${point.call}, ${point.what}; ${state.how})`;
-        await checkState(home, state, run.attempted, point.acked, context, stats, rng.chance(0.5));
+        await checkState(home, state, run.attempted, point.acked, context, stats, rng.chance(0.5), point.rejected);
       }
     }
     console.log(summary('random states of random workloads', stats));
@@ -451,7 +504,7 @@ test('a batch of several records appended to the log itself: after a power loss,
     const batch = [...workload({ records: 6, seed })];
     const io = new PowerLossIO();
     const points: Point[] = [];
-    io.onCall = (what) => points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set() });
+    io.onCall = (what) => points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set(), rejected: new Set() });
     const log = await jsonlBackend(SIM_PATH, { codec: honchoCodec, io }).open();
     await log.append(batch);
     await log.close();

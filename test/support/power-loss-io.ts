@@ -100,6 +100,9 @@ export class PowerLossIO implements FileIO {
   calls = 0;
   /** The datasync calls (counted from 1) that fail with EIO. */
   readonly failDatasyncs = new Set<number>();
+  /** The write calls (counted from 1) that fail with ENOSPC, writing nothing. */
+  readonly failWrites = new Set<number>();
+  private writes = 0;
   /** At most this many bytes per `write` (short writes); `Infinity` for whole writes. */
   maxWrite = Infinity;
   private datasyncs = 0;
@@ -200,6 +203,7 @@ export class PowerLossIO implements FileIO {
     return this.call(`write`, () => {
       const open = this.file(fd, 'write');
       if (!open.writable) throw systemError('EBADF', 'write');
+      if (this.failWrites.has(++this.writes)) throw systemError('ENOSPC', 'write');
       const n = Math.min(length, this.maxWrite);
       const bytes = Buffer.from(buffer.subarray(offset, offset + n));
       const inode = open.inode;
