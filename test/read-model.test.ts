@@ -346,6 +346,74 @@ test('follow gives the records from a position, then each one appended, in order
   });
 });
 
+test('a follower gets every record appended before close, those close was still writing too', async () => {
+  await withHome(async (home) => {
+    for (const index of [undefined, join(home.dir, 'index')]) {
+      const ledger = await Ledger.open(home.path, index === undefined ? {} : { index, onNotice: () => undefined });
+      const start = ledger.size;
+      const seen: number[] = [];
+      const following = (async () => {
+        for await (const { position } of ledger.follow(start)) seen.push(position);
+      })();
+      // more than one batch queued when close is called (a batch takes at most 1,024)
+      const appends = Array.from({ length: 3000 }, (_, n) => ledger.append(decided(turn(`c${start}`, n + 1))));
+      await ledger.close();
+      await Promise.all(appends);
+      await following;
+      assert.is(seen.length, 3000, `the follower${index === undefined ? '' : ' (with a read model)'} saw ${seen.length} of 3000`);
+      assert.equal(seen, Array.from({ length: 3000 }, (_, n) => start + n));
+    }
+  });
+});
+
+test('a read model whose write fails: every queued append settles, and close releases the ledger', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const ledger = await Ledger.open(home.path, { index, onNotice: () => undefined });
+    await ledger.append(decided(turn('e', 0)));
+    // the read model's batches fail from now on, as on a full disk
+    interface Batch {
+      write(): Promise<void>;
+    }
+    const db = (ledger as unknown as { state: { db: { batch(): Batch } } }).state.db;
+    const batch = db.batch.bind(db);
+    db.batch = () => Object.assign(batch(), { write: () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) });
+    const outcomes = await Promise.allSettled(Array.from({ length: 1500 }, (_, n) => ledger.append(decided(turn('e', n + 1)))));
+    const rejected = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    assert.ok(rejected.length > 0, 'the read model failed: appends after that are refused');
+    for (const { reason } of rejected) {
+      assert.ok(isLedgerError(reason, 'LEDGER_IO') || isLedgerError(reason, 'LEDGER_STOPPED'), String(reason));
+    }
+    await ledger.close(); // settles, and lets go of the file and the read model
+    const again = await Ledger.open(home.path, { index, onNotice: () => undefined });
+    const appended = outcomes.filter((o) => o.status === 'fulfilled').length;
+    assert.is(again.size, 1 + appended, 'the log holds every append that resolved, and nothing else');
+    assert.ok(await again.isDecided(turn('e', appended)), 'the read model caught up from the log');
+    await again.close();
+  });
+});
+
+test('outboxPage refuses a limit below 1 and a cursor that is not one, with or without a read model', async () => {
+  await withHome(async (home) => {
+    for (const index of [undefined, join(home.dir, 'index')]) {
+      const ledger = await Ledger.open(home.path, index === undefined ? {} : { index, onNotice: () => undefined });
+      for (const limit of [0, -1, 1.5, Number.NaN]) {
+        await ledger.outboxPage(limit).then(
+          () => assert.unreachable(`a limit of ${limit} was taken`),
+          (e: unknown) => assert.instance(e, RangeError),
+        );
+      }
+      for (const after of [-1, 2 ** 48, 0.5]) {
+        await ledger.outboxPage(10, after).then(
+          () => assert.unreachable(`a cursor of ${after} was taken`),
+          (e: unknown) => assert.instance(e, RangeError),
+        );
+      }
+      await ledger.close();
+    }
+  });
+});
+
 test('waitForOutbox resolves when there is work, and not before', async () => {
   await withHome(async (home) => {
     const ledger = await Ledger.open(home.path, { index: join(home.dir, 'index'), onNotice: () => undefined });

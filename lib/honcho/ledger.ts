@@ -56,6 +56,8 @@ export interface LedgerOptions {
 
 /** The most records one write carries. */
 const MAX_BATCH = 1024;
+/** The largest cursor a page can give: the read model keeps decision order in 48 bits. */
+const MAX_CURSOR = 2 ** 48 - 1;
 
 interface Pending {
   readonly record: Record;
@@ -77,7 +79,10 @@ const noticeOnStderr = (message: string): void => {
 export class Ledger {
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
+  /** Set when `close` is called: no append is taken from then on. */
   private closed = false;
+  /** Set once `close` has written what was queued: live consumers end when they have it all. */
+  private ended = false;
   /** Set when the state could not take in records the log holds: appends stop until a reopen. */
   private stale: LedgerError | null = null;
   /** Called after each batch is taken into the state (live consumers). */
@@ -164,31 +169,59 @@ export class Ledger {
     });
   }
 
-  /** Writes what is queued, a batch at a time, until the queue is empty. */
+  /**
+   * Writes what is queued, a batch at a time, until the queue is empty. Every queued append is
+   * settled, whatever fails: a flush never rejects, so that `close` always gets to close.
+   */
   private async flush(): Promise<void> {
+    // The queue is looked at and `flushing` cleared in one step, with no await between them:
+    // an append made in between would find a flush running and wait for one that has ended.
     while (this.queue.length > 0) {
-      const batch = await this.takeBatch();
-      if (batch.length === 0) continue;
-      const records = batch.map((p) => p.record);
-      let from: Position;
       try {
-        if (this.stale !== null) throw new StoppedError(this.name, this.stale);
-        ({ from } = await this.log.append(records));
+        await this.flushBatch();
       } catch (e) {
-        for (const pending of batch) pending.reject(e);
-        continue;
+        // not expected (each step handles its failures); should one escape, no append waits forever
+        for (const pending of this.queue.splice(0)) pending.reject(e);
       }
-      try {
-        await this.state.apply(records, () => this.log.resumePoint());
-      } catch (e) {
-        // The records are in the log, durable: they are appended. But the state did not take
-        // them in, so it cannot check the next ones: stop until a reopen catches it up.
-        this.stale = e instanceof LedgerError ? e : new StoppedError(this.name, e as Error);
-      }
-      for (const pending of batch) pending.resolve();
-      for (const listener of this.listeners) listener(from, records);
     }
     this.flushing = null;
+  }
+
+  /** Takes the next batch from the queue, writes it, and takes it into the state. */
+  private async flushBatch(): Promise<void> {
+    if (this.stale !== null) {
+      // the state is behind the log: nothing queued can be checked against it
+      const stale = new StoppedError(this.name, this.stale);
+      for (const pending of this.queue.splice(0)) pending.reject(stale);
+      return;
+    }
+    let batch: Pending[];
+    try {
+      batch = await this.takeBatch();
+    } catch (e) {
+      // the state could not be read (a read model's failed write is reported by its next
+      // read): the records it was to check are refused with that, the next are tried again
+      for (const pending of this.queue.splice(0, MAX_BATCH)) pending.reject(e);
+      return;
+    }
+    if (batch.length === 0) return;
+    const records = batch.map((p) => p.record);
+    let from: Position;
+    try {
+      ({ from } = await this.log.append(records));
+    } catch (e) {
+      for (const pending of batch) pending.reject(e);
+      return;
+    }
+    try {
+      await this.state.apply(records, () => this.log.resumePoint());
+    } catch (e) {
+      // The records are in the log, durable: they are appended. But the state did not take
+      // them in, so it cannot check the next ones: stop until a reopen catches it up.
+      this.stale = e instanceof LedgerError ? e : new StoppedError(this.name, e as Error);
+    }
+    for (const pending of batch) pending.resolve();
+    for (const listener of this.listeners) listener(from, records);
   }
 
   /**
@@ -234,8 +267,13 @@ export class Ledger {
   /**
    * The outbox a page at a time, oldest first: up to `limit` waiting items after `after` (a
    * page's `next`), from the start when it is absent.
+   * @throws RangeError when `limit` is not a whole number of at least 1, or `after` is not a cursor
    */
   outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
+    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
+    if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0 && after <= MAX_CURSOR)) {
+      return Promise.reject(new RangeError(`outboxPage: ${after} is not a cursor (a page's \`next\`)`));
+    }
     return this.state.outboxPage(limit, after);
   }
 
@@ -271,8 +309,8 @@ export class Ledger {
   /**
    * The records from `from` on, each with its position: those the log holds now, then each one
    * appended through this ledger, as soon as it is durable and in the state, until `signal`
-   * aborts or the ledger closes. A consumer that falls behind loses nothing: what is appended
-   * while it works waits for it, in order.
+   * aborts or the ledger closes (after the records `close` was still writing). A consumer that
+   * falls behind loses nothing: what is appended while it works waits for it, in order.
    */
   async *follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
     const live: LogEntry[] = [];
@@ -300,7 +338,7 @@ export class Ledger {
           next = appended.position + 1;
           yield appended;
         }
-        if (this.closed || signal?.aborted === true) return;
+        if (this.ended || signal?.aborted === true) return;
         await new Promise<void>((resolve) => {
           const done = (): void => {
             this.closers.delete(done);
@@ -344,14 +382,21 @@ export class Ledger {
     }
   }
 
-  /** Waits for queued appends, then closes the log and the state; ends live consumers. */
+  /**
+   * Waits for queued appends (each resolves or rejects), then closes the log and the state, and
+   * ends live consumers once they have every record appended.
+   */
   async close(): Promise<void> {
     this.closed = true;
     await this.flushing;
+    this.ended = true;
     for (const close of this.closers) close();
     this.closers.clear();
-    await this.log.close();
-    await this.state.close();
+    try {
+      await this.log.close();
+    } finally {
+      await this.state.close();
+    }
   }
 }
 
