@@ -424,6 +424,9 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
   if (action !== 'build' && action !== 'status' && action !== 'rebuild') {
     throw new UsageError(`index takes build, status or rebuild, not ${JSON.stringify(action)}`, 'index');
   }
+  // Before anything is opened: a refused command line must leave the index as it was, and a
+  // rebuild empties it first.
+  const backend = ledgerAt(path, progress);
   if (action === 'status') {
     for (const line of await indexStatus(path, folder)) out.line(line);
     await out.flush();
@@ -438,7 +441,7 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
     }
   }
   const started = performance.now();
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(folder, progress) }));
+  const ledger = await progress.around(() => Ledger.open(backend, { readOnly: true, ...indexed(folder, progress) }));
   try {
     const seconds = (performance.now() - started) / 1000;
     out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);

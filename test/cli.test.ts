@@ -543,6 +543,25 @@ test('--index keeps a read model: queries answer from it, index status says wher
   });
 });
 
+test('index: a ledger argument that names no ledger is refused before the index is touched', async () => {
+  await withFixture((home) => {
+    const index = join(home.dir, 'index');
+    assert.is(cli(['index', 'build', home.path, '--index', index]).code, 0);
+    const before = cli(['index', 'status', home.path, '--index', index]);
+    assert.match(before.stdout, /checkpoint: record 10 of /);
+    for (const action of ['rebuild', 'build', 'status']) {
+      const run = cli(['index', action, 'memory:x', '--index', index]);
+      assert.is(run.code, 2, action);
+      assert.is(run.stdout, '', action);
+      assert.match(run.stderr, /memory: takes nothing after the colon/, action);
+    }
+    expectRun(cli(['index', 'status', home.path, '--index', index]), 0, before.stdout, '');
+    const fresh = join(home.dir, 'fresh');
+    assert.is(cli(['index', 'rebuild', 'level:', '--index', fresh]).code, 2);
+    assert.not.ok(existsSync(fresh), 'a refused command creates no index');
+  });
+});
+
 test('a ledger that names no ledger is a usage error', () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = cli(['counts', target]);
