@@ -454,6 +454,12 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
 
 /** What `index status` says: the checkpoint, the schema, how far behind the log the read model is. */
 async function indexStatus(path: string, folder: string): Promise<string[]> {
+  // Opening the read model would create one: a question about it must change nothing.
+  const there = ReadModel.lookAt(folder);
+  if (there !== 'index') {
+    const why = there === 'missing' ? 'no such folder' : 'no read model in the folder';
+    return [`index:      ${folder}`, `checkpoint: none: there is no index at ${folder} (${why}); the next open with --index ${folder} builds it`];
+  }
   const model = await ReadModel.open(folder);
   let status: IndexStatus;
   try {

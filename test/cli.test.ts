@@ -3,7 +3,7 @@
  * statuses, stdout and stderr exactly, and the ledger file byte for byte after read-only commands.
  */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -559,6 +559,28 @@ test('index: a ledger argument that names no ledger is refused before the index 
     const fresh = join(home.dir, 'fresh');
     assert.is(cli(['index', 'rebuild', 'level:', '--index', fresh]).code, 2);
     assert.not.ok(existsSync(fresh), 'a refused command creates no index');
+  });
+});
+
+test('index status of a folder with no index says so and creates nothing', async () => {
+  await withFixture((home) => {
+    const missing = join(home.dir, 'nosuch');
+    expectRun(
+      cli(['index', 'status', home.path, '--index', missing]),
+      0,
+      `index:      ${missing}\ncheckpoint: none: there is no index at ${missing} (no such folder); the next open with --index ${missing} builds it\n`,
+      '',
+    );
+    assert.not.ok(existsSync(missing), 'no folder made');
+    const empty = join(home.dir, 'empty');
+    mkdirSync(empty);
+    expectRun(
+      cli(['index', 'status', home.path, '--index', empty]),
+      0,
+      `index:      ${empty}\ncheckpoint: none: there is no index at ${empty} (no read model in the folder); the next open with --index ${empty} builds it\n`,
+      '',
+    );
+    assert.equal(readdirSync(empty), [], 'no database made');
   });
 });
 
