@@ -17,7 +17,7 @@ import { statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { workload, writeSyntheticLedger } from '../bench/workload.js';
-import { DecodeError, LedgerError, ResumeMismatchError, describeSystemError } from './errors.js';
+import { DecodeError, LedgerError, LedgerExistsError, LedgerIoError, ResumeMismatchError, TargetNotEmptyError, describeSystemError } from './errors.js';
 import { copyLedger, fillLedger } from './copy.js';
 import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
@@ -634,11 +634,19 @@ async function gen({ args: [path = ''], values, out, progress }: Context): Promi
   const started = performance.now();
   const onProgress = progress.enabled ? (n: number) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined;
   const file = jsonlPathOf(path);
-  // A JSONL file is written directly, much faster than through appends; other backends are filled.
-  const written =
-    file !== null
-      ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress }))
-      : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), workload({ records, seed }), onProgress)), bytes: null };
+  let written: { records: number; bytes: number | null };
+  try {
+    // A JSONL file is written directly, much faster than through appends; other backends are filled.
+    written =
+      file !== null
+        ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress }))
+        : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), workload({ records, seed }), onProgress)), bytes: null };
+  } catch (e) {
+    // The writers' own words speak of a file system failure, or of a copy: say what gen refuses.
+    if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
+    if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+    throw e;
+  }
   const seconds = (performance.now() - started) / 1000;
   const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
   out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);

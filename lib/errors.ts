@@ -245,6 +245,20 @@ export class TargetNotEmptyError extends LedgerError {
   }
 }
 
+/**
+ * A target for a new ledger (`ledgerstore gen`) that is there already: a file that exists, or a
+ * ledger that holds records. Nothing was written to it.
+ */
+export class LedgerExistsError extends LedgerError {
+  readonly code = 'LEDGER_NOT_EMPTY';
+  /** @param records how many it holds, or `null` for a file that exists (whatever it holds) */
+  constructor(readonly target: string, readonly records: number | null, options?: ErrorOptions) {
+    const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
+    super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
+    this.name = 'LedgerExistsError';
+  }
+}
+
 /** A copy whose target does not read back as its source: what differs, and where. */
 export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';

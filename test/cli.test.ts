@@ -439,14 +439,18 @@ test('gen: the same seed gives the same bytes; the ledger opens and verifies', a
   });
 });
 
-test('gen: an existing file is refused and left as it was', async () => {
+test('gen: an existing file is refused, saying gen writes only a new one, and left as it was', async () => {
   await withHome((home) => {
     writeFileSync(home.path, 'keep me\n');
-    const run = cli(['gen', home.path, '--records', '10']);
-    assert.is(run.code, 1);
-    assert.is(run.stdout, '');
-    assert.ok(run.stderr.startsWith(`ledgerstore: ${home.path}: file already exists (EEXIST)`), run.stderr);
+    const refusal = 'exists already; gen writes only a new file or an empty ledger, never over an existing one';
+    // No runbook pointer: nothing is wrong with the disk (the one for I/O failures misled).
+    expectRun(cli(['gen', home.path, '--records', '10']), 1, '', `ledgerstore: ${home.path}: ${refusal}\n`);
+    expectRun(cli(['gen', `jsonl:${home.path}`, '--records', '10']), 1, '', `ledgerstore: jsonl:${home.path}: ${refusal}\n`);
     unchanged(home.path, 'keep me\n');
+    const empty = join(home.dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    expectRun(cli(['gen', empty, '--records', '10']), 1, '', `ledgerstore: ${empty}: ${refusal}\n`);
+    unchanged(empty, '');
   });
 });
 
@@ -502,9 +506,9 @@ test('gen fills a ledger on any backend, with the same records as the file it wo
     assert.match(filled.stdout, new RegExp(`^${level}: wrote 3000 records, in [0-9.]+ s\n$`));
     assert.is(cli(['gen', home.path, '--records', '3000', '--seed', '5']).code, 0);
     expectRun(cli(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
-    const again = cli(['gen', level, '--records', '10']);
-    assert.is(again.code, 1);
-    assert.match(again.stderr, /holds 3000 records already/);
+    // It names the target as given, and gen, not copy.
+    expectRun(cli(['gen', level, '--records', '10']), 1, '', `ledgerstore: ${level}: holds 3000 records already; gen writes only a new file or an empty ledger, never over an existing one\n`);
+    expectRun(cli(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
   });
 });
 
