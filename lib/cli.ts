@@ -14,6 +14,7 @@
  * @module
  */
 import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { workload, writeSyntheticLedger } from '../bench/workload.js';
@@ -23,7 +24,7 @@ import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } 
 import { Ledger } from './honcho/ledger.js';
 import { type IndexStatus, ReadModel, SCHEMA } from './honcho/read-model.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
-import type { LogBackend } from './log.js';
+import type { LogBackend, Repair } from './log.js';
 import { TargetError, backendFor, jsonlPathOf } from './target.js';
 import { type AnswerDigests, answerDigests, differences } from './verify.js';
 
@@ -283,24 +284,37 @@ function ledgerAt(target: string, progress: Progress): LogBackend<Record> {
   };
 }
 
-/** Whether `target` names a JSONL file that does not exist (read as an empty ledger). */
-function isMissingFile(target: string): boolean {
+/**
+ * Why `target` read as an empty ledger when that may be a typo: a JSONL file, or a LevelDB
+ * folder, that is not there (or a folder that holds no database); else `null`.
+ */
+function absence(target: string): string | null {
   const file = jsonlPathOf(target);
-  return file !== null && statSync(file, { throwIfNoEntry: false }) === undefined;
+  if (file !== null) return statSync(file, { throwIfNoEntry: false }) === undefined ? 'no such file' : null;
+  if (!target.startsWith('level:')) return null;
+  const folder = target.slice('level:'.length);
+  if (statSync(folder, { throwIfNoEntry: false }) === undefined) return 'no such folder';
+  return statSync(join(folder, 'CURRENT'), { throwIfNoEntry: false }) === undefined ? 'no ledger in the folder' : null;
 }
 
 /**
- * Opens the ledger to read, changing nothing, and says on stderr what an operator should know:
- * a cut-off last line it ignored, or that the file is missing (an empty ledger, or a typo).
+ * Says on stderr what an operator should know of a ledger just read through read-only: a
+ * cut-off last line it ignored, or that it is not there at all (an empty ledger, or a typo).
  */
-async function openToRead(path: string, progress: Progress, index: string | undefined): Promise<Ledger> {
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) }));
+function readNotices(path: string, ledger: { readonly size: number; readonly repair: Repair | null }): void {
   const repair = ledger.repair;
   if (repair !== null) {
     warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
-  } else if (ledger.size === 0 && isMissingFile(path)) {
-    warn(`${path}: no such file; read as an empty ledger`);
+    return;
   }
+  const missing = ledger.size === 0 ? absence(path) : null;
+  if (missing !== null) warn(`${path}: ${missing}; read as an empty ledger`);
+}
+
+/** Opens the ledger to read, changing nothing, with the notices of {@link readNotices}. */
+async function openToRead(path: string, progress: Progress, index: string | undefined): Promise<Ledger> {
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) }));
+  readNotices(path, ledger);
   return ledger;
 }
 
@@ -442,6 +456,7 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
   }
   const started = performance.now();
   const ledger = await progress.around(() => Ledger.open(backend, { readOnly: true, ...indexed(folder, progress) }));
+  readNotices(path, ledger);
   try {
     const seconds = (performance.now() - started) / 1000;
     out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);
@@ -663,6 +678,7 @@ async function copy({ args: [from = '', to = ''], out, progress }: Context): Pro
   const copied = await progress.around(() =>
     copyLedger(ledgerAt(from, progress), ledgerAt(to, new Progress(false)), (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`)),
   );
+  readNotices(from, { size: copied.records, repair: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
   out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided (sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped})`);

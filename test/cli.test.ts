@@ -155,6 +155,54 @@ test('read-only commands ignore a cut-off last line, say so once, and leave the 
   }, text);
 });
 
+test('copy and index build say a ledger is missing, as the read-only commands do', async () => {
+  await withHome((home) => {
+    const notice = `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = cli(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, notice);
+    const index = join(home.dir, 'index');
+    const built = cli(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, notice);
+    assert.not.ok(existsSync(home.path), 'the ledger is not created');
+  });
+});
+
+test('a missing LevelDB ledger (or a folder without one) reads as empty, with a notice, creating nothing', async () => {
+  await withHome((home) => {
+    const missing = `level:${join(home.dir, 'nolv')}`;
+    const verified = cli(['verify', missing]);
+    assert.is(verified.code, 0);
+    assert.is(verified.stderr, `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`);
+    assert.ok(verified.stdout.startsWith(`${missing}: ok, 0 records, `), verified.stdout);
+    assert.not.ok(existsSync(join(home.dir, 'nolv')));
+    mkdirSync(join(home.dir, 'empty'));
+    const empty = `level:${join(home.dir, 'empty')}`;
+    expectRun(cli(['counts', empty, '--json']), 0, '{"decided":0,"sent":0,"waiting":0,"failed":0,"skipped":0}\n', `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`);
+    assert.equal(readdirSync(join(home.dir, 'empty')), []);
+  });
+});
+
+test('copy and index build say they ignored a cut-off last line, and leave the file as it was', async () => {
+  const tail = '{"type":"sent","time":"2026-09-2';
+  const text = FIXTURE_TEXT + tail;
+  await withFixture((home) => {
+    const warning = `ledgerstore: ${home.path}: a last line cut off by a crash (${tail.length} bytes) was ignored; the next writer drops it\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = cli(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, warning);
+    unchanged(target, FIXTURE_TEXT);
+    const index = join(home.dir, 'index');
+    const built = cli(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n${warning}`);
+    unchanged(home.path, text);
+  }, text);
+});
+
 // -- counts, outbox -------------------------------------------------------------------------
 
 test('counts: --json is one object, keys in order; without, aligned lines', async () => {
