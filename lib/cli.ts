@@ -829,6 +829,9 @@ async function run(argv: readonly string[], out: Output): Promise<number> {
   for (const flag of [...switches, ...values.keys()]) {
     if (!command.flags.includes(flag)) throw new UsageError(`${name} takes no --${flag}`, name);
   }
+  // An empty name would reach the file system as the path '' and fail there with ENOENT, as if
+  // something were missing: it is a mistake in the command line.
+  if (values.get('index') === '') throw new UsageError('--index needs a folder, not an empty name', name);
   const missing = command.args[args.length];
   if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
   if (args.length > command.args.length) throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);

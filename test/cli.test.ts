@@ -636,6 +636,18 @@ test('index status of a folder with no index says so and creates nothing', async
   });
 });
 
+test('--index naming a file, not a folder, says so and leaves the file as it was', async () => {
+  await withFixture((home) => {
+    const file = join(home.dir, 'e.jsonl');
+    writeFileSync(file, 'keep me\n');
+    const notFolder = `ledgerstore: ${file}: not a directory (ENOTDIR); see docs/runbook.md#ledger-unwritable\n`;
+    expectRun(cli(['counts', home.path, '--index', file]), 1, '', notFolder);
+    expectRun(cli(['index', 'build', home.path, '--index', file]), 1, '', notFolder);
+    expectRun(cli(['index', 'status', home.path, '--index', file]), 1, '', notFolder);
+    unchanged(file, 'keep me\n');
+  });
+});
+
 test('a ledger that names no ledger is a usage error', () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = cli(['counts', target]);
@@ -663,6 +675,8 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       [['gen', join(home.dir, 'g.jsonl'), '--records', 'ten'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "ten"\n`],
       [['gen', join(home.dir, 'g.jsonl'), '--records', '1.5'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "1.5"\n`],
       [['gen', join(home.dir, 'g.jsonl'), '--records', '10', '--seed', '1', '--seed', '2'], 'ledgerstore: --seed is given twice\n'],
+      [['counts', home.path, '--index', ''], 'ledgerstore: --index needs a folder, not an empty name\n'],
+      [['index', 'build', home.path, '--index='], 'ledgerstore: --index needs a folder, not an empty name\n'],
     ];
     for (const [args, message] of mistakes) {
       const run = cli(args);

@@ -201,7 +201,14 @@ export class ReadModel implements LedgerState {
     try {
       fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     } catch (e) {
-      throw new LedgerIoError(folder, e);
+      // EEXIST here means a file is where the folder should be; "file already exists" would
+      // not tell the operator that the folder is the problem, the ENOTDIR of reading it does.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
+      try {
+        fs.opendirSync(folder).closeSync();
+      } catch (notFolder) {
+        throw new LedgerIoError(folder, notFolder);
+      }
     }
     const db: Db = new ClassicLevel<Bytes, Bytes>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
     try {
