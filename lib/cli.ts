@@ -689,7 +689,8 @@ async function copy({ args: [from = '', to = ''], out, progress }: Context): Pro
 /** `export <ledger>`: the ledger's records as canonical JSONL, on stdout. */
 async function exportLedger(context: Context): Promise<number> {
   const { args: [path = ''], out, progress } = context;
-  return reading(context, async (ledger) => {
+  // The progress line is redrawn as lines go out; it must come off once the last one has.
+  return reading(context, (ledger) => progress.around(async () => {
     let n = 0;
     for await (const record of ledger.records()) {
       out.line(encodeRecord(record));
@@ -701,7 +702,7 @@ async function exportLedger(context: Context): Promise<number> {
     }
     await out.flush();
     return 0;
-  });
+  }));
 }
 
 interface Command {

@@ -522,6 +522,32 @@ test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', 
   });
 });
 
+/** Whether util-linux's `script` is here, to run a command with a terminal for its stderr. */
+const HAVE_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+/** A word for `sh`, quoted. */
+const shQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
+test('export takes its progress line off the terminal when it ends', async () => {
+  if (!HAVE_SCRIPT) {
+    console.warn('skipped: no script(1) to give export a terminal');
+    return;
+  }
+  await withHome((home) => {
+    // Big enough that export writes many chunks over more than the progress's 100 ms.
+    assert.is(cli(['gen', home.path, '--records', '50000', '--seed', '1']).code, 0);
+    const exported = join(home.dir, 'exported.jsonl');
+    const command = `${shQuote(process.execPath)} ${shQuote(CLI)} export ${shQuote(home.path)} > ${shQuote(exported)}`;
+    // `script` gives the command a terminal and copies what it shows (here only stderr) to stdout.
+    const run = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/sh' } });
+    assert.is(run.status, 0, run.stderr);
+    assert.ok(readFileSync(exported).equals(readFileSync(home.path)), 'export wrote the ledger');
+    const screen = run.stdout;
+    assert.ok(screen.includes('exporting '), JSON.stringify(screen));
+    assert.ok(screen.endsWith('\r\x1b[K'), `left on screen: ${JSON.stringify(screen.slice(-80))}`);
+  });
+});
+
 test('export writes canonical lines, whatever form the file has them in', async () => {
   await withHome(async (home) => {
     const loose = '{ "item":{"turn":3,"session":"chat-1","type":"turn"}, "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},"time":"2026-09-28T10:00:00.000Z","type":"decided"}\r\n';
