@@ -14,6 +14,7 @@
  * @module
  */
 import { statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
@@ -639,6 +640,26 @@ async function check({ out }: Context): Promise<number> {
   return 1;
 }
 
+/** A command stopped by a signal (Ctrl-C, or `kill`): it exits 128 + the signal's number, as a shell reports it. */
+class Interrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`stopped by ${signal}`);
+    this.name = 'Interrupted';
+  }
+
+  get status(): number {
+    return 128 + osConstants.signals[this.signal];
+  }
+}
+
+/** `items`, until `signal` is aborted: then it throws the signal's reason. */
+function* until<T>(signal: AbortSignal, items: Iterable<T>): Generator<T> {
+  for (const item of items) {
+    signal.throwIfAborted();
+    yield item;
+  }
+}
+
 /** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
 async function gen({ args: [path = ''], values, out, progress }: Context): Promise<number> {
   const recordsText = values.get('records');
@@ -647,20 +668,38 @@ async function gen({ args: [path = ''], values, out, progress }: Context): Promi
   const seedText = values.get('seed');
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
   const started = performance.now();
-  const onProgress = progress.enabled ? (n: number) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined;
+  let done = 0;
+  const onProgress = (n: number): void => {
+    done = n;
+    progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`);
+  };
   const file = jsonlPathOf(path);
+  // Without these, a signal ends the process on the spot and leaves the temporary file behind;
+  // with them, the writer stops at its next chunk and cleans up. A second signal, with no
+  // listener left, still ends it at once.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => stop.abort(new Interrupted(signal));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   let written: { records: number; bytes: number | null };
   try {
     // A JSONL file is written directly, much faster than through appends; other backends are filled.
     written =
       file !== null
-        ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress }))
-        : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), workload({ records, seed }), onProgress)), bytes: null };
+        ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress, signal: stop.signal }))
+        : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), until(stop.signal, workload({ records, seed })), onProgress)), bytes: null };
   } catch (e) {
+    if (e instanceof Interrupted) {
+      warn(`${path}: gen stopped by ${e.signal}; ${file !== null ? 'nothing was written' : `the ${plural(done, 'record')} written before it stay in the ledger`}`);
+      return e.status;
+    }
     // The writers' own words speak of a file system failure, or of a copy: say what gen refuses.
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
     if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
     throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   const seconds = (performance.now() - started) / 1000;
   const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;

@@ -3,7 +3,7 @@
  * statuses, stdout and stderr exactly, and the ledger file byte for byte after read-only commands.
  */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -499,6 +499,52 @@ test('gen: an existing file is refused, saying gen writes only a new one, and le
     writeFileSync(empty, '');
     expectRun(cli(['gen', empty, '--records', '10']), 1, '', `ledgerstore: ${empty}: ${refusal}\n`);
     unchanged(empty, '');
+  });
+});
+
+/**
+ * Starts `gen` of a ledger far too big to finish, sends `signal` once its temporary file holds
+ * something, and gives how the command ended.
+ */
+async function genStoppedBy(file: string, signal: 'SIGINT' | 'SIGTERM'): Promise<{ code: number | null; stderr: string; temp: string }> {
+  // 3 million records is some 500 MB: if the signal is not handled, it is seen, not waited out.
+  const child = spawn(process.execPath, [CLI, 'gen', file, '--records', '3000000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const temp = `${file}.tmp-${String(child.pid)}`;
+  const deadline = Date.now() + 10_000;
+  while ((statSync(temp, { throwIfNoEntry: false })?.size ?? 0) === 0) {
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await ended;
+      assert.unreachable(`no ${temp} after 10 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  child.kill(signal);
+  return { code: await ended, stderr, temp };
+}
+
+test('gen: Ctrl-C (SIGINT) or SIGTERM removes the temporary file and exits 130 or 143', async () => {
+  await withHome(async (home) => {
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const stopped = await genStoppedBy(home.path, signal);
+      assert.is(stopped.code, code, signal);
+      assert.is(stopped.stderr, `ledgerstore: ${home.path}: gen stopped by ${signal}; nothing was written\n`, signal);
+      assert.not.ok(existsSync(stopped.temp), `${signal}: ${stopped.temp} is left`);
+      assert.equal(readdirSync(home.dir), [], signal);
+    }
+  });
+});
+
+test('gen: a missing directory is reported with the path given, not the temporary file', async () => {
+  await withHome((home) => {
+    const file = join(home.dir, 'nodir', 'g.jsonl');
+    expectRun(cli(['gen', file, '--records', '3']), 1, '', `ledgerstore: ${file}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`);
+    assert.equal(readdirSync(home.dir), []);
   });
 });
 
