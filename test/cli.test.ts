@@ -720,6 +720,46 @@ test('--index naming a file, not a folder, says so and leaves the file as it was
   });
 });
 
+const HOLDER = fileURLToPath(new URL('./support/hold-ledger.js', import.meta.url));
+
+/** Runs `body` while another process holds `target` open for writing (with the read model in `index`). */
+async function whileHeld(args: readonly string[], body: () => void): Promise<void> {
+  const child = spawn(process.execPath, [HOLDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const said = await new Promise<string>((resolve, reject) => {
+      child.stdout.once('data', (data: Buffer) => resolve(data.toString()));
+      child.once('exit', (code) => reject(new Error(`the holder exited with ${String(code)}`)));
+    });
+    assert.match(said, /^ready \d+\n$/);
+    body();
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+test('a LevelDB ledger or index held elsewhere: the refusal says readers are kept out too', async () => {
+  await withFixture(async (home) => {
+    const folder = join(home.dir, 'ledger.level');
+    assert.is(cli(['copy', home.path, `level:${folder}`]).code, 0);
+    await whileHeld([`level:${folder}`], () => {
+      const run = cli(['counts', `level:${folder}`]);
+      expectRun(run, 1, '', `ledgerstore: ${folder}: the LevelDB ledger is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read; see docs/runbook.md#ledger-locked\n`);
+    });
+    const index = join(home.dir, 'index');
+    await whileHeld([home.path, index], () => {
+      const run = cli(['counts', home.path, '--json', '--index', index]);
+      expectRun(run, 1, '', `ledgerstore: ${index}: the index is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read; see docs/runbook.md#ledger-locked\n`);
+      // What the runbook offers instead: the JSONL ledger read beside its writer, without --index.
+      expectRun(cli(['counts', home.path, '--json']), 0, FIXTURE_COUNTS, '');
+    });
+    const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
+    assert.ok(runbook.includes('## ledger-locked\n'), 'the anchor is there');
+    assert.ok(runbook.includes('even to read'), 'the runbook says readers are kept out of LevelDB');
+  });
+});
+
 test('a ledger that names no ledger is a usage error', () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = cli(['counts', target]);

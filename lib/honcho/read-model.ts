@@ -215,7 +215,7 @@ export class ReadModel implements LedgerState {
       await db.open();
     } catch (e) {
       const cause = (e as { cause?: unknown }).cause ?? e;
-      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause });
+      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause, holder: 'index' });
       throw new LedgerIoError(folder, cause);
     }
     const sub = (name: string): Sub => db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
