@@ -329,7 +329,7 @@ function causeOf(e: unknown): unknown {
 /** A failure to open the database, as a ledger error: another holder's lock, or I/O. */
 function openError(name: string, e: unknown): LedgerError {
   const cause = causeOf(e);
-  if ((cause as { code?: unknown } | null)?.code === 'LEVEL_LOCKED') return new LockedError(name, { cause });
+  if ((cause as { code?: unknown } | null)?.code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder: 'level' });
   return new LedgerIoError(name, cause);
 }
 

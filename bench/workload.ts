@@ -46,6 +46,11 @@ export interface WorkloadOptions {
 export interface GenerateOptions extends WorkloadOptions {
   /** Called with the number of records generated so far, every 100,000 records and at the end. */
   readonly onProgress?: (written: number) => void;
+  /**
+   * Stops the write when aborted (the CLI's Ctrl-C): it fails with the signal's reason, and the
+   * temporary file is removed as on any failure.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -639,7 +644,8 @@ async function syncDirectory(directory: string): Promise<void> {
  *
  * The file appears whole or not at all: the lines go to `<file>.tmp-<pid>` in large writes,
  * which is synced and then given its name, and the directory is synced so that the name
- * survives a crash. On any failure the temporary file is removed.
+ * survives a crash. On any failure, and when `options.signal` is aborted before the file is
+ * given its name, the temporary file is removed.
  *
  * @returns how many records and bytes were written
  * @throws {@link LedgerIoError} when `file` exists already (EEXIST; it is left as it was) or the
@@ -661,7 +667,9 @@ export async function writeSyntheticLedger(file: string, options: GenerateOption
     try {
       handle = await fsp.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
     } catch (e) {
-      throw new LedgerIoError(temp, e);
+      // The caller knows the file, not the temporary name: a missing or unwritable directory is
+      // the file's. Only EEXIST is the temporary file's own (one a crashed run left).
+      throw new LedgerIoError((e as NodeJS.ErrnoException).code === 'EEXIST' ? temp : file, e);
     }
     created = true;
     const out = handle;
@@ -684,6 +692,7 @@ export async function writeSyntheticLedger(file: string, options: GenerateOption
     // buffer: one `buffer.write` per line costs more than making the lines.
     let text = '';
     const take = async (): Promise<void> => {
+      options.signal?.throwIfAborted();
       // A UTF-16 code unit takes at most 3 bytes of UTF-8.
       const most = text.length * 3;
       if (used > 0 && used + most > CHUNK) await flush();
@@ -718,6 +727,8 @@ export async function writeSyntheticLedger(file: string, options: GenerateOption
     } catch (e) {
       throw new LedgerIoError(temp, e);
     }
+    // The last point at which stopping leaves nothing behind: once published, the file is whole.
+    options.signal?.throwIfAborted();
     await publish(temp, file);
     await syncDirectory(path.dirname(path.resolve(file)));
     return { records: count, bytes: position };

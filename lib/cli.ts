@@ -14,16 +14,18 @@
  * @module
  */
 import { statSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { workload, writeSyntheticLedger } from '../bench/workload.js';
-import { DecodeError, LedgerError, ResumeMismatchError, describeSystemError } from './errors.js';
+import { DecodeError, LedgerError, LedgerExistsError, LedgerIoError, ResumeMismatchError, TargetNotEmptyError, describeSystemError } from './errors.js';
 import { copyLedger, fillLedger } from './copy.js';
 import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
 import { type IndexStatus, ReadModel, SCHEMA } from './honcho/read-model.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
-import type { LogBackend } from './log.js';
+import type { LogBackend, Repair } from './log.js';
 import { TargetError, backendFor, jsonlPathOf } from './target.js';
 import { type AnswerDigests, answerDigests, differences } from './verify.js';
 
@@ -283,24 +285,37 @@ function ledgerAt(target: string, progress: Progress): LogBackend<Record> {
   };
 }
 
-/** Whether `target` names a JSONL file that does not exist (read as an empty ledger). */
-function isMissingFile(target: string): boolean {
+/**
+ * Why `target` read as an empty ledger when that may be a typo: a JSONL file, or a LevelDB
+ * folder, that is not there (or a folder that holds no database); else `null`.
+ */
+function absence(target: string): string | null {
   const file = jsonlPathOf(target);
-  return file !== null && statSync(file, { throwIfNoEntry: false }) === undefined;
+  if (file !== null) return statSync(file, { throwIfNoEntry: false }) === undefined ? 'no such file' : null;
+  if (!target.startsWith('level:')) return null;
+  const folder = target.slice('level:'.length);
+  if (statSync(folder, { throwIfNoEntry: false }) === undefined) return 'no such folder';
+  return statSync(join(folder, 'CURRENT'), { throwIfNoEntry: false }) === undefined ? 'no ledger in the folder' : null;
 }
 
 /**
- * Opens the ledger to read, changing nothing, and says on stderr what an operator should know:
- * a cut-off last line it ignored, or that the file is missing (an empty ledger, or a typo).
+ * Says on stderr what an operator should know of a ledger just read through read-only: a
+ * cut-off last line it ignored, or that it is not there at all (an empty ledger, or a typo).
  */
-async function openToRead(path: string, progress: Progress, index: string | undefined): Promise<Ledger> {
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) }));
+function readNotices(path: string, ledger: { readonly size: number; readonly repair: Repair | null }): void {
   const repair = ledger.repair;
   if (repair !== null) {
     warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
-  } else if (ledger.size === 0 && isMissingFile(path)) {
-    warn(`${path}: no such file; read as an empty ledger`);
+    return;
   }
+  const missing = ledger.size === 0 ? absence(path) : null;
+  if (missing !== null) warn(`${path}: ${missing}; read as an empty ledger`);
+}
+
+/** Opens the ledger to read, changing nothing, with the notices of {@link readNotices}. */
+async function openToRead(path: string, progress: Progress, index: string | undefined): Promise<Ledger> {
+  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(index, progress) }));
+  readNotices(path, ledger);
   return ledger;
 }
 
@@ -424,6 +439,9 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
   if (action !== 'build' && action !== 'status' && action !== 'rebuild') {
     throw new UsageError(`index takes build, status or rebuild, not ${JSON.stringify(action)}`, 'index');
   }
+  // Before anything is opened: a refused command line must leave the index as it was, and a
+  // rebuild empties it first.
+  const backend = ledgerAt(path, progress);
   if (action === 'status') {
     for (const line of await indexStatus(path, folder)) out.line(line);
     await out.flush();
@@ -438,7 +456,8 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
     }
   }
   const started = performance.now();
-  const ledger = await progress.around(() => Ledger.open(ledgerAt(path, progress), { readOnly: true, ...indexed(folder, progress) }));
+  const ledger = await progress.around(() => Ledger.open(backend, { readOnly: true, ...indexed(folder, progress) }));
+  readNotices(path, ledger);
   try {
     const seconds = (performance.now() - started) / 1000;
     out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);
@@ -451,6 +470,12 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
 
 /** What `index status` says: the checkpoint, the schema, how far behind the log the read model is. */
 async function indexStatus(path: string, folder: string): Promise<string[]> {
+  // Opening the read model would create one: a question about it must change nothing.
+  const there = ReadModel.lookAt(folder);
+  if (there !== 'index') {
+    const why = there === 'missing' ? 'no such folder' : 'no read model in the folder';
+    return [`index:      ${folder}`, `checkpoint: none: there is no index at ${folder} (${why}); the next open with --index ${folder} builds it`];
+  }
   const model = await ReadModel.open(folder);
   let status: IndexStatus;
   try {
@@ -615,6 +640,26 @@ async function check({ out }: Context): Promise<number> {
   return 1;
 }
 
+/** A command stopped by a signal (Ctrl-C, or `kill`): it exits 128 + the signal's number, as a shell reports it. */
+class Interrupted extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`stopped by ${signal}`);
+    this.name = 'Interrupted';
+  }
+
+  get status(): number {
+    return 128 + osConstants.signals[this.signal];
+  }
+}
+
+/** `items`, until `signal` is aborted: then it throws the signal's reason. */
+function* until<T>(signal: AbortSignal, items: Iterable<T>): Generator<T> {
+  for (const item of items) {
+    signal.throwIfAborted();
+    yield item;
+  }
+}
+
 /** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
 async function gen({ args: [path = ''], values, out, progress }: Context): Promise<number> {
   const recordsText = values.get('records');
@@ -623,13 +668,39 @@ async function gen({ args: [path = ''], values, out, progress }: Context): Promi
   const seedText = values.get('seed');
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
   const started = performance.now();
-  const onProgress = progress.enabled ? (n: number) => progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`) : undefined;
+  let done = 0;
+  const onProgress = (n: number): void => {
+    done = n;
+    progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`);
+  };
   const file = jsonlPathOf(path);
-  // A JSONL file is written directly, much faster than through appends; other backends are filled.
-  const written =
-    file !== null
-      ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress }))
-      : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), workload({ records, seed }), onProgress)), bytes: null };
+  // Without these, a signal ends the process on the spot and leaves the temporary file behind;
+  // with them, the writer stops at its next chunk and cleans up. A second signal, with no
+  // listener left, still ends it at once.
+  const stop = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => stop.abort(new Interrupted(signal));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let written: { records: number; bytes: number | null };
+  try {
+    // A JSONL file is written directly, much faster than through appends; other backends are filled.
+    written =
+      file !== null
+        ? await progress.around(() => writeSyntheticLedger(file, { records, seed, onProgress, signal: stop.signal }))
+        : { records: await progress.around(() => fillLedger(ledgerAt(path, new Progress(false)), until(stop.signal, workload({ records, seed })), onProgress)), bytes: null };
+  } catch (e) {
+    if (e instanceof Interrupted) {
+      warn(`${path}: gen stopped by ${e.signal}; ${file !== null ? 'nothing was written' : `the ${plural(done, 'record')} written before it stay in the ledger`}`);
+      return e.status;
+    }
+    // The writers' own words speak of a file system failure, or of a copy: say what gen refuses.
+    if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
+    if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+    throw e;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
   const seconds = (performance.now() - started) / 1000;
   const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
   out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
@@ -646,6 +717,7 @@ async function copy({ args: [from = '', to = ''], out, progress }: Context): Pro
   const copied = await progress.around(() =>
     copyLedger(ledgerAt(from, progress), ledgerAt(to, new Progress(false)), (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`)),
   );
+  readNotices(from, { size: copied.records, repair: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
   out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided (sent ${c.sent}, waiting ${c.waiting}, failed ${c.failed}, skipped ${c.skipped})`);
@@ -656,7 +728,8 @@ async function copy({ args: [from = '', to = ''], out, progress }: Context): Pro
 /** `export <ledger>`: the ledger's records as canonical JSONL, on stdout. */
 async function exportLedger(context: Context): Promise<number> {
   const { args: [path = ''], out, progress } = context;
-  return reading(context, async (ledger) => {
+  // The progress line is redrawn as lines go out; it must come off once the last one has.
+  return reading(context, (ledger) => progress.around(async () => {
     let n = 0;
     for await (const record of ledger.records()) {
       out.line(encodeRecord(record));
@@ -668,7 +741,7 @@ async function exportLedger(context: Context): Promise<number> {
     }
     await out.flush();
     return 0;
-  });
+  }));
 }
 
 interface Command {
@@ -796,6 +869,9 @@ async function run(argv: readonly string[], out: Output): Promise<number> {
   for (const flag of [...switches, ...values.keys()]) {
     if (!command.flags.includes(flag)) throw new UsageError(`${name} takes no --${flag}`, name);
   }
+  // An empty name would reach the file system as the path '' and fail there with ENOENT, as if
+  // something were missing: it is a mistake in the command line.
+  if (values.get('index') === '') throw new UsageError('--index needs a folder, not an empty name', name);
   const missing = command.args[args.length];
   if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
   if (args.length > command.args.length) throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);

@@ -10,7 +10,7 @@ import { ConflictError, CopyMismatchError, TargetNotEmptyError } from './errors.
 import { encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
 import type { Counts, Record } from './honcho/record.js';
-import type { LogBackend } from './log.js';
+import type { LogBackend, Repair } from './log.js';
 
 /** How many records one append of the copy carries. */
 const BATCH = 10_000;
@@ -19,6 +19,8 @@ const BATCH = 10_000;
 export interface Copied {
   readonly records: number;
   readonly counts: Counts;
+  /** A cut-off last line of the source that was ignored (and not copied), or `null`. */
+  readonly sourceRepair: Repair | null;
 }
 
 /**
@@ -33,7 +35,7 @@ export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record
   try {
     await fillLedger(to, source.records(), onProgress);
     await verifyCopy(source, to);
-    return { records: source.size, counts: await source.counts() };
+    return { records: source.size, counts: await source.counts(), sourceRepair: source.repair };
   } finally {
     await source.close();
   }

@@ -185,12 +185,27 @@ export class NotWaitingError extends RecordRefusedError {
   }
 }
 
-/** Another writer holds the log: another process, or another open in this one. */
+/**
+ * What holds a lock: a log's writer (`writer`: a JSONL file, a database the caller made; readers
+ * go beside it), or LevelDB, which locks its folder for any open, readers too (`level` for a
+ * LevelDB ledger, `index` for a read model).
+ */
+export type LockHolder = 'writer' | 'level' | 'index';
+
+/** Another writer holds the log (or another open holds a LevelDB folder): another process, or another open in this one. */
 export class LockedError extends LedgerError {
   readonly code = 'LEDGER_LOCKED';
   override readonly runbook = 'ledger-locked';
-  constructor(readonly path: string, options?: ErrorOptions) {
-    super(`${path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`, options);
+  constructor(readonly path: string, options?: ErrorOptions & { readonly holder?: LockHolder }) {
+    const holder = options?.holder ?? 'writer';
+    // A LevelDB folder cannot be read beside its holder: the message must not say that only
+    // writers are kept out, or an operator tries a read-only command and is refused again.
+    super(
+      holder === 'writer'
+        ? `${path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`
+        : `${path}: the ${holder === 'index' ? 'index' : 'LevelDB ledger'} is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read`,
+      options,
+    );
     this.name = 'LockedError';
   }
 }
@@ -242,6 +257,20 @@ export class TargetNotEmptyError extends LedgerError {
   constructor(readonly target: string, readonly records: number) {
     super(`${target}: holds ${records} record${records === 1 ? '' : 's'} already; a copy goes only to an empty ledger`);
     this.name = 'TargetNotEmptyError';
+  }
+}
+
+/**
+ * A target for a new ledger (`ledgerstore gen`) that is there already: a file that exists, or a
+ * ledger that holds records. Nothing was written to it.
+ */
+export class LedgerExistsError extends LedgerError {
+  readonly code = 'LEDGER_NOT_EMPTY';
+  /** @param records how many it holds, or `null` for a file that exists (whatever it holds) */
+  constructor(readonly target: string, readonly records: number | null, options?: ErrorOptions) {
+    const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
+    super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
+    this.name = 'LedgerExistsError';
   }
 }
 

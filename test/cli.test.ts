@@ -3,7 +3,7 @@
  * statuses, stdout and stderr exactly, and the ledger file byte for byte after read-only commands.
  */
 import { type SpawnSyncReturns, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -151,6 +151,54 @@ test('read-only commands ignore a cut-off last line, say so once, and leave the 
     assert.is(run.code, 0);
     assert.is(run.stderr, warning);
     assert.ok(run.stdout.startsWith(`${home.path}: ok, 10 records, `), run.stdout);
+    unchanged(home.path, text);
+  }, text);
+});
+
+test('copy and index build say a ledger is missing, as the read-only commands do', async () => {
+  await withHome((home) => {
+    const notice = `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = cli(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, notice);
+    const index = join(home.dir, 'index');
+    const built = cli(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, notice);
+    assert.not.ok(existsSync(home.path), 'the ledger is not created');
+  });
+});
+
+test('a missing LevelDB ledger (or a folder without one) reads as empty, with a notice, creating nothing', async () => {
+  await withHome((home) => {
+    const missing = `level:${join(home.dir, 'nolv')}`;
+    const verified = cli(['verify', missing]);
+    assert.is(verified.code, 0);
+    assert.is(verified.stderr, `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`);
+    assert.ok(verified.stdout.startsWith(`${missing}: ok, 0 records, `), verified.stdout);
+    assert.not.ok(existsSync(join(home.dir, 'nolv')));
+    mkdirSync(join(home.dir, 'empty'));
+    const empty = `level:${join(home.dir, 'empty')}`;
+    expectRun(cli(['counts', empty, '--json']), 0, '{"decided":0,"sent":0,"waiting":0,"failed":0,"skipped":0}\n', `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`);
+    assert.equal(readdirSync(join(home.dir, 'empty')), []);
+  });
+});
+
+test('copy and index build say they ignored a cut-off last line, and leave the file as it was', async () => {
+  const tail = '{"type":"sent","time":"2026-09-2';
+  const text = FIXTURE_TEXT + tail;
+  await withFixture((home) => {
+    const warning = `ledgerstore: ${home.path}: a last line cut off by a crash (${tail.length} bytes) was ignored; the next writer drops it\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = cli(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, warning);
+    unchanged(target, FIXTURE_TEXT);
+    const index = join(home.dir, 'index');
+    const built = cli(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n${warning}`);
     unchanged(home.path, text);
   }, text);
 });
@@ -439,14 +487,64 @@ test('gen: the same seed gives the same bytes; the ledger opens and verifies', a
   });
 });
 
-test('gen: an existing file is refused and left as it was', async () => {
+test('gen: an existing file is refused, saying gen writes only a new one, and left as it was', async () => {
   await withHome((home) => {
     writeFileSync(home.path, 'keep me\n');
-    const run = cli(['gen', home.path, '--records', '10']);
-    assert.is(run.code, 1);
-    assert.is(run.stdout, '');
-    assert.ok(run.stderr.startsWith(`ledgerstore: ${home.path}: file already exists (EEXIST)`), run.stderr);
+    const refusal = 'exists already; gen writes only a new file or an empty ledger, never over an existing one';
+    // No runbook pointer: nothing is wrong with the disk (the one for I/O failures misled).
+    expectRun(cli(['gen', home.path, '--records', '10']), 1, '', `ledgerstore: ${home.path}: ${refusal}\n`);
+    expectRun(cli(['gen', `jsonl:${home.path}`, '--records', '10']), 1, '', `ledgerstore: jsonl:${home.path}: ${refusal}\n`);
     unchanged(home.path, 'keep me\n');
+    const empty = join(home.dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    expectRun(cli(['gen', empty, '--records', '10']), 1, '', `ledgerstore: ${empty}: ${refusal}\n`);
+    unchanged(empty, '');
+  });
+});
+
+/**
+ * Starts `gen` of a ledger far too big to finish, sends `signal` once its temporary file holds
+ * something, and gives how the command ended.
+ */
+async function genStoppedBy(file: string, signal: 'SIGINT' | 'SIGTERM'): Promise<{ code: number | null; stderr: string; temp: string }> {
+  // 3 million records is some 500 MB: if the signal is not handled, it is seen, not waited out.
+  const child = spawn(process.execPath, [CLI, 'gen', file, '--records', '3000000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const temp = `${file}.tmp-${String(child.pid)}`;
+  const deadline = Date.now() + 10_000;
+  while ((statSync(temp, { throwIfNoEntry: false })?.size ?? 0) === 0) {
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await ended;
+      assert.unreachable(`no ${temp} after 10 s: ${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  child.kill(signal);
+  return { code: await ended, stderr, temp };
+}
+
+test('gen: Ctrl-C (SIGINT) or SIGTERM removes the temporary file and exits 130 or 143', async () => {
+  await withHome(async (home) => {
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const stopped = await genStoppedBy(home.path, signal);
+      assert.is(stopped.code, code, signal);
+      assert.is(stopped.stderr, `ledgerstore: ${home.path}: gen stopped by ${signal}; nothing was written\n`, signal);
+      assert.not.ok(existsSync(stopped.temp), `${signal}: ${stopped.temp} is left`);
+      assert.equal(readdirSync(home.dir), [], signal);
+    }
+  });
+});
+
+test('gen: a missing directory is reported with the path given, not the temporary file', async () => {
+  await withHome((home) => {
+    const file = join(home.dir, 'nodir', 'g.jsonl');
+    expectRun(cli(['gen', file, '--records', '3']), 1, '', `ledgerstore: ${file}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`);
+    assert.equal(readdirSync(home.dir), []);
   });
 });
 
@@ -467,6 +565,32 @@ test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', 
     const appended = cli(['append', level], lineOf(sent(turn('chat-1', 5), ['m-5'])));
     assert.is(appended.code, 0, appended.stderr);
     expectRun(cli(['sent-ids', level, '{"type":"turn","session":"chat-1","turn":5}', '--json']), 0, '["m-5"]\n', '');
+  });
+});
+
+/** Whether util-linux's `script` is here, to run a command with a terminal for its stderr. */
+const HAVE_SCRIPT = spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+
+/** A word for `sh`, quoted. */
+const shQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
+test('export takes its progress line off the terminal when it ends', async () => {
+  if (!HAVE_SCRIPT) {
+    console.warn('skipped: no script(1) to give export a terminal');
+    return;
+  }
+  await withHome((home) => {
+    // Big enough that export writes many chunks over more than the progress's 100 ms.
+    assert.is(cli(['gen', home.path, '--records', '50000', '--seed', '1']).code, 0);
+    const exported = join(home.dir, 'exported.jsonl');
+    const command = `${shQuote(process.execPath)} ${shQuote(CLI)} export ${shQuote(home.path)} > ${shQuote(exported)}`;
+    // `script` gives the command a terminal and copies what it shows (here only stderr) to stdout.
+    const run = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/sh' } });
+    assert.is(run.status, 0, run.stderr);
+    assert.ok(readFileSync(exported).equals(readFileSync(home.path)), 'export wrote the ledger');
+    const screen = run.stdout;
+    assert.ok(screen.includes('exporting '), JSON.stringify(screen));
+    assert.ok(screen.endsWith('\r\x1b[K'), `left on screen: ${JSON.stringify(screen.slice(-80))}`);
   });
 });
 
@@ -502,9 +626,9 @@ test('gen fills a ledger on any backend, with the same records as the file it wo
     assert.match(filled.stdout, new RegExp(`^${level}: wrote 3000 records, in [0-9.]+ s\n$`));
     assert.is(cli(['gen', home.path, '--records', '3000', '--seed', '5']).code, 0);
     expectRun(cli(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
-    const again = cli(['gen', level, '--records', '10']);
-    assert.is(again.code, 1);
-    assert.match(again.stderr, /holds 3000 records already/);
+    // It names the target as given, and gen, not copy.
+    expectRun(cli(['gen', level, '--records', '10']), 1, '', `ledgerstore: ${level}: holds 3000 records already; gen writes only a new file or an empty ledger, never over an existing one\n`);
+    expectRun(cli(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
   });
 });
 
@@ -543,6 +667,99 @@ test('--index keeps a read model: queries answer from it, index status says wher
   });
 });
 
+test('index: a ledger argument that names no ledger is refused before the index is touched', async () => {
+  await withFixture((home) => {
+    const index = join(home.dir, 'index');
+    assert.is(cli(['index', 'build', home.path, '--index', index]).code, 0);
+    const before = cli(['index', 'status', home.path, '--index', index]);
+    assert.match(before.stdout, /checkpoint: record 10 of /);
+    for (const action of ['rebuild', 'build', 'status']) {
+      const run = cli(['index', action, 'memory:x', '--index', index]);
+      assert.is(run.code, 2, action);
+      assert.is(run.stdout, '', action);
+      assert.match(run.stderr, /memory: takes nothing after the colon/, action);
+    }
+    expectRun(cli(['index', 'status', home.path, '--index', index]), 0, before.stdout, '');
+    const fresh = join(home.dir, 'fresh');
+    assert.is(cli(['index', 'rebuild', 'level:', '--index', fresh]).code, 2);
+    assert.not.ok(existsSync(fresh), 'a refused command creates no index');
+  });
+});
+
+test('index status of a folder with no index says so and creates nothing', async () => {
+  await withFixture((home) => {
+    const missing = join(home.dir, 'nosuch');
+    expectRun(
+      cli(['index', 'status', home.path, '--index', missing]),
+      0,
+      `index:      ${missing}\ncheckpoint: none: there is no index at ${missing} (no such folder); the next open with --index ${missing} builds it\n`,
+      '',
+    );
+    assert.not.ok(existsSync(missing), 'no folder made');
+    const empty = join(home.dir, 'empty');
+    mkdirSync(empty);
+    expectRun(
+      cli(['index', 'status', home.path, '--index', empty]),
+      0,
+      `index:      ${empty}\ncheckpoint: none: there is no index at ${empty} (no read model in the folder); the next open with --index ${empty} builds it\n`,
+      '',
+    );
+    assert.equal(readdirSync(empty), [], 'no database made');
+  });
+});
+
+test('--index naming a file, not a folder, says so and leaves the file as it was', async () => {
+  await withFixture((home) => {
+    const file = join(home.dir, 'e.jsonl');
+    writeFileSync(file, 'keep me\n');
+    const notFolder = `ledgerstore: ${file}: not a directory (ENOTDIR); see docs/runbook.md#ledger-unwritable\n`;
+    expectRun(cli(['counts', home.path, '--index', file]), 1, '', notFolder);
+    expectRun(cli(['index', 'build', home.path, '--index', file]), 1, '', notFolder);
+    expectRun(cli(['index', 'status', home.path, '--index', file]), 1, '', notFolder);
+    unchanged(file, 'keep me\n');
+  });
+});
+
+const HOLDER = fileURLToPath(new URL('./support/hold-ledger.js', import.meta.url));
+
+/** Runs `body` while another process holds `target` open for writing (with the read model in `index`). */
+async function whileHeld(args: readonly string[], body: () => void): Promise<void> {
+  const child = spawn(process.execPath, [HOLDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    const said = await new Promise<string>((resolve, reject) => {
+      child.stdout.once('data', (data: Buffer) => resolve(data.toString()));
+      child.once('exit', (code) => reject(new Error(`the holder exited with ${String(code)}`)));
+    });
+    assert.match(said, /^ready \d+\n$/);
+    body();
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+test('a LevelDB ledger or index held elsewhere: the refusal says readers are kept out too', async () => {
+  await withFixture(async (home) => {
+    const folder = join(home.dir, 'ledger.level');
+    assert.is(cli(['copy', home.path, `level:${folder}`]).code, 0);
+    await whileHeld([`level:${folder}`], () => {
+      const run = cli(['counts', `level:${folder}`]);
+      expectRun(run, 1, '', `ledgerstore: ${folder}: the LevelDB ledger is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read; see docs/runbook.md#ledger-locked\n`);
+    });
+    const index = join(home.dir, 'index');
+    await whileHeld([home.path, index], () => {
+      const run = cli(['counts', home.path, '--json', '--index', index]);
+      expectRun(run, 1, '', `ledgerstore: ${index}: the index is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read; see docs/runbook.md#ledger-locked\n`);
+      // What the runbook offers instead: the JSONL ledger read beside its writer, without --index.
+      expectRun(cli(['counts', home.path, '--json']), 0, FIXTURE_COUNTS, '');
+    });
+    const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
+    assert.ok(runbook.includes('## ledger-locked\n'), 'the anchor is there');
+    assert.ok(runbook.includes('even to read'), 'the runbook says readers are kept out of LevelDB');
+  });
+});
+
 test('a ledger that names no ledger is a usage error', () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = cli(['counts', target]);
@@ -570,6 +787,8 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       [['gen', join(home.dir, 'g.jsonl'), '--records', 'ten'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "ten"\n`],
       [['gen', join(home.dir, 'g.jsonl'), '--records', '1.5'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "1.5"\n`],
       [['gen', join(home.dir, 'g.jsonl'), '--records', '10', '--seed', '1', '--seed', '2'], 'ledgerstore: --seed is given twice\n'],
+      [['counts', home.path, '--index', ''], 'ledgerstore: --index needs a folder, not an empty name\n'],
+      [['index', 'build', home.path, '--index='], 'ledgerstore: --index needs a folder, not an empty name\n'],
     ];
     for (const [args, message] of mistakes) {
       const run = cli(args);

@@ -176,7 +176,7 @@ test('another process holding the folder refuses every open at once; once it is 
     try {
       assert.equal(await lines.next(), { value: 'ready 1', done: false });
       const locked = await rejects(Ledger.open(backendAt(folder)), 'LEDGER_LOCKED');
-      assert.ok(locked.message.startsWith(`${folder}: the ledger is open for writing elsewhere`));
+      assert.ok(locked.message.startsWith(`${folder}: the LevelDB ledger is open elsewhere`), locked.message);
       // LevelDB locks the folder for readers too
       await rejects(Ledger.open(backendAt(folder), { readOnly: true }), 'LEDGER_LOCKED');
     } finally {

@@ -43,6 +43,7 @@
  * @module
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
@@ -171,6 +172,27 @@ export class ReadModel implements LedgerState {
   ) {}
 
   /**
+   * What `folder` holds, looked at without opening it (an open creates the database): `missing`
+   * when there is no such folder, `empty` when it holds no LevelDB database, else `index`.
+   * @throws {@link LedgerIoError} when `folder` is not a folder (ENOTDIR) or cannot be looked into
+   */
+  static lookAt(folder: string): 'missing' | 'empty' | 'index' {
+    const stat = (file: string): boolean => {
+      try {
+        fs.statSync(file);
+        return true;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw new LedgerIoError(folder, e);
+      }
+    };
+    // LevelDB writes CURRENT last when it creates a database: without it, there is none yet.
+    // (Asking for it inside a file, not a folder, fails with ENOTDIR, which is reported.)
+    if (stat(path.join(folder, 'CURRENT'))) return 'index';
+    return stat(folder) ? 'empty' : 'missing';
+  }
+
+  /**
    * Opens (creating it if missing) the read model in `folder`.
    * @throws {@link LockedError} when another process (or open) has it
    * @throws {@link LedgerIoError} when it cannot be opened
@@ -179,14 +201,21 @@ export class ReadModel implements LedgerState {
     try {
       fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
     } catch (e) {
-      throw new LedgerIoError(folder, e);
+      // EEXIST here means a file is where the folder should be; "file already exists" would
+      // not tell the operator that the folder is the problem, the ENOTDIR of reading it does.
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
+      try {
+        fs.opendirSync(folder).closeSync();
+      } catch (notFolder) {
+        throw new LedgerIoError(folder, notFolder);
+      }
     }
     const db: Db = new ClassicLevel<Bytes, Bytes>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
     try {
       await db.open();
     } catch (e) {
       const cause = (e as { cause?: unknown }).cause ?? e;
-      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause });
+      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause, holder: 'index' });
       throw new LedgerIoError(folder, cause);
     }
     const sub = (name: string): Sub => db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
