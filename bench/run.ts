@@ -48,6 +48,8 @@ const APPENDS = 3000;
 const APPENDERS = 16;
 /** Untimed appends (per appender) before each timed append loop. */
 const WARMUP = 500;
+/** Pairs of the bare append loop and one appender, taking turns in one process. */
+const PAIRS = 7;
 
 const SCRIPT = fileURLToPath(import.meta.url);
 
@@ -227,10 +229,58 @@ async function measure(kind: Kind, file: string, n: number): Promise<Timing> {
   return measureOnce(kind, file, n);
 }
 
+/** One pair: the bare loop's rate and one appender's, per second, run one after the other. */
+interface Pair {
+  readonly bare: number;
+  readonly engine: number;
+}
+
+/**
+ * {@link PAIRS} pairs of the bare loop and one appender awaiting each append, in one warm
+ * process, taking turns (bare first, then engine first, ...), each on a fresh file in `dir`:
+ * a drift of the disk's speed, which moves the bare loop by a third from one process to the
+ * next on a virtual disk, then reaches both runs of a pair alike, and the median of the pairs'
+ * ratios is the engine's share of the limit.
+ */
+async function appendPaired(dir: string, n: number): Promise<Pair[]> {
+  let made = 0;
+  const fresh = (): string => path.join(dir, `paired-${process.pid}-${made++}.jsonl`);
+  const once = async (run: () => Timing | Promise<Timing>): Promise<number> => {
+    const { count, seconds } = await run();
+    return count / seconds;
+  };
+  await once(() => appendEngine(fresh(), WARMUP, 1, 'jsonl'));
+  await once(() => appendBare(fresh(), WARMUP));
+  const pairs: Pair[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const bare = (): Promise<number> => once(() => appendBare(fresh(), n));
+    const engine = (): Promise<number> => once(() => appendEngine(fresh(), n, 1, 'jsonl'));
+    if (p % 2 === 0) {
+      const b = await bare();
+      pairs.push({ bare: b, engine: await engine() });
+    } else {
+      const e = await engine();
+      pairs.push({ bare: await bare(), engine: e });
+    }
+  }
+  return pairs;
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
 /** Runs one measurement in a fresh Node.js process and gives what it reported. */
 function inChild(kind: Kind, file: string, n: number): Promise<Timing> {
+  return childSays<Timing>(['--measure', kind, file, String(n)], `${kind} ${file}`);
+}
+
+/** Runs this script in a fresh Node.js process with `args`, and gives the JSON it printed. */
+function childSays<T>(args: readonly string[], what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, '--measure', kind, file, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
@@ -239,13 +289,13 @@ function inChild(kind: Kind, file: string, n: number): Promise<Timing> {
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code !== 0) {
-        reject(new Error(`${kind} ${file}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
+        reject(new Error(`${what}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
         return;
       }
       try {
-        resolve(JSON.parse(out) as Timing);
+        resolve(JSON.parse(out) as T);
       } catch {
-        reject(new Error(`${kind} ${file}: the measuring process printed ${JSON.stringify(out.slice(0, 200))}`));
+        reject(new Error(`${what}: the measuring process printed ${JSON.stringify(out.slice(0, 200))}`));
       }
     });
   });
@@ -290,6 +340,8 @@ interface Results {
     readonly bareAsync: Rate;
     readonly engine: Rate;
     readonly ratio: number;
+    /** One appender and the bare loop taking turns in one process: every pair, and the median of their ratios. */
+    readonly paired: { readonly pairs: readonly Pair[]; readonly bare: number; readonly engine: number; readonly ratio: number };
     readonly concurrent: {
       readonly appenders: number;
       readonly records: number;
@@ -464,6 +516,13 @@ function rows(results: Results): string[][] {
     '≥ 0.90',
   ]);
   out.push([
+    `Append, 1 appender, paired with the bare loop in one process (median of ${a.paired.pairs.length} pairs of ${a.records} records)`,
+    `${formatRate(a.paired.engine)} appends/s`,
+    `${formatRate(a.paired.bare)} appends/s`,
+    ratioText(a.paired.ratio),
+    '≥ 0.90',
+  ]);
+  out.push([
     `Append, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
     `${formatRate(a.concurrent.engine.perSecond)} records/s`,
     `${formatRate(a.bare.perSecond)} appends/s`,
@@ -618,6 +677,14 @@ async function main(): Promise<void> {
       },
       { label: 'append: Ledger.append, in memory, 1 appender', kind: 'append-memory', file: freshFile, n: APPENDS, expected: APPENDS },
     ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
+    progress('append: the bare loop and 1 appender, paired');
+    const pairs = await childSays<Pair[]>(['--paired', scratch, String(APPENDS)], 'paired appends');
+    const paired = {
+      pairs,
+      bare: Math.round(median(pairs.map((p) => p.bare))),
+      engine: Math.round(median(pairs.map((p) => p.engine))),
+      ratio: Math.round(1000 * median(pairs.map((p) => p.engine / p.bare))) / 1000,
+    };
     progressDone();
     const cpus = os.cpus();
     const results: Results = {
@@ -639,6 +706,7 @@ async function main(): Promise<void> {
         bareAsync,
         engine,
         ratio: ratioOf(engine, bare),
+        paired,
         concurrent: {
           appenders: APPENDERS,
           records: concurrentRecords,
@@ -679,6 +747,10 @@ if (process.argv[2] === '--measure') {
   const [kind, file, n] = process.argv.slice(3);
   if (!KINDS.includes(kind as Kind) || file === undefined) throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
   process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n))));
+} else if (process.argv[2] === '--paired') {
+  const [dir, n] = process.argv.slice(3);
+  if (dir === undefined || n === undefined) throw new Error('usage: run.js --paired <dir> <n>');
+  process.stdout.write(JSON.stringify(await appendPaired(dir, Number(n))));
 } else {
   await main();
 }
