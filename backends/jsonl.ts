@@ -113,9 +113,10 @@ interface Chunk {
 /**
  * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
  * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for. A file that ends before `to` stops the lines
- * there when `to` is only what `fstat` said (an open: the rest is a tail), and is an error when
- * the log held those bytes (`held`): someone cut the file while the log was open.
+ * a chunk is valid until the next is asked for. A file that ends before `to`, or whose bytes up
+ * to `to` end without a newline, stops the lines there when `to` is only what `fstat` said (an
+ * open: the rest is a tail), and is an error when the log held those lines (`held`): someone cut
+ * or changed the file while the log was open, and reading on would find nothing.
  */
 function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
@@ -134,7 +135,10 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
         // A line this long is kept no further: its end is looked for without it, and only a
         // line that has one is read whole (a torn tail of gigabytes costs no memory).
         const line = longLine(read, position, carried, to, chunkSize);
-        if (line === null) return;
+        if (line === null) {
+          if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
+          return;
+        }
         yield line;
         position = line.position + line.buffer.length;
         carried = 0;
@@ -147,7 +151,7 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
     }
     const got = read(buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
     if (got === 0) {
-      if (held) throw cutWhileOpen(name, sizeOf(io, fd, name), to);
+      if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
       return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
     }
     const filled = carried + got;
@@ -159,15 +163,19 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
     carried = filled - start;
     position += start;
   }
+  if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
 }
 
 /**
- * The file is `size` bytes long, shorter than the `held` bytes an open log counted: it was cut under the log
- * (by hand, or by a writer cutting back lines whose sync failed). Reading on would read
- * nothing forever; a reopen reads what the file holds now.
+ * The file no longer holds, up to byte `held`, the whole lines an open log counted: it was cut
+ * or changed under the log (by hand, or by a writer cutting back lines whose sync failed). A
+ * reopen reads what the file holds now.
  */
-function cutWhileOpen(name: string, size: number, held: number): LedgerIoError {
-  return new LedgerIoError(name, new Error(`the file is ${size} bytes long, shorter than the ${held} bytes this log held: it was cut while open; reopen the ledger`));
+function changedWhileOpen(name: string, size: number, held: number): LedgerIoError {
+  return new LedgerIoError(
+    name,
+    new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
+  );
 }
 
 /** The longest line the reader holds in memory while it looks for the line's end. */
@@ -276,6 +284,8 @@ class JsonlLog<R> implements EventLog<R> {
   readonly capabilities = CAPABILITIES;
   private closed = false;
   private stopped: LedgerError | null = null;
+  /** The last line this log appended, without its newline (`null` until it appends). */
+  private lastLine: Buffer | null = null;
 
   private constructor(
     readonly name: string,
@@ -388,7 +398,9 @@ class JsonlLog<R> implements EventLog<R> {
       this.fail(fd, e, true);
     }
     if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
-    this.lastLineStart = this.length + bytes.lastIndexOf(10, bytes.length - 2) + 1;
+    const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
+    this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
+    this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
     this.count += records.length;
     return { from, head: this.count };
@@ -492,25 +504,21 @@ class JsonlLog<R> implements EventLog<R> {
     this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
     const stride = Math.floor(Math.max(0, from) / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
-    let offset = this.starts[stride] as number;
-    while (offset < end) {
-      // A chunk at a time, so that a reader of a large log lets others run between chunks.
+    const offset = this.starts[stride] as number;
+    // A chunk at a time, so that a reader of a large log lets others run between chunks.
+    for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
       const records: R[] = [];
-      for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
-        let start = 0;
-        for (const lineEnd of chunk.ends) {
-          if (position >= from) {
-            try {
-              records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
-            } catch (e) {
-              throw asDamage(this.name, position + 1, e);
-            }
+      let start = 0;
+      for (const lineEnd of chunk.ends) {
+        if (position >= from) {
+          try {
+            records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
+          } catch (e) {
+            throw asDamage(this.name, position + 1, e);
           }
-          position++;
-          start = lineEnd + 1;
         }
-        offset = chunk.position + start;
-        break;
+        position++;
+        start = lineEnd + 1;
       }
       yield* records;
       if (this.closed) throw new ClosedError(this.name);
@@ -521,6 +529,8 @@ class JsonlLog<R> implements EventLog<R> {
     if (this.closed) throw new ClosedError(this.name);
     const cursor: Cursor = { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
     if (this.count === 0 || this.fd === null) return { position: 0, cursor: null, fingerprint: '' };
+    // The last line this log wrote is at hand: a read model asks after every append.
+    if (this.lastLine !== null) return { position: this.count, cursor, fingerprint: fingerprintOf(this.lastLine) };
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
     let got: number;
     try {
@@ -528,7 +538,7 @@ class JsonlLog<R> implements EventLog<R> {
     } catch (e) {
       throw new LedgerIoError(this.name, e);
     }
-    if (got !== line.length) throw cutWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
+    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
     return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
   }
 

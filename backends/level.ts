@@ -399,6 +399,9 @@ class LevelLog<R> implements EventLog<R> {
     private marked: boolean,
   ) {}
 
+  /** The value of the last record this log appended (`null` until it appends). */
+  private lastValue: Uint8Array | null = null;
+
   static async openFolder<R>(folder: string, name: string, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
     const readOnly = options.readOnly ?? false;
     if (readOnly) {
@@ -495,6 +498,7 @@ class LevelLog<R> implements EventLog<R> {
     }
     this.marked = true;
     this.count += values.length;
+    this.lastValue = values[values.length - 1] as Uint8Array;
     return { from, head: this.count };
   }
 
@@ -528,11 +532,14 @@ class LevelLog<R> implements EventLog<R> {
     if (this.closed) throw new ClosedError(this.name);
     await this.tail; // the head after every append called so far
     if (this.count === 0 || this.db === null) return { position: 0, cursor: null, fingerprint: '' };
-    let value: Uint8Array | undefined;
-    try {
-      value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
-    } catch (e) {
-      throw new LedgerIoError(this.name, causeOf(e));
+    // The last value this log wrote is at hand: a read model asks after every append.
+    let value: Uint8Array | undefined = this.lastValue ?? undefined;
+    if (value === undefined) {
+      try {
+        value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
+      } catch (e) {
+        throw new LedgerIoError(this.name, causeOf(e));
+      }
     }
     if (value === undefined) throw new DamagedError(this.name, this.count, `record ${this.count} is missing`);
     return { position: this.count, cursor: null, fingerprint: fingerprintOf(value) };

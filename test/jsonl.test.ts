@@ -334,7 +334,7 @@ test('a cut back that cannot be synced is a cut that failed: the log stops', asy
   });
 });
 
-test('a reader whose file was cut under it is told so, where it would read nothing forever', async () => {
+test('a reader whose file was cut or changed under it is told so, where it would read nothing forever', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A) + line(B) + line(C));
     // a guard, so that a regression fails here instead of hanging the run
@@ -349,11 +349,16 @@ test('a reader whose file was cut under it is told so, where it would read nothi
     const log = await jsonlBackend(home.path, { codec: honchoCodec, io }).open({ readOnly: true });
     const held = line(A).length + line(B).length + line(C).length;
     truncateSync(home.path, line(A).length); // cut by hand, or by a writer cutting back lines whose sync failed
-    const cut = `${home.path}: the file is ${line(A).length} bytes long, shorter than the ${held} bytes this log held: it was cut while open; reopen the ledger`;
-    await rejects(collect(log.read()), 'LEDGER_IO', cut);
-    await rejects(collect(log.read(2)), 'LEDGER_IO', cut);
-    await rejects(log.resumePoint(), 'LEDGER_IO', cut);
+    const changed = (size: number): string =>
+      `${home.path}: the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`;
+    await rejects(collect(log.read()), 'LEDGER_IO', changed(line(A).length));
+    await rejects(collect(log.read(2)), 'LEDGER_IO', changed(line(A).length));
+    await rejects(log.resumePoint(), 'LEDGER_IO', changed(line(A).length));
+    // overwritten, as long as it was, but with no newline where the log's last line ended
+    writeFileSync(home.path, 'x'.repeat(held));
+    await rejects(collect(log.read()), 'LEDGER_IO', changed(held));
     await log.close();
+    writeFileSync(home.path, line(A));
     const again = await openLog(home.path);
     assert.equal(await collect(again.read()), [A], 'a reopen reads what the file holds now');
     await again.close();

@@ -274,15 +274,20 @@ test('resumePoint on a closed log is refused with LEDGER_CLOSED', async () => {
 
 test('a read that fails in resumePoint is an I/O error; the log is not stopped, and the next point is right', async () => {
   await withHome(async (home) => {
+    const first = await backend(home.path).open();
+    await first.append([A, B]);
+    await first.close();
+    // a point before any append of this open reads the last line from the file
     const io = new FaultyIO();
     const log = await backend(home.path, io).open();
-    await log.append([A, B]);
     io.fail('read', 1, 'EIO');
     await rejects(log.resumePoint(), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
     assert.is(log.head, 2);
     assert.equal(await log.append([C]), { from: 2, head: 3 });
+    const reads = io.count('read');
     const point = await log.resumePoint();
     assert.is(point.position, 3);
+    assert.is(io.count('read'), reads, 'after an append, the point is made from the line in hand, not read again');
     await log.close();
     assert.equal(io.open.size, 0);
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B) + line(C));

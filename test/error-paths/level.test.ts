@@ -140,9 +140,13 @@ test('a database whose owner refuses the log\'s writes in a prewrite hook: the a
 
 test('a database its owner closed: resumePoint is LEDGER_IO, and works once it is open again', async () => {
   const db = memory();
-  const log = await levelBackend(db, { codec: honchoCodec, name: 'store' }).open();
-  await log.append([A, B]);
-  const expected = await log.resumePoint();
+  const backend = levelBackend(db, { codec: honchoCodec, name: 'store' });
+  const first = await backend.open();
+  await first.append([A, B]);
+  const expected = await first.resumePoint();
+  await first.close();
+  // a point before any append of this open reads the last record from the database
+  const log = await backend.open();
   await db.close();
   await rejects(log.resumePoint(), 'LEDGER_IO', 'store: Database is not open (LEVEL_DATABASE_NOT_OPEN)');
   await db.open();
@@ -152,8 +156,11 @@ test('a database its owner closed: resumePoint is LEDGER_IO, and works once it i
 
 test('the last record deleted under an open log: resumePoint says it is missing, as damage', async () => {
   const db = memory();
-  const log = await levelBackend(db, { codec: honchoCodec, name: 'store' }).open();
-  await log.append([A, B, C]);
+  const backend = levelBackend(db, { codec: honchoCodec, name: 'store' });
+  const first = await backend.open();
+  await first.append([A, B, C]);
+  await first.close();
+  const log = await backend.open();
   await db.del(recordKey(2), VIEW);
   const e = await rejects(log.resumePoint(), 'LEDGER_DAMAGED', 'store:3: record 3 is missing; see docs/runbook.md#honcho-ledger-damaged');
   assert.is((e as unknown as { line: number }).line, 3);
