@@ -299,12 +299,8 @@ export class ReadModel implements LedgerState {
     }
     if (bytes === undefined) return undefined;
     const row = uncbor<Row>(bytes);
-    this.remember(key, row);
-    return row;
-  }
-
-  private remember(key: string, row: Row): void {
     this.cache.set(key, row);
+    return row;
   }
 
   /** The key of the conclusion `depth` below the top of a stack (0: the top), as LevelDB holds it. */
@@ -345,7 +341,7 @@ export class ReadModel implements LedgerState {
     if (checkpoint !== null) put(this.meta, utf8('checkpoint'), cbor(checkpoint));
     if (building) put(this.meta, utf8('building'), cbor(true));
     else del(this.meta, utf8('building'));
-    for (const [key, row] of stage.rows) this.remember(key, row);
+    for (const [key, row] of stage.rows) this.cache.set(key, row);
     this.totals = stage.totals;
     this.building = building;
     if (checkpoint !== null) {
@@ -395,7 +391,12 @@ export class ReadModel implements LedgerState {
     if (missing.length > 0) {
       const found = await this.read(() => this.items.getMany(missing.map((n) => utf8(keys[n] as string))));
       found.forEach((bytes, m) => {
-        if (bytes !== undefined) rows[missing[m] as number] = uncbor<Row>(bytes);
+        if (bytes === undefined) return;
+        const n = missing[m] as number;
+        const row = uncbor<Row>(bytes);
+        rows[n] = row;
+        // kept, as rowOf keeps what it reads: the append that asked applies these items next
+        this.cache.set(keys[n] as string, row);
       });
     }
     return rows.map((row) => (row === undefined ? undefined : STATE_OF[row[1]]));
