@@ -28,7 +28,7 @@ export type LedgerErrorCode =
   | 'LEDGER_RESUME_MISMATCH';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
-export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked';
+export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked' | 'ledger-index-behind';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';
@@ -239,6 +239,24 @@ export class StoppedError extends LedgerError {
   constructor(readonly path: string, readonly failure: Error) {
     super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
     this.name = 'StoppedError';
+  }
+}
+
+/**
+ * The read model could not take in records the log made durable (its LevelDB write failed): the
+ * records are appended, but the state that checks the rules is behind the log, so every later
+ * append is refused until a reopen catches the read model up. Same code as {@link StoppedError}:
+ * to a caller, the ledger has stopped.
+ */
+export class IndexBehindError extends LedgerError {
+  readonly code = 'LEDGER_STOPPED';
+  override readonly runbook = 'ledger-index-behind';
+  constructor(readonly path: string, readonly failure: Error) {
+    super(
+      `${path}: the read model could not take in records the log holds (${failure.message}); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
+      { cause: failure },
+    );
+    this.name = 'IndexBehindError';
   }
 }
 

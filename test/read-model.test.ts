@@ -247,8 +247,18 @@ test('when the read model cannot take in what the log made durable, appends stop
       state.apply = () => Promise.reject(new Error('ENOSPC: no space left on device'));
       await ledger.append(decided(turn('s', 2))); // durable in the log: it is appended
       state.apply = apply;
-      const after = await ledger.append(decided(turn('s', 3))).then(() => 'ok', (e: { code: string }) => e.code);
-      assert.is(after, 'LEDGER_STOPPED', 'the state is behind the log: no append is checked against it');
+      const after = await ledger.append(decided(turn('s', 3))).then(
+        () => assert.unreachable('the state is behind the log: no append is checked against it'),
+        (e: unknown) => e,
+      );
+      assert.ok(isLedgerError(after, 'LEDGER_STOPPED'), String(after));
+      assert.is(
+        (after as Error).message,
+        `${home.path}: the read model could not take in records the log holds (ENOSPC: no space left on device); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
+      );
+      assert.is((after as { runbook?: string }).runbook, 'ledger-index-behind');
+      const runbook = readFileSync(new URL('../../docs/runbook.md', import.meta.url), 'utf8');
+      assert.ok(runbook.includes('\n## ledger-index-behind\n'), 'the runbook has the entry the error points to');
     });
     assert.is(readFileSync(home.path, 'utf8').split('\n').length - 1, 2);
     await withIndexed(home.path, index, async (ledger) => {

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { ClosedError, LedgerError, ResumeMismatchError, StoppedError } from '../errors.js';
+import { ClosedError, IndexBehindError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, Repair } from '../log.js';
 import { type Target, backendFor } from '../target.js';
 import { normalizeRecord } from './codec.js';
@@ -84,7 +84,7 @@ export class Ledger {
   /** Set once `close` has written what was queued: live consumers end when they have it all. */
   private ended = false;
   /** Set when the state could not take in records the log holds: appends stop until a reopen. */
-  private stale: LedgerError | null = null;
+  private stale: IndexBehindError | null = null;
   /** Called after each batch is taken into the state (live consumers). */
   private readonly listeners = new Set<(from: Position, records: readonly Record[]) => void>();
   /** The resolvers of waits that a close must end. */
@@ -152,11 +152,11 @@ export class Ledger {
    * writes it durably, then takes it into the state. Resolves once it is on disk.
    * @throws `InvalidRecordError` when it is not a valid record
    * @throws `AlreadyDecidedError`, `NotWaitingError` when it breaks a rule
-   * @throws `LedgerIoError`, `StoppedError`, `ClosedError` when it could not be written
+   * @throws `LedgerIoError`, `ClosedError` when it could not be written; `IndexBehindError` (LEDGER_STOPPED) once the read model failed to take in appended records
    */
   append(record: Record): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError(this.name));
-    if (this.stale !== null) return Promise.reject(new StoppedError(this.name, this.stale));
+    if (this.stale !== null) return Promise.reject(this.stale);
     let checked: Record;
     try {
       checked = normalizeRecord(record);
@@ -191,8 +191,7 @@ export class Ledger {
   private async flushBatch(): Promise<void> {
     if (this.stale !== null) {
       // the state is behind the log: nothing queued can be checked against it
-      const stale = new StoppedError(this.name, this.stale);
-      for (const pending of this.queue.splice(0)) pending.reject(stale);
+      for (const pending of this.queue.splice(0)) pending.reject(this.stale);
       return;
     }
     let batch: Pending[];
@@ -218,7 +217,7 @@ export class Ledger {
     } catch (e) {
       // The records are in the log, durable: they are appended. But the state did not take
       // them in, so it cannot check the next ones: stop until a reopen catches it up.
-      this.stale = e instanceof LedgerError ? e : new StoppedError(this.name, e as Error);
+      this.stale = new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
     }
     for (const pending of batch) pending.resolve();
     for (const listener of this.listeners) listener(from, records);
