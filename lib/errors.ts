@@ -25,7 +25,8 @@ export type LedgerErrorCode =
   | 'LEDGER_CONFLICT'
   | 'LEDGER_NOT_EMPTY'
   | 'LEDGER_COPY_MISMATCH'
-  | 'LEDGER_RESUME_MISMATCH';
+  | 'LEDGER_RESUME_MISMATCH'
+  | 'LEDGER_BAD_TARGET';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
 export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked' | 'ledger-index-behind';

@@ -316,4 +316,15 @@ test('a read-only ledger refuses appends and takes no lock', async () => {
   });
 });
 
+test('a target that names no ledger is refused with its own code, before anything is opened', async () => {
+  for (const target of ['', 'level:', 'jsonl:', 'memory:x']) {
+    const e = await Ledger.open(target).then(
+      () => assert.unreachable(`${JSON.stringify(target)} was opened`),
+      (error: unknown) => error,
+    );
+    assert.ok(isLedgerError(e, 'LEDGER_BAD_TARGET'), String(e));
+    assert.match((e as Error).message, /a ledger is a path, jsonl:<path>, level:<folder> or memory:$/);
+  }
+});
+
 test.run();
