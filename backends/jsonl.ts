@@ -47,7 +47,6 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import {
   ClosedError,
@@ -61,6 +60,7 @@ import {
   StoppedError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
+import { fingerprintOf } from '../lib/fingerprint.js';
 import type {
   AppendOptions,
   Appended,
@@ -221,10 +221,6 @@ function recordStarts(io: FileIO, fd: Fd, name: string, to: number, chunkSize: n
   return starts;
 }
 
-/** SHA-256 (hex) of the bytes of a stored line without its newline: the JSONL record's fingerprint. */
-function fingerprintOf(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 /** A JSONL log's cursor at a position: where the next record starts, and where the last one does. */
 interface Cursor {

@@ -75,7 +75,6 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
@@ -94,6 +93,8 @@ import {
   isLedgerError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
+import { fingerprintOf } from '../lib/fingerprint.js';
+import { nodeFileIO } from './file-io.js';
 import type {
   AppendOptions,
   Appended,
@@ -334,27 +335,23 @@ function openError(name: string, e: unknown): LedgerError {
 }
 
 /** Creates `folder` if missing, and syncs its parent so that the folder's name survives a crash. */
-function makeFolder(name: string, folder: string): void {
+function makeFolder(folder: string): void {
   try {
     fs.mkdirSync(folder, { mode: FOLDER_MODE });
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(name, e);
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
     try {
       fs.opendirSync(folder).closeSync(); // refuses a file where the folder should be, with ENOTDIR
     } catch (notFolder) {
-      throw new LedgerIoError(name, notFolder);
+      throw new LedgerIoError(folder, notFolder);
     }
     // and sync the parent all the same: the folder's creator may have died before it did
   }
   const parent = path.dirname(path.resolve(folder));
-  let fd: number | null = null;
   try {
-    fd = fs.openSync(parent, 'r');
-    fs.fsyncSync(fd);
+    nodeFileIO.syncDirectory(parent);
   } catch (e) {
     throw new LedgerIoError(parent, e);
-  } finally {
-    if (fd !== null) fs.closeSync(fd);
   }
 }
 
@@ -407,7 +404,7 @@ class LevelLog<R> implements EventLog<R> {
     if (readOnly) {
       if (!holdsDatabase(name, folder)) return new LevelLog(name, ON_DISK, codec, null, false, true, 0, false);
     } else {
-      makeFolder(name, folder);
+      makeFolder(folder);
     }
     const classic = new ClassicLevel<Uint8Array, Uint8Array>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
     try {
@@ -704,10 +701,6 @@ async function readThrough<R>(
   return { count, marked: meta !== undefined };
 }
 
-/** SHA-256 (hex) of a stored value: the LevelDB record's fingerprint. */
-function fingerprintOf(value: Uint8Array): string {
-  return createHash('sha256').update(value).digest('hex');
-}
 
 /**
  * Checks that the database still holds, right before `resume`'s position, the record it held,

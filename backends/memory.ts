@@ -27,7 +27,6 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
 import {
   ClosedError,
   asDamage,
@@ -38,6 +37,7 @@ import {
   ResumeMismatchError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
+import { fingerprintOf } from '../lib/fingerprint.js';
 import type {
   AppendOptions,
   Appended,
@@ -88,11 +88,6 @@ interface Store<R> {
   writer: MemoryLog<R> | null;
 }
 
-/** SHA-256 (hex) of a record's text: the in-memory record's fingerprint. */
-function fingerprintOf<R>(codec: RecordCodec<R>, record: R): string {
-  return createHash('sha256').update(codec.encode(record)).digest('hex');
-}
-
 /**
  * Freezes `value` and everything it holds. A value frozen already is taken as frozen through,
  * which also stops at cycles; a record read from a log and appended again costs nothing.
@@ -132,7 +127,7 @@ class MemoryLog<R> implements EventLog<R> {
     try {
       if (resume !== undefined && resume.position > 0) {
         if (resume.position > count) throw new ResumeMismatchError(store.name, resume.position, `the log holds ${count} records`);
-        if (fingerprintOf(store.codec, records[resume.position - 1] as R) !== resume.fingerprint) {
+        if (fingerprintOf(store.codec.encode(records[resume.position - 1] as R)) !== resume.fingerprint) {
           throw new ResumeMismatchError(store.name, resume.position, 'the record before it is not the one it was');
         }
         position = resume.position;
@@ -191,7 +186,7 @@ class MemoryLog<R> implements EventLog<R> {
   async resumePoint(): Promise<ResumePoint> {
     if (this.closed) throw new ClosedError(this.name);
     if (this.count === 0) return { position: 0, cursor: null, fingerprint: '' };
-    return { position: this.count, cursor: null, fingerprint: fingerprintOf(this.store.codec, this.store.records[this.count - 1] as R) };
+    return { position: this.count, cursor: null, fingerprint: fingerprintOf(this.store.codec.encode(this.store.records[this.count - 1] as R)) };
   }
 
   async close(): Promise<void> {
