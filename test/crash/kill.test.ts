@@ -148,7 +148,11 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
     killed = true;
     child.kill();
   };
-  const stuck = setTimeout(kill, STUCK_MS);
+  let wasStuck = false;
+  const stuck = setTimeout(() => {
+    wasStuck = true;
+    kill();
+  }, STUCK_MS);
   let acks = 0;
   const protocol: string[] = [];
   child.onLine = (line) => {
@@ -175,6 +179,7 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
   if (plan.kind === 'open') setTimeout(kill, plan.ms);
   const { signal } = await child.closed;
   clearTimeout(stuck);
+  assert.not.ok(wasStuck, `${context}: the child was stuck for ${STUCK_MS / 1000} s (ready ${ready}, ${acks} acknowledgements), neither appending nor done`);
   assert.is(signal, 'SIGKILL', `${context}: the child ended by itself (${signal}), saying: ${child.stderr}`);
   assert.equal(protocol, [], `${context}: the child's reports`);
   if (ready !== null) assert.is(ready, size, `${context}: the child opened the ledger with ${ready} records, not the ${size} it holds`);
