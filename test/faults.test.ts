@@ -6,8 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type FaultPlan, type FaultyBackend, faultyBackend, injectedFault } from '../backends/faults.js';
 import { memoryBackend } from '../backends/memory.js';
-import { type EventLog, Ledger, LedgerIoError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
-import { decided, failure, sent, turn, withHome } from './support/ledger.js';
+import { Ledger, LedgerIoError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
+import { all, decided, failure, sent, turn, withHome } from './support/ledger.js';
 
 const faultyMemory = (plan: FaultPlan): FaultyBackend<Record> => faultyBackend(memoryBackend({ codec: honchoCodec }), plan);
 
@@ -18,12 +18,6 @@ async function code(promise: Promise<unknown>): Promise<string> {
   const e = await failure(promise);
   assert.ok(isLedgerError(e), `not a ledger error: ${String(e)}`);
   return e.code;
-}
-
-async function all(log: EventLog<Record>): Promise<Record[]> {
-  const out: Record[] = [];
-  for await (const record of log.read()) out.push(record);
-  return out;
 }
 
 /** What a read-only open of `backend` reads. */

@@ -22,8 +22,8 @@ import {
   jsonlBackend,
 } from '../lib/index.js';
 import { FaultyLevel } from './support/faulty-level.js';
-import { VIEW, all, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
-import { collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+import { VIEW, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
+import { all, collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));

@@ -7,8 +7,8 @@ import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { faultyBackend } from '../../backends/faults.js';
 import { memoryBackend } from '../../backends/memory.js';
-import { DamagedError, type EventLog, Ledger, RUNBOOK, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
-import { Home, TIME, decided, skip, turn } from '../support/ledger.js';
+import { DamagedError, Ledger, RUNBOOK, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { Home, TIME, all, decided, skip, turn } from '../support/ledger.js';
 import { suite } from './suite.js';
 
 suite({
@@ -39,12 +39,6 @@ suite({
 // What the suite does not reach: the in-memory backend's own promises.
 
 const memory = uvuSuite('memory backend');
-
-async function all(log: EventLog<Record>): Promise<Record[]> {
-  const out: Record[] = [];
-  for await (const record of log.read()) out.push(record);
-  return out;
-}
 
 memory('records are stored so that nobody can change them: not the caller who appended them, not a reader', async () => {
   const backend = memoryBackend({ codec: honchoCodec });

@@ -9,9 +9,9 @@ import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSyn
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
-import { type EventLog, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
+import { type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
 import { FaultyIO } from '../support/faulty-io.js';
-import { decided, sent, skip, turn, withHome } from '../support/ledger.js';
+import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 const A = decided(turn('chat-1', 1));
@@ -21,27 +21,8 @@ const C = sent(turn('chat-1', 1), ['msg-a1']);
 /** The longest line the reader holds in memory while it looks for the line's end (backends/jsonl.ts). */
 const LONG_LINE = 64 << 20;
 
-async function rejects(promise: Promise<unknown>, code: string, message?: string | RegExp): Promise<Error> {
-  try {
-    await promise;
-  } catch (e) {
-    assert.ok(isLedgerError(e, code as never), `expected ${code}, got ${String(e)}`);
-    if (typeof message === 'string') assert.is((e as Error).message, message);
-    else if (message !== undefined) assert.match((e as Error).message, message);
-    return e as Error;
-  }
-  assert.unreachable(`accepted; expected ${code}`);
-  throw new Error('unreachable');
-}
-
 const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
   jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
-
-async function all(log: EventLog<Record>, from?: number): Promise<Record[]> {
-  const out: Record[] = [];
-  for await (const record of log.read(from)) out.push(record);
-  return out;
-}
 
 /** A writer can take the file: the open that failed released the lock it had taken. */
 async function writable(path: string): Promise<void> {

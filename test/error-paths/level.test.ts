@@ -22,8 +22,8 @@ import {
   isLedgerError,
 } from '../../lib/index.js';
 import { FaultyLevel, storeError } from '../support/faulty-level.js';
-import { VIEW, all, backendAt, cbor, dump, folderOf, hex, recordKey, tamper, write } from '../support/level-db.js';
-import { decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
+import { VIEW, backendAt, cbor, dump, folderOf, hex, recordKey, tamper, write } from '../support/level-db.js';
+import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type Action, type Item, type LedgerErrorCode, type Record, type Workspace, isLedgerError } from '../../lib/index.js';
+import { type Action, type EventLog, type Item, type LedgerErrorCode, type Record, type Workspace, isLedgerError } from '../../lib/index.js';
 
 export const TIME = '2026-09-28T10:00:00.000Z';
 
@@ -65,6 +65,9 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   for await (const item of items) out.push(item);
   return out;
 }
+
+/** Every record of `log`, from `from`. */
+export const all = <R>(log: EventLog<R>, from?: number): Promise<R[]> => collect(log.read(from));
 
 /** The error `promise` rejects with; fails the test when it resolves. */
 export async function failure(promise: Promise<unknown>): Promise<unknown> {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Decoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import { type ByteEncodings, levelBackend } from '../../backends/level.js';
-import { type EventLog, type Record, honchoCodec } from '../../lib/index.js';
+import { type Record, honchoCodec } from '../../lib/index.js';
 
 /** Keys and values as bytes, as the backend reads and writes them. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
@@ -27,13 +27,6 @@ export const recordKey = (position: number): Uint8Array => {
   key.writeUIntBE(position, 3, 6); // positions in the tests fit in 6 bytes; the first two stay 0
   return key;
 };
-
-/** Every record of `log`, from `from`. */
-export async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
-  const out: R[] = [];
-  for await (const record of log.read(from)) out.push(record);
-  return out;
-}
 
 /** The Honcho ledger's log in the folder `folder`. */
 export const backendAt = (folder: string) => levelBackend(folder, { codec: honchoCodec });
