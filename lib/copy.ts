@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import { ConflictError, CopyMismatchError, TargetNotEmptyError } from './errors.js';
 import { encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
@@ -33,12 +34,30 @@ export interface Copied {
 export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, onProgress?: (copied: number) => void): Promise<Copied> {
   const source = await Ledger.open(from, { readOnly: true });
   try {
-    await fillLedger(to, source.records(), onProgress);
-    await verifyCopy(source, to);
+    // the source's records are digested as they are copied, so that the check reads only the copy
+    const digests: string[] = [];
+    await fillLedger(to, digested(source.records(), digests), onProgress);
+    await verifyCopy(source, digests, to);
     return { records: source.size, counts: await source.counts(), sourceRepair: source.repair };
   } finally {
     await source.close();
   }
+}
+
+/** `records`, passed on as they come, with the SHA-256 of each {@link BATCH} of their lines pushed to `digests`. */
+async function* digested(records: AsyncIterable<Record>, digests: string[]): AsyncIterable<Record> {
+  let hash = createHash('sha256');
+  let inBatch = 0;
+  for await (const record of records) {
+    hash.update(`${encodeRecord(record)}\n`);
+    if (++inBatch === BATCH) {
+      digests.push(hash.digest('hex'));
+      hash = createHash('sha256');
+      inBatch = 0;
+    }
+    yield record;
+  }
+  if (inBatch > 0) digests.push(hash.digest('hex'));
 }
 
 /**
@@ -82,22 +101,25 @@ async function appendExpecting(append: Promise<unknown>, target: string): Promis
   }
 }
 
-/** Reads the target through as a ledger and compares it with the source, record by record. */
-async function verifyCopy(source: Ledger, to: LogBackend<Record>): Promise<void> {
+/**
+ * Reads the target through as a ledger and compares it with the source: its size and counts,
+ * and the digests of its records, {@link BATCH} at a time, with those taken while copying.
+ */
+async function verifyCopy(source: Ledger, digests: readonly string[], to: LogBackend<Record>): Promise<void> {
   const copy = await Ledger.open(to, { readOnly: true });
   try {
     if (copy.size !== source.size) throw new CopyMismatchError(to.name, `${copy.size} records, not ${source.size}`);
     const expected = JSON.stringify(await source.counts());
     const got = JSON.stringify(await copy.counts());
     if (got !== expected) throw new CopyMismatchError(to.name, `the counts are ${got}, not ${expected}`);
-    const theirs = source.records()[Symbol.asyncIterator]();
-    let n = 0;
-    for await (const record of copy.records()) {
-      n++;
-      const original = await theirs.next();
-      if (original.done === true || encodeRecord(original.value) !== encodeRecord(record)) {
-        throw new CopyMismatchError(to.name, `record ${n} differs from the source's`);
-      }
+    const copied: string[] = [];
+    for await (const _ of digested(copy.records(), copied)) {
+      // digested as they are read
+    }
+    const differs = digests.findIndex((digest, n) => copied[n] !== digest);
+    if (differs !== -1) {
+      const first = differs * BATCH + 1;
+      throw new CopyMismatchError(to.name, `a record among ${first} to ${Math.min(first + BATCH - 1, source.size)} differs from the source's`);
     }
   } finally {
     await copy.close();

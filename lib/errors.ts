@@ -297,7 +297,7 @@ export class LedgerExistsError extends LedgerError {
 export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';
   constructor(readonly target: string, why: string) {
-    super(`${target}: the copy does not read back as its source: ${why}`);
+    super(`${target}: the copy does not read back as its source: ${why}; remove the target before copying again`);
     this.name = 'CopyMismatchError';
   }
 }

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeSyntheticLedger } from '../bench/workload.js';
+import { workload, writeSyntheticLedger } from '../bench/workload.js';
 import { memoryBackend } from '../backends/memory.js';
-import { copyLedger } from '../lib/copy.js';
+import { copyLedger, fillLedger } from '../lib/copy.js';
 import {
   type LogBackend,
   Ledger,
@@ -20,7 +20,7 @@ import {
   isLedgerError,
   jsonlBackend,
 } from '../lib/index.js';
-import { decided, sent, turn, withHome } from './support/ledger.js';
+import { decided, failure, sent, turn, withHome } from './support/ledger.js';
 
 const CLI = fileURLToPath(new URL('../lib/cli.js', import.meta.url));
 
@@ -122,6 +122,45 @@ test('a copy that does not read back as its source is reported', async () => {
       },
     };
     assert.is(await code(copyLedger(backendFor(home.path), lossy)), 'LEDGER_COPY_MISMATCH');
+  });
+});
+
+test('a copy whose records read back changed, in number and counts the same, is refused, naming where', async () => {
+  await withHome(async (home) => {
+    await fillLedger(backendFor(home.path), workload({ records: 25_000, seed: 4 }));
+    const inner = memoryBackend({ codec: honchoCodec });
+    // a backend that gives back one record changed: a skip's reason, which no count or rule sees
+    let changed = false;
+    const altering: LogBackend<Record> = {
+      ...inner,
+      open: async (options) => {
+        const log = await inner.open(options);
+        return {
+          name: log.name,
+          capabilities: log.capabilities,
+          repaired: log.repaired,
+          get head() {
+            return log.head;
+          },
+          append: (records: readonly Record[], appendOptions) => log.append(records, appendOptions),
+          read: async function* (from?: number) {
+            let n = from ?? 0;
+            for await (const record of log.read(from)) {
+              if (n++ > 12_000 && !changed && record.type === 'decided' && record.action.type === 'skip') {
+                changed = true;
+                yield { ...record, action: { ...record.action, why: `${record.action.why}!` } };
+              } else yield record;
+            }
+          },
+          resumePoint: () => log.resumePoint(),
+          close: () => log.close(),
+        };
+      },
+    };
+    const e = await failure(copyLedger(backendFor(home.path), altering));
+    assert.ok(changed, 'a record was changed on its way back');
+    assert.ok(isLedgerError(e, 'LEDGER_COPY_MISMATCH'), String(e));
+    assert.match((e as Error).message, /: the copy does not read back as its source: a record among 10001 to 20000 differs from the source's; remove the target before copying again$/);
   });
 });
 
