@@ -355,15 +355,25 @@ function makeFolder(folder: string): void {
   }
 }
 
-/** Whether `folder` holds a LevelDB database (its `CURRENT` file); `false` when it is missing. */
-function holdsDatabase(name: string, folder: string): boolean {
-  try {
-    fs.statSync(path.join(folder, 'CURRENT'));
-    return true;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-    throw new LedgerIoError(name, e);
-  }
+/**
+ * What `folder` holds, looked at without opening it (an open creates a database): `missing` when
+ * there is no such folder, `empty` when it holds no LevelDB database, else `database`.
+ * @throws {@link LedgerIoError} when `folder` is not a folder (ENOTDIR) or cannot be looked into
+ */
+export function levelFolder(folder: string): 'missing' | 'empty' | 'database' {
+  const exists = (file: string): boolean => {
+    try {
+      fs.statSync(file);
+      return true;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw new LedgerIoError(folder, e);
+    }
+  };
+  // LevelDB writes CURRENT last when it creates a database: without it, there is none yet.
+  // (Asking for it inside a file, not a folder, fails with ENOTDIR, which is reported.)
+  if (exists(path.join(folder, 'CURRENT'))) return 'database';
+  return exists(folder) ? 'empty' : 'missing';
 }
 
 async function closeQuietly(db: LevelDatabase): Promise<void> {
@@ -402,7 +412,7 @@ class LevelLog<R> implements EventLog<R> {
   static async openFolder<R>(folder: string, name: string, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
     const readOnly = options.readOnly ?? false;
     if (readOnly) {
-      if (!holdsDatabase(name, folder)) return new LevelLog(name, ON_DISK, codec, null, false, true, 0, false);
+      if (levelFolder(folder) !== 'database') return new LevelLog(name, ON_DISK, codec, null, false, true, 0, false);
     } else {
       makeFolder(folder);
     }

@@ -15,7 +15,6 @@
  */
 import { statSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import { workload, writeSyntheticLedger } from '../bench/workload.js';
@@ -25,6 +24,7 @@ import { decodeItemText, decodeRecord, encodeAction, encodeItem, encodeRecord } 
 import { Ledger } from './honcho/ledger.js';
 import { type IndexStatus, ReadModel, SCHEMA } from './honcho/read-model.js';
 import { type Action, type Item, type Record, WORKSPACES, type Workspace } from './honcho/record.js';
+import { levelFolder } from '../backends/level.js';
 import type { LogBackend, Repair } from './log.js';
 import { TargetError, backendFor, jsonlPathOf } from './target.js';
 import { type AnswerDigests, answerDigests, differences } from './verify.js';
@@ -293,9 +293,8 @@ function absence(target: string): string | null {
   const file = jsonlPathOf(target);
   if (file !== null) return statSync(file, { throwIfNoEntry: false }) === undefined ? 'no such file' : null;
   if (!target.startsWith('level:')) return null;
-  const folder = target.slice('level:'.length);
-  if (statSync(folder, { throwIfNoEntry: false }) === undefined) return 'no such folder';
-  return statSync(join(folder, 'CURRENT'), { throwIfNoEntry: false }) === undefined ? 'no ledger in the folder' : null;
+  const there = levelFolder(target.slice('level:'.length));
+  return there === 'missing' ? 'no such folder' : there === 'empty' ? 'no ledger in the folder' : null;
 }
 
 /**
@@ -471,8 +470,8 @@ async function indexCommand({ args: [action = '', path = ''], values, out, progr
 /** What `index status` says: the checkpoint, the schema, how far behind the log the read model is. */
 async function indexStatus(path: string, folder: string): Promise<string[]> {
   // Opening the read model would create one: a question about it must change nothing.
-  const there = ReadModel.lookAt(folder);
-  if (there !== 'index') {
+  const there = levelFolder(folder);
+  if (there !== 'database') {
     const why = there === 'missing' ? 'no such folder' : 'no read model in the folder';
     return [`index:      ${folder}`, `checkpoint: none: there is no index at ${folder} (${why}); the next open with --index ${folder} builds it`];
   }

@@ -43,7 +43,6 @@
  * @module
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
@@ -170,27 +169,6 @@ export class ReadModel implements LedgerState {
     private schema: number | null,
     private totals: Totals,
   ) {}
-
-  /**
-   * What `folder` holds, looked at without opening it (an open creates the database): `missing`
-   * when there is no such folder, `empty` when it holds no LevelDB database, else `index`.
-   * @throws {@link LedgerIoError} when `folder` is not a folder (ENOTDIR) or cannot be looked into
-   */
-  static lookAt(folder: string): 'missing' | 'empty' | 'index' {
-    const stat = (file: string): boolean => {
-      try {
-        fs.statSync(file);
-        return true;
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-        throw new LedgerIoError(folder, e);
-      }
-    };
-    // LevelDB writes CURRENT last when it creates a database: without it, there is none yet.
-    // (Asking for it inside a file, not a folder, fails with ENOTDIR, which is reported.)
-    if (stat(path.join(folder, 'CURRENT'))) return 'index';
-    return stat(folder) ? 'empty' : 'missing';
-  }
 
   /**
    * Opens (creating it if missing) the read model in `folder`.
