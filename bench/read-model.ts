@@ -22,13 +22,12 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger } from '../lib/honcho/ledger.js';
-import { WORKLOAD_VERSION, writeSyntheticLedger } from './workload.js';
+import { childSays, progress, progressDone, syntheticLedger } from './common.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
@@ -107,32 +106,10 @@ async function measure(kind: string, file: string, index: string): Promise<Measu
 }
 
 function inChild(kind: string, file: string, index: string): Promise<Measured> {
-  return new Promise((resolve, reject) => {
-    // A replay of 10M records holds more than V8's default heap (about 4 GiB here): give the
-    // replay room, so that it is measured rather than killed; the read model needs none.
-    const heap = kind === 'memory' ? [`--max-old-space-size=${16 << 10}`] : [];
-    const child = spawn(process.execPath, [...heap, SCRIPT, '--measure', kind, file, index], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.on('close', (code) => {
-      if (code !== 0) reject(new Error(`${kind} ${file}: the measuring process exited with ${code}`));
-      else resolve(JSON.parse(out) as Measured);
-    });
-  });
-}
-
-const progress = (message: string): void => {
-  if (process.stderr.isTTY) process.stderr.write(`\r\x1b[K${message}`);
-};
-
-/** The generated ledger of `records` records, made once and kept in bench/data. */
-async function ledgerFile(records: number): Promise<string> {
-  const file = path.join(DATA, `replay-${records}-s${SEED}-w${WORKLOAD_VERSION}.jsonl`);
-  if (!fs.existsSync(file)) {
-    progress(`generating ${file}`);
-    await writeSyntheticLedger(file, { records, seed: SEED });
-  }
-  return file;
+  // A replay of 10M records holds more than V8's default heap (about 4 GiB here): give the
+  // replay room, so that it is measured rather than killed; the read model needs none.
+  const heap = kind === 'memory' ? [`--max-old-space-size=${16 << 10}`] : [];
+  return childSays<Measured>([...heap, SCRIPT, '--measure', kind, file, index], `${kind} ${file}`);
 }
 
 /** The byte offset after the first `lines` lines of `file`. */
@@ -197,7 +174,7 @@ async function best(kind: string, file: string, index: () => string, runs: numbe
 }
 
 async function measureSize(records: number, scratch: string): Promise<SizeResult> {
-  const file = await ledgerFile(records);
+  const { file } = await syntheticLedger(DATA, records, SEED);
   const bytes = fs.statSync(file).size;
   const index = file.replace(/\.jsonl$/, '.index');
   progress(`${records}: cold build`);
@@ -268,7 +245,7 @@ async function main(): Promise<void> {
   try {
     const results: SizeResult[] = [];
     for (const records of sizes) results.push(await measureSize(records, scratch));
-    progress('');
+    progressDone();
     const machine = `${os.availableParallelism()} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${Math.round(os.totalmem() / (1 << 30))} GiB, Node.js ${process.version}`;
     const section = [
       `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}. Each figure in a fresh process; warm opens, catch-ups, replays and bare loops best of ${RUNS} (the 10M replay once, with a 16 GiB heap), builds once. ` +

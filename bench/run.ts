@@ -23,7 +23,6 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -35,8 +34,10 @@ import { fillLedger } from '../lib/copy.js';
 import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
 import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
+import type { LogBackend } from '../lib/log.js';
 import type { Target } from '../lib/target.js';
-import { WORKLOAD_VERSION, workload, writeSyntheticLedger } from './workload.js';
+import { childSays, progress, progressDone, syntheticLedger } from './common.js';
+import { workload } from './workload.js';
 
 /** How many times each measurement runs; the best run is kept. */
 const RUNS = 3;
@@ -104,13 +105,12 @@ const ledgerAt = (file: string, flavor: Flavor): Target =>
 
 /** Opens a ledger read-only, reading it through. In memory, the records of the JSONL file `file` are put there first, untimed. */
 async function replayEngine(file: string, flavor: Flavor): Promise<Timing> {
-  let target = ledgerAt(file, flavor);
+  const target = ledgerAt(file, flavor);
   if (flavor === 'memory') {
-    const memory = memoryBackend({ codec: honchoCodec });
+    // a fresh in-memory log, filled with the file's records first, untimed
     const source = await Ledger.open(file, { readOnly: true });
-    await fillLedger(memory, source.records());
+    await fillLedger(target as LogBackend<Record>, source.records());
     await source.close();
-    target = memory;
   }
   const start = now();
   const ledger = await Ledger.open(target, { readOnly: true });
@@ -274,31 +274,7 @@ const median = (values: readonly number[]): number => {
 
 /** Runs one measurement in a fresh Node.js process and gives what it reported. */
 function inChild(kind: Kind, file: string, n: number): Promise<Timing> {
-  return childSays<Timing>(['--measure', kind, file, String(n)], `${kind} ${file}`);
-}
-
-/** Runs this script in a fresh Node.js process with `args`, and gives the JSON it printed. */
-function childSays<T>(args: readonly string[], what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      if (code !== 0) {
-        reject(new Error(`${what}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
-        return;
-      }
-      try {
-        resolve(JSON.parse(out) as T);
-      } catch {
-        reject(new Error(`${what}: the measuring process printed ${JSON.stringify(out.slice(0, 200))}`));
-      }
-    });
-  });
+  return childSays<Timing>([SCRIPT, '--measure', kind, file, String(n)], `${kind} ${file}`);
 }
 
 // -- the whole run ----------------------------------------------------------------------------
@@ -357,16 +333,6 @@ interface Results {
   };
 }
 
-const showProgress = process.stderr.isTTY === true;
-
-function progress(message: string): void {
-  if (showProgress) process.stderr.write(`\r\x1b[K${message}`);
-}
-
-function progressDone(): void {
-  if (showProgress) process.stderr.write('\r\x1b[K');
-}
-
 /** The file system's name, from `statfs`'s magic number, for the record of where appends ran. */
 function filesystemOf(dir: string): string {
   const names: { readonly [magic: number]: string } = {
@@ -415,22 +381,6 @@ async function rates(specs: readonly Spec[]): Promise<Rate[]> {
 
 const ratioOf = (a: Rate, b: Rate): number => Math.round((1000 * a.perSecond) / b.perSecond) / 1000;
 
-/** The ledger to replay, generated once and kept in bench/data (git-ignored) for later runs. */
-async function replayLedger(dataDir: string, records: number): Promise<{ file: string; bytes: number }> {
-  const file = path.join(dataDir, `replay-${records}-s${SEED}-w${WORKLOAD_VERSION}.jsonl`);
-  if (!fs.existsSync(file)) {
-    const start = now();
-    const { bytes } = await writeSyntheticLedger(file, {
-      records,
-      seed: SEED,
-      onProgress: (written) => progress(`generating ${path.basename(file)}: ${Math.round((100 * written) / records)}%`),
-    });
-    progressDone();
-    console.log(`generated ${path.relative(process.cwd(), file)}: ${records} records, ${mib(bytes)} in ${(now() - start).toFixed(1)} s`);
-  }
-  return { file, bytes: fs.statSync(file).size };
-}
-
 /**
  * The ledger `jsonl` imported into a LevelDB folder beside it, once, and kept for later runs
  * like the JSONL file. The import goes to `<folder>.tmp-<pid>`, renamed when whole.
@@ -442,22 +392,17 @@ async function levelLedger(jsonl: string): Promise<{ folder: string; bytes: numb
     const temp = `${folder}.tmp-${process.pid}`;
     fs.rmSync(temp, { recursive: true, force: true });
     const source = await jsonlBackend(jsonl, { codec: honchoCodec }).open({ readOnly: true });
-    const target = await levelBackend(temp, { codec: honchoCodec }).open();
-    let batch: Record[] = [];
-    for await (const record of source.read()) {
-      batch.push(record);
-      if (batch.length === 10_000) {
-        await target.append(batch);
-        batch = [];
-        progress(`importing ${path.basename(jsonl)} into LevelDB: ${Math.round((100 * target.head) / source.head)}%`);
-      }
+    let imported: number;
+    try {
+      imported = await fillLedger(levelBackend(temp, { codec: honchoCodec }), source.read(), (appended) =>
+        progress(`importing ${path.basename(jsonl)} into LevelDB: ${Math.round((100 * appended) / source.head)}%`),
+      );
+    } finally {
+      await source.close();
     }
-    await target.append(batch);
-    await target.close();
-    await source.close();
     fs.renameSync(temp, folder);
     progressDone();
-    console.log(`imported ${path.relative(process.cwd(), folder)}: ${target.head} records in ${(now() - start).toFixed(1)} s`);
+    console.log(`imported ${path.relative(process.cwd(), folder)}: ${imported} records in ${(now() - start).toFixed(1)} s`);
   }
   const bytes = fs.readdirSync(folder).reduce((sum, name) => sum + fs.statSync(path.join(folder, name)).size, 0);
   return { folder, bytes };
@@ -634,7 +579,7 @@ async function main(): Promise<void> {
   try {
     const replay: ReplayResult[] = [];
     for (const records of REPLAY_SIZES) {
-      const { file, bytes } = await replayLedger(dataDir, records);
+      const { file, bytes } = await syntheticLedger(dataDir, records, SEED);
       const { folder, bytes: levelBytes } = await levelLedger(file);
       const label = `replay ${formatCount(records)}`;
       const [bare, engine, level, memory] = (await rates([
@@ -678,7 +623,7 @@ async function main(): Promise<void> {
       { label: 'append: Ledger.append, in memory, 1 appender', kind: 'append-memory', file: freshFile, n: APPENDS, expected: APPENDS },
     ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
     progress('append: the bare loop and 1 appender, paired');
-    const pairs = await childSays<Pair[]>(['--paired', scratch, String(APPENDS)], 'paired appends');
+    const pairs = await childSays<Pair[]>([SCRIPT, '--paired', scratch, String(APPENDS)], 'paired appends');
     const paired = {
       pairs,
       bare: Math.round(median(pairs.map((p) => p.bare))),

@@ -1,0 +1,70 @@
+/**
+ * What the two benchmarks (`bench/run.ts`, `bench/read-model.ts`) share: the synthetic ledgers
+ * they measure, made once and kept in `bench/data/`; a measurement run in a fresh Node.js process;
+ * and the progress line on a terminal.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { WORKLOAD_VERSION, writeSyntheticLedger } from './workload.js';
+
+const showProgress = process.stderr.isTTY === true;
+
+/** Shows `message` as the progress line, when stderr is a terminal. */
+export function progress(message: string): void {
+  if (showProgress) process.stderr.write(`\r\x1b[K${message}`);
+}
+
+/** Takes the progress line off. */
+export function progressDone(): void {
+  if (showProgress) process.stderr.write('\r\x1b[K');
+}
+
+/**
+ * The synthetic ledger of `records` records from `seed`, generated once into `dataDir` and kept
+ * for later runs. Its name holds the count, the seed and the generator's version, so that a
+ * changed generator never reuses an old file.
+ */
+export async function syntheticLedger(dataDir: string, records: number, seed: number): Promise<{ file: string; bytes: number }> {
+  const file = path.join(dataDir, `replay-${records}-s${seed}-w${WORKLOAD_VERSION}.jsonl`);
+  if (!fs.existsSync(file)) {
+    const start = performance.now();
+    const { bytes } = await writeSyntheticLedger(file, {
+      records,
+      seed,
+      onProgress: (written) => progress(`generating ${path.basename(file)}: ${Math.round((100 * written) / records)}%`),
+    });
+    progressDone();
+    console.log(`generated ${path.relative(process.cwd(), file)}: ${records} records, ${(bytes / (1 << 20)).toFixed(1)} MiB in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+  }
+  return { file, bytes: fs.statSync(file).size };
+}
+
+/**
+ * Runs `node <argv>` in a fresh process and gives the JSON it printed on stdout: one
+ * measurement, in a process no other run has warmed or filled. `what` names it in errors.
+ */
+export function childSays<T>(argv: readonly string[], what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      if (code !== 0) {
+        reject(new Error(`${what}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
+        return;
+      }
+      try {
+        resolve(JSON.parse(out) as T);
+      } catch {
+        reject(new Error(`${what}: the measuring process printed ${JSON.stringify(out.slice(0, 200))}`));
+      }
+    });
+  });
+}
