@@ -515,12 +515,13 @@ async function genStoppedBy(file: string, signal: 'SIGINT' | 'SIGTERM'): Promise
   });
   const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
   const temp = `${file}.tmp-${String(child.pid)}`;
-  const deadline = Date.now() + 10_000;
+  // a guard against a gen that never starts writing, not a measure: generous for a loaded machine
+  const deadline = Date.now() + 60_000;
   while ((statSync(temp, { throwIfNoEntry: false })?.size ?? 0) === 0) {
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       await ended;
-      assert.unreachable(`no ${temp} after 10 s: ${stderr}`);
+      assert.unreachable(`no ${temp} after 60 s: ${stderr}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
