@@ -91,6 +91,23 @@ test('a long line whose end was found, cut off before it is read whole: the read
   });
 });
 
+test('a long line the reader held, changed under it into bytes with no newline: the read says the file changed', async () => {
+  await withHome(async (home) => {
+    const long = decided(turn('long', 1), skip(`x${'y'.repeat(LONG_LINE + (1 << 20))}`));
+    writeFileSync(home.path, line(A) + line(long));
+    const size = statSync(home.path).size;
+    const reader = await backend(home.path, undefined, 1 << 20).open({ readOnly: true });
+    assert.is(reader.head, 2);
+    writeFileSync(home.path, Buffer.alloc(size, 0x61)); // as long as it was, with no line in it
+    await rejects(
+      all(reader),
+      'LEDGER_IO',
+      `${home.path}: the file changed while open: it no longer holds the ${size} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`,
+    );
+    await reader.close();
+  });
+});
+
 // -- resume points that do not hold -------------------------------------------------------------
 
 test('a resume point at 0 reads a file through from its first line', async () => {
