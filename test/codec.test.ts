@@ -1,8 +1,6 @@
 /**
  * The line format: byte-identical to serde_json's writing, and serde_json's verdicts on reading.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../bench/workload.js';
@@ -19,8 +17,8 @@ import {
   isTime,
 } from '../lib/index.js';
 import { conclude, decided, edit, failed, sent, skip, turn, turnTo } from './support/ledger.js';
+import { vectorBytes } from './support/vectors.js';
 
-const VECTORS = fileURLToPath(new URL('../../../shared/vectors/canonical.jsonl', import.meta.url));
 
 /** The decoder's verdict on a line: the record, or the error's text. */
 function verdict(line: string | Uint8Array): Record | string {
@@ -52,7 +50,7 @@ const withItem = (item: string): string => `{"type":"sent","time":"2026-09-28T10
 const withAction = (action: string): string => `{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1},"action":${action}}`;
 
 test('every canonical vector made by serde_json decodes and re-encodes to itself', () => {
-  const bytes = readFileSync(VECTORS);
+  const bytes = vectorBytes();
   let start = 0;
   let lines = 0;
   while (start < bytes.length) {
@@ -345,7 +343,7 @@ function sameVerdict(line: Buffer, what: string): 'fast' | 'slow' | 'refused' {
 }
 
 test('the fast path for canonical lines reads every canonical line as the serde path does', () => {
-  const bytes = readFileSync(VECTORS);
+  const bytes = vectorBytes();
   const seen = { fast: 0, slow: 0, refused: 0 };
   for (let start = 0; start < bytes.length; ) {
     const end = bytes.indexOf(10, start) + 1;

@@ -24,6 +24,7 @@ import {
 import { FaultyLevel } from './support/faulty-level.js';
 import { VIEW, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
 import { all, collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
+import { vectorBytes } from './support/vectors.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -32,7 +33,6 @@ const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
 /** The largest turn kept exactly: more than 32 bits, so a CBOR uint64. */
 const BIG = decided(turn('chat-2', 2 ** 53 - 1));
 
-const VECTORS = fileURLToPath(new URL('../../../shared/vectors/canonical.jsonl', import.meta.url));
 const HOLDER = fileURLToPath(new URL('./support/hold-level.js', import.meta.url));
 
 /** A memory-level database behind a wrapper that records every batch written and fails writes on demand. */
@@ -69,7 +69,7 @@ test('records are CBOR under keys in log order, after the format marker, and rea
 test('the canonical vectors round-trip through CBOR to their exact lines', async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
-    const bytes = readFileSync(VECTORS);
+    const bytes = vectorBytes();
     const lines = bytes.toString('utf8').split('\n').slice(0, -1);
     await write(folder, lines.map((line) => decodeRecord(Buffer.from(line, 'utf8'))));
     const values = (await dump(folder)).slice(1).map(([, value]) => Buffer.from(value, 'hex'));

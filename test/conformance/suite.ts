@@ -10,14 +10,13 @@
  * Every backend reopens (a backend object opened again gives the same log). Tests that need a
  * capability run only where the manifest (`backend.capabilities`) says the backend has it.
  */
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../bench/workload.js';
 import { Projection } from '../../lib/honcho/projection.js';
 import { type EventLog, type Item, Ledger, type LedgerOptions, type LogBackend, type Record, type Workspace, decodeRecord, encodeRecord, isLedgerError } from '../../lib/index.js';
 import { decided, edit, sent, skip, turn } from '../support/ledger.js';
+import { vectorBytes } from '../support/vectors.js';
 
 /** A backend to test, and how to remove what it made. */
 export interface Subject {
@@ -32,7 +31,6 @@ export interface SuiteOptions {
   readonly factory: () => Promise<Subject> | Subject;
 }
 
-const VECTORS = fileURLToPath(new URL('../../../../shared/vectors/canonical.jsonl', import.meta.url));
 
 async function all(log: EventLog<Record>, from?: number): Promise<Record[]> {
   const out: Record[] = [];
@@ -241,7 +239,7 @@ export function suite({ name, factory }: SuiteOptions): void {
 
   test('Unicode and every escape class of the canonical vectors round-trip', () =>
     withSubject(async ({ backend }) => {
-      const bytes = readFileSync(VECTORS);
+      const bytes = vectorBytes();
       const vectors: Record[] = [];
       for (let start = 0; start < bytes.length; ) {
         const end = bytes.indexOf(10, start);
