@@ -17,9 +17,9 @@ $(NODE_MODULES): package.json package-lock.json
 
 install: $(NODE_MODULES)
 
+# The build is package.json's "build" script, written once (npm ci runs it too, as "prepare").
 build: install
-	npx tsc -p .
-	@chmod +x dist/lib/cli.js
+	npm run --silent build
 
 test: build
 	node dist/test/run.js
