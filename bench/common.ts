@@ -1,7 +1,8 @@
 /**
  * What the two benchmarks (`bench/run.ts`, `bench/read-model.ts`) share: the synthetic ledgers
  * they measure, made once and kept in `bench/data/`; a measurement run in a fresh Node.js process;
- * and the progress line on a terminal.
+ * the progress line on a terminal; and the generated sections of the docs that their figures go
+ * to.
  *
  * @module
  */
@@ -67,4 +68,33 @@ export function childSays<T>(argv: readonly string[], what: string): Promise<T> 
       }
     });
   });
+}
+
+/**
+ * Puts `section` between the markers `<!-- <name>:start -->` and `<!-- <name>:end -->` of the
+ * Markdown file `doc`, keeping the prose around them: the docs quote a benchmark's figures only
+ * there, so that a run replaces every figure it measured and none is left behind by hand. A doc
+ * without the markers gets them at its end under `## <heading>` when a heading is given (a fresh
+ * `docs/benchmarks.md`); otherwise the markers' absence is an error that names the doc, rather
+ * than figures dropped somewhere no reader looks.
+ */
+export function writeGeneratedSection(doc: string, name: string, section: string, heading?: string): void {
+  const start = `<!-- ${name}:start -->`;
+  const end = `<!-- ${name}:end -->`;
+  const generated = `${start}\n${section}\n${end}`;
+  let text: string;
+  try {
+    text = fs.readFileSync(doc, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || heading === undefined) throw e;
+    text = '';
+  }
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from !== -1 && to > from) {
+    fs.writeFileSync(doc, `${text.slice(0, from)}${generated}${text.slice(to + end.length)}`);
+    return;
+  }
+  if (heading === undefined) throw new Error(`${doc}: no ${start} ... ${end} to write the figures between; put them where the figures go`);
+  fs.writeFileSync(doc, `${text.trimEnd()}\n\n## ${heading}\n\n${generated}\n`.trimStart());
 }

@@ -18,8 +18,9 @@
  * to `bench/results.json` and to the generated section of `docs/benchmarks.md`; nothing here
  * judges a figure.
  *
- * `node dist/bench/run.js` runs it all. (`--measure <kind> ...` is how it runs one measurement
- * in a child process.)
+ * `node dist/bench/run.js` runs it all; `node dist/bench/run.js --docs` writes the generated
+ * section again from `bench/results.json` without measuring (after a change to what it says).
+ * (`--measure <kind> ...` is how it runs one measurement in a child process.)
  *
  * @module
  */
@@ -36,7 +37,7 @@ import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
 import type { LogBackend } from '../lib/log.js';
 import type { Target } from '../lib/target.js';
-import { childSays, progress, progressDone, syntheticLedger } from './common.js';
+import { childSays, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
 import { workload } from './workload.js';
 
 /** How many times each measurement runs; the best run is kept. */
@@ -531,26 +532,9 @@ function markdown(results: Results): string {
   ].join('\n');
 }
 
-const START = '<!-- results:start -->';
-const END = '<!-- results:end -->';
-
-/** Replaces the generated section of docs/benchmarks.md, keeping the prose around it. */
-function writeDoc(file: string, section: string): void {
-  const generated = `${START}\n${section}\n${END}`;
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    text = '# Benchmarks\n';
-  }
-  const from = text.indexOf(START);
-  const to = text.indexOf(END);
-  const next =
-    from !== -1 && to > from
-      ? `${text.slice(0, from)}${generated}${text.slice(to + END.length)}`
-      : `${text.trimEnd()}\n\n## Results\n\n${generated}\n`;
-  fs.writeFileSync(file, next);
+/** Writes the figures of `results` into the generated section of docs/benchmarks.md. */
+function writeDocs(root: string, results: Results): void {
+  writeGeneratedSection(path.join(root, 'docs', 'benchmarks.md'), 'results', markdown(results), 'Results');
 }
 
 async function main(): Promise<void> {
@@ -666,7 +650,7 @@ async function main(): Promise<void> {
     console.log(`${machineLine(results)}.\n${results.method}.\n`);
     console.log(consoleTable(results));
     fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-    writeDoc(path.join(root, 'docs', 'benchmarks.md'), markdown(results));
+    writeDocs(root, results);
     console.log('\nwrote bench/results.json and the results section of docs/benchmarks.md');
   } finally {
     progressDone();
@@ -692,6 +676,9 @@ if (process.argv[2] === '--measure') {
   const [kind, file, n] = process.argv.slice(3);
   if (!KINDS.includes(kind as Kind) || file === undefined) throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
   process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n))));
+} else if (process.argv[2] === '--docs') {
+  const root = repositoryRoot();
+  writeDocs(root, JSON.parse(fs.readFileSync(path.join(root, 'bench', 'results.json'), 'utf8')) as Results);
 } else if (process.argv[2] === '--paired') {
   const [dir, n] = process.argv.slice(3);
   if (dir === undefined || n === undefined) throw new Error('usage: run.js --paired <dir> <n>');

@@ -9,11 +9,12 @@
  * @example
  * ```ts
  * import { Ledger } from 'ledgerstore';
- * const ledger = await Ledger.open('/srv/bx/memory/honcho.jsonl');
+ * const ledger = await Ledger.open('honcho.jsonl'); // memoryd's: <home>/memory/honcho.jsonl
  * await ledger.append({ type: 'decided', time: '2026-09-28T10:00:00.000Z',
  *   item: { type: 'turn', session: 'chat-1', turn: 3 },
  *   action: { type: 'turn', workspace: 'trusted', speaker: 'kyle' } });
- * ledger.outbox(); // [{ item: {...}, action: {...} }]
+ * console.log(await ledger.outbox()); // [ { item: { type: 'turn', ... }, action: { type: 'turn', ... } } ]
+ * await ledger.close();
  * ```
  *
  * @module
