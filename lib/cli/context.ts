@@ -1,0 +1,36 @@
+/**
+ * What a command is: its words for the usage and help, what it takes, and the function that runs
+ * it with a {@link Context}.
+ *
+ * @module
+ */
+import type { Readable } from 'node:stream';
+import type { Flag } from './args.js';
+import type { SignalSource } from './io.js';
+import type { Output, Progress, Stderr } from './output.js';
+
+/** What a command is given. */
+export interface Context {
+  /** The positionals after the command's name, as many as it names. */
+  readonly args: readonly string[];
+  readonly switches: ReadonlySet<Flag>;
+  readonly values: ReadonlyMap<Flag, string>;
+  readonly out: Output;
+  readonly err: Stderr;
+  /** `err`'s progress line. */
+  readonly progress: Progress;
+  readonly stdin: Readable;
+  readonly signals: SignalSource;
+}
+
+/** One command of the table in `commands.ts`. */
+export interface Command {
+  /** The arguments and flags, for the usage text. */
+  readonly synopsis: string;
+  readonly summary: string;
+  /** The names of its positionals. */
+  readonly args: readonly string[];
+  readonly flags: readonly Flag[];
+  /** Runs it: the exit status. */
+  readonly run: (context: Context) => Promise<number>;
+}

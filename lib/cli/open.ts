@@ -1,0 +1,94 @@
+/**
+ * Opening the ledger a command names, and the notices an operator should see about it: a cut-off
+ * last line that was ignored or dropped, a ledger that is not there, the read model's notices.
+ *
+ * @module
+ */
+import { statSync } from 'node:fs';
+import { levelFolder } from '../../backends/level.js';
+import { Ledger } from '../honcho/ledger.js';
+import type { Record } from '../honcho/record.js';
+import type { LogBackend, Repair } from '../log.js';
+import { TargetError, backendFor, jsonlPathOf } from '../target.js';
+import { UsageError } from './args.js';
+import type { Context } from './context.js';
+import { grouped, plural } from './describe.js';
+import type { Progress, Stderr } from './output.js';
+
+/**
+ * The backend a ledger argument names (a path, `jsonl:`, `level:`, `memory:`), reporting the
+ * records read through on `progress`, if given.
+ * @throws {@link UsageError} when the argument names no ledger
+ */
+export function backendAt(target: string, progress?: Progress): LogBackend<Record> {
+  let backend: LogBackend<Record>;
+  try {
+    backend = backendFor(target);
+  } catch (e) {
+    if (e instanceof TargetError) throw new UsageError(e.message, undefined, false);
+    throw e;
+  }
+  if (progress === undefined || !progress.enabled) return backend;
+  return {
+    ...backend,
+    open: (options) =>
+      backend.open({
+        ...options,
+        replay: (record, position) => {
+          // Checking the clock on every record would cost more than the record.
+          if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
+          return options?.replay?.(record, position);
+        },
+      }),
+  };
+}
+
+/**
+ * Why `target` read as an empty ledger when that may be a typo: a JSONL file, or a LevelDB
+ * folder, that is not there (or a folder that holds no database); else `null`.
+ */
+function absence(target: string): string | null {
+  const file = jsonlPathOf(target);
+  if (file !== null) return statSync(file, { throwIfNoEntry: false }) === undefined ? 'no such file' : null;
+  if (!target.startsWith('level:')) return null;
+  const there = levelFolder(target.slice('level:'.length));
+  return there === 'missing' ? 'no such folder' : there === 'empty' ? 'no ledger in the folder' : null;
+}
+
+/**
+ * Says on stderr what an operator should know of a ledger just read through read-only: a
+ * cut-off last line it ignored, or that it is not there at all (an empty ledger, or a typo).
+ */
+export function readNotices(err: Stderr, path: string, ledger: { readonly size: number; readonly repair: Repair | null }): void {
+  const repair = ledger.repair;
+  if (repair !== null) {
+    err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
+    return;
+  }
+  const missing = ledger.size === 0 ? absence(path) : null;
+  if (missing !== null) err.warn(`${path}: ${missing}; read as an empty ledger`);
+}
+
+/** The ledger options for a read model in `index` (the `--index` flag), its notices on stderr. */
+export function indexed(index: string | undefined, err: Stderr): { index?: string; onNotice?: (message: string) => void } {
+  if (index === undefined) return {};
+  return { index, onNotice: (message) => err.warn(message) };
+}
+
+/** Opens the ledger to read, changing nothing, with the notices of {@link readNotices}. */
+export async function openToRead(path: string, err: Stderr, index: string | undefined): Promise<Ledger> {
+  const progress = err.progress;
+  const ledger = await progress.around(() => Ledger.open(backendAt(path, progress), { readOnly: true, ...indexed(index, err) }));
+  readNotices(err, path, ledger);
+  return ledger;
+}
+
+/** Runs `body` on the ledger opened to read (with the read model of `--index`, if given), and closes it. */
+export async function reading<T>({ args: [path = ''], values, err }: Context, body: (ledger: Ledger) => Promise<T>): Promise<T> {
+  const ledger = await openToRead(path, err, values.get('index'));
+  try {
+    return await body(ledger);
+  } finally {
+    await ledger.close();
+  }
+}
