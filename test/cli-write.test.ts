@@ -1,0 +1,251 @@
+/**
+ * The command line's commands that write or take input (`append`, `check`, `gen`, `copy`), run
+ * in process: exit statuses, stdout and stderr exactly, and what is on disk after each.
+ */
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Ledger, encodeRecord } from '../lib/index.js';
+import { FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
+import { decided, sent, turn, turnTo, withHome } from './support/ledger.js';
+
+// -- append -----------------------------------------------------------------------------------
+
+test('append: each line appended in order, canonical, and nothing on stdout', async () => {
+  await withHome(async (home) => {
+    const first = decided(turn('chat-1', 3), turnTo('trusted', 'kyle'));
+    const second = sent(turn('chat-1', 3), ['msg-1']);
+    // Keys in another order and whitespace: read as serde reads it, written canonically.
+    const loose = ' {"item": {"turn": 3, "session": "chat-1", "type": "turn"}, "ids": ["msg-1"], "time": "2026-09-28T10:00:00.000Z", "type": "sent"} ';
+    expectRun(await ledgerstore(['append', home.path], { input: `${encodeRecord(first)}\n${loose}\n` }), 0, '', `appended 2 records to ${home.path}\n`);
+    unchanged(home.path, lineOf(first) + lineOf(second));
+  });
+});
+
+test('append: a last line without its newline is a line; empty input appends nothing', async () => {
+  await withHome(async (home) => {
+    const record = decided(turn('chat-1', 1));
+    expectRun(await ledgerstore(['append', home.path]), 0, '', `appended 0 records to ${home.path}\n`);
+    assert.not.ok(existsSync(home.path), 'nothing appended, no file');
+    expectRun(await ledgerstore(['append', home.path], { input: encodeRecord(record) }), 0, '', `appended 1 record to ${home.path}\n`);
+    unchanged(home.path, lineOf(record));
+  });
+});
+
+test('append: a refused record stops it with the error; the ones before it stay', async () => {
+  await withFixture(async (home) => {
+    const before = decided(turn('chat-7', 1), turnTo('fleet', 'bot'));
+    const after = decided(turn('chat-7', 2));
+    const input = [before, decided(turn('chat-1', 3)), after].map(lineOf).join('');
+    expectRun(
+      await ledgerstore(['append', home.path], { input }),
+      1,
+      '',
+      'ledgerstore: turn 3 of session chat-1: decided already\n' + 'ledgerstore: stopped at stdin:2; the 1 record before it was appended\n',
+    );
+    unchanged(home.path, FIXTURE_TEXT + lineOf(before));
+  });
+});
+
+test('append: a line that does not decode stops it, naming the stdin line', async () => {
+  await withFixture(async (home) => {
+    const first = decided(turn('chat-7', 1));
+    const second = decided(turn('chat-7', 2));
+    const input = `${lineOf(first)}${lineOf(second)}{"type":"decided"}\n${lineOf(decided(turn('chat-7', 3)))}`;
+    expectRun(
+      await ledgerstore(['append', home.path], { input }),
+      1,
+      '',
+      'ledgerstore: stdin:3: missing field `time`\n' + 'ledgerstore: stopped at stdin:3; the 2 records before it were appended\n',
+    );
+    unchanged(home.path, FIXTURE_TEXT + lineOf(first) + lineOf(second));
+  });
+});
+
+test('append: stdin is read as bytes: invalid UTF-8 is refused, not replaced', async () => {
+  await withHome(async (home) => {
+    const text = encodeRecord(decided(turn('chat-1', 1), turnTo('trusted', 'kyle')));
+    const at = text.indexOf('kyle');
+    const input = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xff]), Buffer.from(`${text.slice(at)}\n`)]);
+    const run = await ledgerstore(['append', home.path], { input });
+    assert.is(run.code, 1);
+    assert.is(run.stdout, '');
+    assert.match(run.stderr, /^ledgerstore: stdin:1: invalid unicode code point at line 1 column \d+\n/);
+    assert.not.ok(existsSync(home.path));
+  });
+});
+
+test('append: the writer drops a cut-off last line before appending', async () => {
+  const tail = '{"type":"sent","time":"2026-09-2';
+  await withFixture(async (home) => {
+    const record = decided(turn('chat-7', 1));
+    const run = await ledgerstore(['append', home.path], { input: lineOf(record) });
+    assert.is(run.code, 0);
+    assert.match(run.stderr, new RegExp(`a last line cut off by a crash \\(${tail.length} bytes\\) was dropped\\n`));
+    unchanged(home.path, FIXTURE_TEXT + lineOf(record));
+  }, FIXTURE_TEXT + tail);
+});
+
+test('append: a damaged ledger is refused whole and left as it was', async () => {
+  const text = `${FIXTURE_TEXT}not json\n`;
+  await withFixture(async (home) => {
+    const run = await ledgerstore(['append', home.path], { input: lineOf(decided(turn('chat-7', 1))) });
+    assert.is(run.code, 1);
+    assert.is(run.stdout, '');
+    assert.ok(run.stderr.startsWith(`ledgerstore: ${home.path}:11: expected ident at line 1 column 2; ${RUNBOOK}\n`), run.stderr);
+    unchanged(home.path, text);
+  }, text);
+});
+
+// -- check ------------------------------------------------------------------------------------
+
+test('check: ok with the canonical line, or err with why; exit 1 when any is refused', async () => {
+  const canonical = encodeRecord(decided(turn('chat-1', 3), turnTo('trusted', 'kyle')));
+  const reordered = '{ "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},\t"item":{"turn":3,"session":"chat-1","type":"turn"}, "time":"2026-09-28T10:00:00.000Z","type":"decided" }';
+  const sequence = '["failed","2026-09-28T10:00:00.000Z",{"type":"edit","id":"e","part":1},404,"gone"]';
+  const input = [canonical, reordered, '{"type":"decided"}', '', sequence, '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-1","turn":3},"ids":[],"more":1}'].join('\n');
+  expectRun(
+    await ledgerstore(['check'], { input: `${input}\n` }),
+    1,
+    [
+      `ok ${canonical}`,
+      `ok ${canonical}`,
+      'err missing field `time`',
+      'err EOF while parsing a value at line 2 column 0',
+      'ok {"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"e","part":1},"status":404,"kind":"gone"}',
+      'err unknown field `more`, expected one of `time`, `item`, `ids`',
+      '',
+    ].join('\n'),
+    'ledgerstore: 3 of 6 lines refused\n',
+  );
+});
+
+test('check: all accepted is exit 0; empty input is no lines', async () => {
+  const line = encodeRecord(sent(turn('chat-1', 3), ['a', 'b']));
+  expectRun(await ledgerstore(['check'], { input: `${line}\n${line}` }), 0, `ok ${line}\nok ${line}\n`, '');
+  expectRun(await ledgerstore(['check']), 0, '', '');
+});
+
+// -- gen --------------------------------------------------------------------------------------
+
+test('gen: the same seed gives the same bytes; the ledger opens and verifies', async () => {
+  await withHome(async (home) => {
+    const a = join(home.dir, 'a.jsonl');
+    const b = join(home.dir, 'b.jsonl');
+    const c = join(home.dir, 'c.jsonl');
+    const run = await ledgerstore(['gen', a, '--records', '3000', '--seed', '7']);
+    assert.is(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^.*a\.jsonl: wrote 3000 records, \d+ bytes, in \d+\.\d\d s\n$/);
+    assert.is((await ledgerstore(['--seed=7', 'gen', '--records=3000', b])).code, 0);
+    assert.is((await ledgerstore(['gen', c, '--records', '3000', '--seed', '8'])).code, 0);
+    assert.ok(readFileSync(a).equals(readFileSync(b)), 'same seed, same bytes');
+    assert.not.ok(readFileSync(a).equals(readFileSync(c)), 'another seed, other bytes');
+    assert.is(readFileSync(a, 'utf8').split('\n').length, 3001);
+
+    const verify = await ledgerstore(['verify', a]);
+    assert.is(verify.code, 0, verify.stderr);
+    assert.ok(verify.stdout.startsWith(`${a}: ok, 3000 records, `), verify.stdout);
+    const ledger = await Ledger.open(a, { readOnly: true });
+    try {
+      assert.equal(JSON.parse((await ledgerstore(['counts', a, '--json'])).stdout), await ledger.counts());
+      assert.is((await ledgerstore(['outbox', a, '--json'])).stdout.split('\n').length - 1, (await ledger.outbox()).length);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
+
+test('gen: an existing file is refused, saying gen writes only a new one, and left as it was', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, 'keep me\n');
+    const refusal = 'exists already; gen writes only a new file or an empty ledger, never over an existing one';
+    // No runbook pointer: nothing is wrong with the disk (the one for I/O failures misled).
+    expectRun(await ledgerstore(['gen', home.path, '--records', '10']), 1, '', `ledgerstore: ${home.path}: ${refusal}\n`);
+    expectRun(await ledgerstore(['gen', `jsonl:${home.path}`, '--records', '10']), 1, '', `ledgerstore: jsonl:${home.path}: ${refusal}\n`);
+    unchanged(home.path, 'keep me\n');
+    const empty = join(home.dir, 'empty.jsonl');
+    writeFileSync(empty, '');
+    expectRun(await ledgerstore(['gen', empty, '--records', '10']), 1, '', `ledgerstore: ${empty}: ${refusal}\n`);
+    unchanged(empty, '');
+  });
+});
+
+test('gen: a missing directory is reported with the path given, not the temporary file', async () => {
+  await withHome(async (home) => {
+    const file = join(home.dir, 'nodir', 'g.jsonl');
+    expectRun(await ledgerstore(['gen', file, '--records', '3']), 1, '', `ledgerstore: ${file}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`);
+    assert.equal(readdirSync(home.dir), []);
+  });
+});
+
+test('gen fills a ledger on any backend, with the same records as the file it would write', async () => {
+  await withHome(async (home) => {
+    const level = `level:${join(home.dir, 'gen.level')}`;
+    const filled = await ledgerstore(['gen', level, '--records', '3000', '--seed', '5']);
+    assert.is(filled.code, 0, filled.stderr);
+    assert.match(filled.stdout, new RegExp(`^${literal(level)}: wrote 3000 records, in [0-9.]+ s\n$`));
+    assert.is((await ledgerstore(['gen', home.path, '--records', '3000', '--seed', '5'])).code, 0);
+    expectRun(await ledgerstore(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
+    // It names the target as given, and gen, not copy.
+    expectRun(
+      await ledgerstore(['gen', level, '--records', '10']),
+      1,
+      '',
+      `ledgerstore: ${level}: holds 3000 records already; gen writes only a new file or an empty ledger, never over an existing one\n`,
+    );
+    expectRun(await ledgerstore(['export', level]), 0, readFileSync(home.path, 'utf8'), '');
+  });
+});
+
+// -- copy -------------------------------------------------------------------------------------
+
+test('copy and index build say a ledger is missing, as the read-only commands do', async () => {
+  await withHome(async (home) => {
+    const notice = `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = await ledgerstore(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, notice);
+    const index = join(home.dir, 'index');
+    const built = await ledgerstore(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, notice);
+    assert.not.ok(existsSync(home.path), 'the ledger is not created');
+  });
+});
+
+test('copy and index build say they ignored a cut-off last line, and leave the file as it was', async () => {
+  const tail = '{"type":"sent","time":"2026-09-2';
+  const text = FIXTURE_TEXT + tail;
+  await withFixture(async (home) => {
+    const warning = `ledgerstore: ${home.path}: a last line cut off by a crash (${tail.length} bytes) was ignored; the next writer drops it\n`;
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = await ledgerstore(['copy', home.path, target]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, warning);
+    unchanged(target, FIXTURE_TEXT);
+    const index = join(home.dir, 'index');
+    const built = await ledgerstore(['index', 'build', home.path, '--index', index]);
+    assert.is(built.code, 0, built.stderr);
+    assert.is(built.stderr, `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n${warning}`);
+    unchanged(home.path, text);
+  }, text);
+});
+
+test('copy refuses a target that holds records, and a damaged source, and changes neither', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, FIXTURE_TEXT);
+    const target = join(home.dir, 'target.jsonl');
+    writeFileSync(target, lineOf(decided(turn('x', 1))));
+    expectRun(await ledgerstore(['copy', home.path, target]), 1, '', `ledgerstore: ${target}: holds 1 record already; a copy goes only to an empty ledger\n`);
+    unchanged(target, lineOf(decided(turn('x', 1))));
+    const damaged = join(home.dir, 'damaged.jsonl');
+    writeFileSync(damaged, lineOf(sent(turn('x', 1))));
+    const empty = join(home.dir, 'empty.jsonl');
+    expectRun(await ledgerstore(['copy', damaged, empty]), 1, '', `ledgerstore: ${damaged}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}\n`);
+    assert.not.ok(existsSync(empty), 'the target was not even created');
+  });
+});
+
+test.run();
