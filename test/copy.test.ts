@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload, writeSyntheticLedger } from '../bench/workload.js';
+import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
 import { memoryBackend } from '../backends/memory.js';
 import { copyLedger, fillLedger } from '../lib/copy.js';
+import { syntheticLines, workload } from '../lib/honcho/synthetic.js';
 import {
   type LogBackend,
   Ledger,
@@ -43,7 +44,7 @@ async function code(promise: Promise<unknown>): Promise<string> {
 
 test('a generated 100k-record ledger copies to LevelDB and back, and exports byte for byte', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 100_000, seed: 3 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 100_000, seed: 3 }));
     const original = readFileSync(home.path);
     const level = `level:${join(home.dir, 'level')}`;
     const progress: number[] = [];
@@ -62,7 +63,7 @@ test('a generated 100k-record ledger copies to LevelDB and back, and exports byt
 
 test('a copy into memory reads back as its source', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 3000, seed: 4 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 3000, seed: 4 }));
     const memory = memoryBackend({ codec: honchoCodec });
     const copied = await copyLedger(backendFor(home.path), memory);
     const source = await Ledger.open(home.path, { readOnly: true });

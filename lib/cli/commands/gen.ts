@@ -4,9 +4,10 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { workload, writeSyntheticLedger } from '../../../bench/workload.js';
+import { writeJsonlWhole } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
 import { LedgerExistsError, LedgerIoError, TargetNotEmptyError } from '../../errors.js';
+import { syntheticLines, workload } from '../../honcho/synthetic.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
@@ -35,7 +36,7 @@ async function gen({ args: [path = ''], values, out, err, signals }: Context): P
       progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
         file !== null
-          ? await writeSyntheticLedger(file, { records, seed, onProgress, signal })
+          ? await writeJsonlWhole(file, syntheticLines({ records, seed }), { onProgress, signal })
           : { records: await fillLedger(backendAt(path), until(signal, workload({ records, seed })), onProgress), bytes: null },
       ),
     );
