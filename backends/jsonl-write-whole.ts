@@ -1,7 +1,8 @@
 /**
- * A JSONL file written whole from its lines, much faster than through appends (`ledgerstore gen`
- * writes its synthetic ledgers so): large writes into a temporary file beside it, synced, then
- * given its name in one step, so that the file appears whole or not at all.
+ * A JSONL file written from its lines, much faster than through appends (`ledgerstore gen`
+ * writes its synthetic ledgers so): large writes into a new file, synced; {@link writeJsonlWhole}
+ * writes it beside its name and then gives it the name in one step (`built-aside.ts`), so that the
+ * file appears whole or not at all.
  *
  * The file's format is the JSONL backend's (`jsonl.ts`): each line followed by `\n`, mode 0600,
  * the directory synced so that the name survives a crash. The lines are taken as they are: the
@@ -10,18 +11,16 @@
  * @module
  */
 import { constants as fsConstants, promises as fsp } from 'node:fs';
-import { constants as osConstants } from 'node:os';
-import * as path from 'node:path';
 import { LedgerIoError } from '../lib/errors.js';
-import { nodeFileIO } from './file-io.js';
+import { asidePath, discard, freeForFile, publishFile } from './built-aside.js';
 
 /** How to write, and whom to tell how far it got. */
-export interface WriteWholeOptions {
+export interface WriteOptions {
   /** Called with the number of lines written so far, every 100,000 lines and at the end. */
   readonly onProgress?: (written: number) => void;
   /**
    * Stops the write when aborted (the CLI's Ctrl-C): it fails with the signal's reason, and the
-   * temporary file is removed as on any failure.
+   * file is removed as on any failure.
    */
   readonly signal?: AbortSignal;
 }
@@ -36,26 +35,6 @@ const CHUNK = 4 << 20;
 const TEXT_CHUNK = 32 << 10;
 const PROGRESS_EVERY = 100_000;
 
-/** A Node.js-shaped EEXIST error, so that {@link LedgerIoError} describes it as the system would. */
-function existsError(file: string): NodeJS.ErrnoException {
-  const error: NodeJS.ErrnoException = new Error(`EEXIST: file already exists, open '${file}'`);
-  error.code = 'EEXIST';
-  error.errno = -osConstants.errno.EEXIST;
-  error.syscall = 'open';
-  error.path = file;
-  return error;
-}
-
-async function refuseExisting(file: string): Promise<void> {
-  try {
-    await fsp.lstat(file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw new LedgerIoError(file, e);
-  }
-  throw new LedgerIoError(file, existsError(file));
-}
-
 async function writeAll(handle: fsp.FileHandle, buffer: Buffer, length: number, position: number, name: string): Promise<void> {
   try {
     for (let done = 0; done < length; ) {
@@ -68,68 +47,32 @@ async function writeAll(handle: fsp.FileHandle, buffer: Buffer, length: number, 
 }
 
 /**
- * Gives the finished temporary file its name, refusing to replace a file that appeared
- * meanwhile: a hard link fails with EEXIST where `rename` would overwrite. Where the file system
- * has no hard links, a rename after a last check is the best there is.
- */
-async function publish(temp: string, file: string): Promise<void> {
-  try {
-    await fsp.link(temp, file);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw new LedgerIoError(file, e);
-    await refuseExisting(file);
-    try {
-      await fsp.rename(temp, file);
-    } catch (e2) {
-      throw new LedgerIoError(file, e2);
-    }
-    return;
-  }
-  try {
-    await fsp.unlink(temp);
-  } catch (e) {
-    throw new LedgerIoError(temp, e);
-  }
-}
-
-function syncDirectory(directory: string): void {
-  try {
-    nodeFileIO.syncDirectory(directory);
-  } catch (e) {
-    throw new LedgerIoError(directory, e);
-  }
-}
-
-/**
- * Writes `lines` to a new file, mode 0600, each followed by a newline.
+ * Writes `lines` to the new file `file`, mode 0600, each followed by a newline, in large writes,
+ * and syncs it. On any failure, and when `options.signal` is aborted, the file is removed.
  *
- * The file appears whole or not at all: the lines go to `<file>.tmp-<pid>` in large writes,
- * which is synced and then given its name, and the directory is synced so that the name
- * survives a crash. On any failure, and when `options.signal` is aborted before the file is
- * given its name, the temporary file is removed.
- *
+ * @param options.builtFor the file this one is built for (see {@link writeJsonlWhole}): a failure
+ *   to create `file` (a missing or unwritable folder) is reported as that file's, which the caller
+ *   knows
  * @returns how many lines (records) and bytes were written
- * @throws {@link LedgerIoError} when `file` exists already (EEXIST; it is left as it was) or the
- *   file system fails
+ * @throws {@link LedgerIoError} when `file` exists (EEXIST) or the file system fails
  */
-export async function writeJsonlWhole(file: string, lines: Iterable<string>, options: WriteWholeOptions = {}): Promise<{ records: number; bytes: number }> {
-  await refuseExisting(file);
-  const temp = `${file}.tmp-${process.pid}`;
+export async function writeJsonlFile(
+  file: string,
+  lines: Iterable<string>,
+  options: WriteOptions & { readonly builtFor?: string } = {},
+): Promise<{ records: number; bytes: number }> {
   let handle: fsp.FileHandle | undefined;
-  // Only a temporary file this call created is removed on failure: one left by another run
-  // (the same pid after a reboot, say) is not this call's to delete.
+  // Only a file this call created is removed on failure: one that was there is not its to delete.
   let created = false;
   // Two buffers: one is filled while the other is being written.
   const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)] as const;
   let writing: Promise<void> = Promise.resolve();
   try {
     try {
-      handle = await fsp.open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+      handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
     } catch (e) {
-      // The caller knows the file, not the temporary name: a missing or unwritable directory is
-      // the file's. Only EEXIST is the temporary file's own (one a crashed run left).
-      throw new LedgerIoError((e as NodeJS.ErrnoException).code === 'EEXIST' ? temp : file, e);
+      // Only EEXIST is this file's own (one that a crashed build left): the folder is the other's.
+      throw new LedgerIoError((e as NodeJS.ErrnoException).code === 'EEXIST' ? file : (options.builtFor ?? file), e);
     }
     created = true;
     const out = handle;
@@ -140,7 +83,7 @@ export async function writeJsonlWhole(file: string, lines: Iterable<string>, opt
     let count = 0;
     const flush = async (): Promise<void> => {
       await writing;
-      writing = writeAll(out, buffer, used, position, temp);
+      writing = writeAll(out, buffer, used, position, file);
       // Awaited at the next flush; until then a rejection must not count as unhandled.
       writing.catch(() => undefined);
       position += used;
@@ -160,7 +103,7 @@ export async function writeJsonlWhole(file: string, lines: Iterable<string>, opt
         // Not reached with the lines generated here; `buffer.write` would silently cut it short.
         const bytes = Buffer.from(text, 'utf8');
         await writing;
-        await writeAll(out, bytes, bytes.length, position, temp);
+        await writeAll(out, bytes, bytes.length, position, file);
         position += bytes.length;
       } else {
         used += buffer.write(text, used);
@@ -179,23 +122,45 @@ export async function writeJsonlWhole(file: string, lines: Iterable<string>, opt
     try {
       await out.datasync();
     } catch (e) {
-      throw new LedgerIoError(temp, e);
+      throw new LedgerIoError(file, e);
     }
     handle = undefined;
     try {
       await out.close();
     } catch (e) {
-      throw new LedgerIoError(temp, e);
+      throw new LedgerIoError(file, e);
     }
-    // The last point at which stopping leaves nothing behind: once published, the file is whole.
     options.signal?.throwIfAborted();
-    await publish(temp, file);
-    syncDirectory(path.dirname(path.resolve(file)));
     return { records: count, bytes: position };
   } catch (e) {
     await writing.catch(() => undefined);
     await handle?.close().catch(() => undefined);
-    if (created) await fsp.rm(temp, { force: true }).catch(() => undefined);
+    if (created) await fsp.rm(file, { force: true }).catch(() => undefined);
     throw e;
   }
+}
+
+/**
+ * Writes `lines` as the JSONL file `file`, which must be new or empty, whole or not at all: they
+ * go to `<file>.tmp-<pid>` ({@link writeJsonlFile}), which is then given the name `file` and its
+ * folder synced (`built-aside.ts`). On any failure, and when `options.signal` is aborted before
+ * the file is given its name, the temporary file is removed.
+ *
+ * @returns how many lines (records) and bytes were written
+ * @throws {@link LedgerIoError} when `file` is there and not empty (EEXIST; it is left as it was)
+ *   or the file system fails
+ */
+export async function writeJsonlWhole(file: string, lines: Iterable<string>, options: WriteOptions = {}): Promise<{ records: number; bytes: number }> {
+  freeForFile(file);
+  const temp = asidePath(file);
+  const written = await writeJsonlFile(temp, lines, { ...options, builtFor: file });
+  try {
+    // The last point at which stopping leaves nothing behind: once published, the file is whole.
+    options.signal?.throwIfAborted();
+    publishFile(temp, file);
+  } catch (e) {
+    discard(temp);
+    throw e;
+  }
+  return written;
 }

@@ -2,10 +2,13 @@
  * The command line's commands that write or take input (`append`, `check`, `gen`, `copy`), run
  * in process: exit statuses, stdout and stderr exactly, and what is on disk after each.
  */
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EventEmitter } from 'node:events';
+import { syntheticLines } from '../lib/honcho/synthetic.js';
 import { Ledger, encodeRecord } from '../lib/index.js';
 import { FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
 import { decided, sent, turn, turnTo, withHome } from './support/ledger.js';
@@ -164,10 +167,20 @@ test('gen: an existing file is refused, saying gen writes only a new one, and le
     expectRun(await ledgerstore(['gen', home.path, '--records', '10']), 1, '', `ledgerstore: ${home.path}: ${refusal}\n`);
     expectRun(await ledgerstore(['gen', `jsonl:${home.path}`, '--records', '10']), 1, '', `ledgerstore: jsonl:${home.path}: ${refusal}\n`);
     unchanged(home.path, 'keep me\n');
-    const empty = join(home.dir, 'empty.jsonl');
-    writeFileSync(empty, '');
-    expectRun(await ledgerstore(['gen', empty, '--records', '10']), 1, '', `ledgerstore: ${empty}: ${refusal}\n`);
-    unchanged(empty, '');
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+  });
+});
+
+test('gen: an empty file is an empty ledger: gen writes it, whole, with the mode it had', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, '', { mode: 0o640 });
+    chmodSync(home.path, 0o640);
+    const run = await ledgerstore(['gen', home.path, '--records', '300', '--seed', '3']);
+    assert.is(run.code, 0, run.stderr);
+    assert.is(run.stderr, '');
+    assert.is(readFileSync(home.path, 'utf8'), `${[...syntheticLines({ records: 300, seed: 3 })].join('\n')}\n`);
+    assert.is(statSync(home.path).mode & 0o777, 0o640);
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
   });
 });
 
@@ -243,8 +256,83 @@ test('copy refuses a target that holds records, and a damaged source, and change
     const damaged = join(home.dir, 'damaged.jsonl');
     writeFileSync(damaged, lineOf(sent(turn('x', 1))));
     const empty = join(home.dir, 'empty.jsonl');
-    expectRun(await ledgerstore(['copy', damaged, empty]), 1, '', `ledgerstore: ${damaged}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}\n`);
+    expectRun(
+      await ledgerstore(['copy', damaged, empty]),
+      1,
+      '',
+      `ledgerstore: ${damaged}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}\nledgerstore: copy stopped; ${empty} was not written\n`,
+    );
     assert.not.ok(existsSync(empty), 'the target was not even created');
+  });
+});
+
+test('copy into an empty file, or level: into an empty folder, is a copy into an empty ledger', async () => {
+  await withFixture(async (home) => {
+    const file = join(home.dir, 'empty.jsonl');
+    writeFileSync(file, '');
+    assert.is((await ledgerstore(['copy', home.path, file])).code, 0);
+    unchanged(file, FIXTURE_TEXT);
+    const folder = join(home.dir, 'empty.level');
+    mkdirSync(folder);
+    assert.is((await ledgerstore(['copy', home.path, `level:${folder}`])).code, 0);
+    expectRun(await ledgerstore(['export', `level:${folder}`]), 0, FIXTURE_TEXT, '');
+    assert.equal(readdirSync(home.dir).sort(), ['empty.jsonl', 'empty.level', 'honcho.jsonl']);
+  });
+});
+
+/** A ledger of `n` decided turns, each its own item. */
+function decidedTurns(path: string, n: number): void {
+  writeFileSync(path, Array.from({ length: n }, (_, i) => lineOf(decided(turn('chat-1', i + 1)))).join(''));
+}
+
+test('copy stopped by SIGINT or SIGTERM removes what it built, says so, exits 128+n; the copy can then be made', async () => {
+  await withHome(async (home) => {
+    decidedTurns(home.path, 30_000);
+    for (const [signal, code, to] of [
+      ['SIGINT', 130, join(home.dir, 'copy.jsonl')],
+      ['SIGTERM', 143, `level:${join(home.dir, 'copy.level')}`],
+    ] as const) {
+      const signals = new EventEmitter();
+      // Sent while the copy is being written: its progress line says so.
+      const onStderr = (text: string): void => {
+        if (text.includes('copying to')) signals.emit(signal, signal);
+      };
+      const before = readdirSync(home.dir);
+      const stopped = await ledgerstore(['copy', home.path, to], { tty: true, signals, onStderr });
+      assert.is(stopped.code, code, signal);
+      assert.ok(stopped.stderr.endsWith(`ledgerstore: copy stopped by ${signal}; ${to} was not written (what the copy had built beside it is removed)\n`), stopped.stderr);
+      assert.equal(readdirSync(home.dir), before, `${signal}: nothing left of the copy`);
+      const copied = await ledgerstore(['copy', home.path, to]);
+      assert.is(copied.code, 0, copied.stderr);
+      assert.match(copied.stdout, /: copied 30000 records from /);
+    }
+  });
+});
+
+/** The id of a process that has ended. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '']);
+  return child.pid as number;
+}
+
+test('copy and gen remove what a build that was killed left beside the target, and say so', async () => {
+  await withFixture(async (home) => {
+    const file = join(home.dir, 'copy.jsonl');
+    const pid = deadPid();
+    writeFileSync(`${file}.tmp-${pid}`, FIXTURE_TEXT.slice(0, 100));
+    // one of a process that is running (this one) may be a build under way: it stays
+    writeFileSync(`${file}.tmp-${process.pid}-not-a-pid`, '');
+    const copied = await ledgerstore(['copy', home.path, file]);
+    assert.is(copied.code, 0, copied.stderr);
+    assert.is(copied.stderr, `ledgerstore: removed ${file}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`);
+    unchanged(file, FIXTURE_TEXT);
+    const folder = join(home.dir, 'gen.level');
+    mkdirSync(`${folder}.tmp-${pid}`);
+    writeFileSync(join(`${folder}.tmp-${pid}`, 'CURRENT'), 'MANIFEST-000001\n');
+    const generated = await ledgerstore(['gen', `level:${folder}`, '--records', '10']);
+    assert.is(generated.code, 0, generated.stderr);
+    assert.is(generated.stderr, `ledgerstore: removed ${folder}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`);
+    assert.equal(readdirSync(home.dir).sort(), ['copy.jsonl', `copy.jsonl.tmp-${process.pid}-not-a-pid`, 'gen.level', 'honcho.jsonl']);
   });
 });
 

@@ -51,19 +51,18 @@ test('outbox: a reader that stops reading (| head) ends it quietly with 0', asyn
 });
 
 /**
- * Starts `gen` of a ledger far too big to finish, sends `signal` once its temporary file holds
- * something, and gives how the command ended.
+ * Starts `ledgerstore args...`, which builds `target` aside, sends `signal` once the file it
+ * builds beside `target` holds something, and gives how the command ended.
  */
-async function genStoppedBy(file: string, signal: 'SIGINT' | 'SIGTERM'): Promise<{ code: number | null; stderr: string; temp: string }> {
-  // 3 million records is some 500 MB: if the signal is not handled, it is seen, not waited out.
-  const child = spawn(process.execPath, [CLI, 'gen', file, '--records', '3000000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+async function stoppedWhileWriting(args: readonly string[], target: string, signal: 'SIGINT' | 'SIGTERM'): Promise<{ code: number | null; stderr: string; temp: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
   const ended = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const temp = `${file}.tmp-${String(child.pid)}`;
-  // a guard against a gen that never starts writing, not a measure: generous for a loaded machine
+  const temp = `${target}.tmp-${String(child.pid)}`;
+  // a guard against a command that never starts writing, not a measure: generous for a loaded machine
   const deadline = Date.now() + 60_000;
   while ((statSync(temp, { throwIfNoEntry: false })?.size ?? 0) === 0) {
     if (Date.now() > deadline) {
@@ -77,13 +76,50 @@ async function genStoppedBy(file: string, signal: 'SIGINT' | 'SIGTERM'): Promise
   return { code: await ended, stderr, temp };
 }
 
+/** A word for `sh`, quoted. */
+const shQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
+
+test('copy: SIGINT from outside, while it writes, leaves nothing at the target or beside it and exits 130', async () => {
+  await withHome(async (home) => {
+    assert.is(cli(['gen', home.path, '--records', '400000', '--seed', '2']).code, 0);
+    const target = join(home.dir, 'copy.jsonl');
+    const stopped = await stoppedWhileWriting(['copy', home.path, target], target, 'SIGINT');
+    assert.is(stopped.code, 130, stopped.stderr);
+    assert.is(stopped.stderr, `ledgerstore: copy stopped by SIGINT; ${target} was not written (what the copy had built beside it is removed)\n`);
+    assert.not.ok(existsSync(stopped.temp), `${stopped.temp} is left`);
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+  });
+});
+
+test('copy and gen cut short by a write error (a file size limit: EFBIG) say the target was not written', async () => {
+  await withHome((home) => {
+    assert.is(cli(['gen', home.path, '--records', '20000', '--seed', '2']).code, 0);
+    // ulimit -f is in 512-byte blocks; the ledger is some 3 MB. SIGXFSZ ignored: a write past the
+    // limit fails with EFBIG instead of killing the process.
+    const limited = (args: readonly string[]): { status: number | null; stderr: string } =>
+      spawnSync('sh', ['-c', `trap '' XFSZ; ulimit -f 1024; exec ${[process.execPath, CLI, ...args].map(shQuote).join(' ')}`], { encoding: 'utf8' });
+    const target = join(home.dir, 'copy.jsonl');
+    const copied = limited(['copy', home.path, target]);
+    assert.is(copied.status, 1);
+    assert.match(copied.stderr, /^ledgerstore: .*copy\.jsonl\.tmp-\d+: file too large \(EFBIG\); see docs\/runbook\.md#ledger-unwritable\n/);
+    assert.ok(copied.stderr.endsWith(`ledgerstore: copy stopped; ${target} was not written (what the copy had built beside it is removed)\n`), copied.stderr);
+    const generated = join(home.dir, 'gen.jsonl');
+    const gen = limited(['gen', generated, '--records', '20000']);
+    assert.is(gen.status, 1);
+    assert.match(gen.stderr, /file too large \(EFBIG\)/);
+    assert.ok(gen.stderr.endsWith(`ledgerstore: ${generated}: gen stopped; nothing was written\n`), gen.stderr);
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+  });
+});
+
 test('gen: Ctrl-C (SIGINT) or SIGTERM removes the temporary file and exits 130 or 143', async () => {
   await withHome(async (home) => {
     for (const [signal, code] of [
       ['SIGINT', 130],
       ['SIGTERM', 143],
     ] as const) {
-      const stopped = await genStoppedBy(home.path, signal);
+      // 3 million records is some 500 MB: if the signal is not handled, it is seen, not waited out.
+      const stopped = await stoppedWhileWriting(['gen', home.path, '--records', '3000000'], home.path, signal);
       assert.is(stopped.code, code, signal);
       assert.is(stopped.stderr, `ledgerstore: ${home.path}: gen stopped by ${signal}; nothing was written\n`, signal);
       assert.not.ok(existsSync(stopped.temp), `${signal}: ${stopped.temp} is left`);
@@ -92,8 +128,6 @@ test('gen: Ctrl-C (SIGINT) or SIGTERM removes the temporary file and exits 130 o
   });
 });
 
-/** A word for `sh`, quoted. */
-const shQuote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`;
 
 test('export takes its progress line off the terminal when it ends', async () => {
   // util-linux's script(1) runs the command with a terminal for its stderr (Debian's bsdutils,

@@ -48,7 +48,7 @@ test('a generated 100k-record ledger copies to LevelDB and back, and exports byt
     const original = readFileSync(home.path);
     const level = `level:${join(home.dir, 'level')}`;
     const progress: number[] = [];
-    const copied = await copyLedger(backendFor(home.path), backendFor(level), (n) => progress.push(n));
+    const copied = await copyLedger(backendFor(home.path), backendFor(level), { onProgress: (n) => progress.push(n) });
     assert.is(copied.records, 100_000);
     assert.is(progress[progress.length - 1], 100_000);
     assert.equal(await exported(backendFor(level)), original, 'export of the LevelDB copy is the source file');
@@ -163,6 +163,20 @@ test('a copy whose records read back changed, in number and counts the same, is 
     assert.ok(isLedgerError(e, 'LEDGER_COPY_MISMATCH'), String(e));
     assert.match((e as Error).message, /: the copy does not read back as its source: a record among 10001 to 20000 differs from the source's; remove the target before copying again$/);
   });
+});
+
+test('a copy stops at its next batch when its signal is aborted, with the signal\'s reason', async () => {
+  const source = memoryBackend({ codec: honchoCodec });
+  await fillLedger(source, workload({ records: 45_000, seed: 6 }));
+  const stop = new AbortController();
+  const reason = new Error('stopped');
+  const seen: number[] = [];
+  const onProgress = (n: number): void => {
+    seen.push(n);
+    if (n === 20_000) stop.abort(reason);
+  };
+  assert.is(await failure(copyLedger(source, memoryBackend({ codec: honchoCodec }), { onProgress, signal: stop.signal })), reason);
+  assert.equal(seen, [10_000, 20_000]);
 });
 
 test.run();

@@ -2,13 +2,13 @@
  * A JSONL file written whole (backends/jsonl-write-whole.ts): to a new file only, mode 0600,
  * with progress, and nothing left beside it, whether it succeeds or fails.
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
-import { LedgerIoError } from '../lib/index.js';
+import { LedgerIoError, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
 import { failure, withHome } from './support/ledger.js';
 
 test('an existing file is refused and left as it was', async () => {
@@ -59,6 +59,25 @@ test('an aborted write fails with the reason and removes its temporary file', as
     }
     assert.is(await failure(writeJsonlWhole(home.path, lines(), { signal: stop.signal })), reason);
     assert.equal(readdirSync(home.dir), []);
+  });
+});
+
+test('an empty file is replaced whole, keeping its mode; refused while a writer holds it', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, '');
+    chmodSync(home.path, 0o640);
+    const held = await jsonlBackend(home.path, { codec: honchoCodec }).open();
+    try {
+      const refused = await failure(writeJsonlWhole(home.path, ['{"a":1}']));
+      assert.ok(isLedgerError(refused, 'LEDGER_LOCKED'), String(refused));
+      assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+    } finally {
+      await held.close();
+    }
+    await writeJsonlWhole(home.path, ['{"a":1}', '{"b":2}']);
+    assert.is(readFileSync(home.path, 'utf8'), '{"a":1}\n{"b":2}\n');
+    assert.is(statSync(home.path).mode & 0o777, 0o640);
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
   });
 });
 

@@ -41,11 +41,3 @@ export async function stoppable<T>(signals: SignalSource, body: (signal: AbortSi
     signals.off('SIGTERM', onSignal);
   }
 }
-
-/** `items`, until `signal` is aborted: then it throws the signal's reason. */
-export function* until<T>(signal: AbortSignal, items: Iterable<T>): Generator<T> {
-  for (const item of items) {
-    signal.throwIfAborted();
-    yield item;
-  }
-}

@@ -9,6 +9,7 @@ import { levelFolder } from '../../backends/level.js';
 import { Ledger } from '../honcho/ledger.js';
 import type { Record } from '../honcho/record.js';
 import type { LogBackend, Repair } from '../log.js';
+import { withReplayHook } from '../replay-hook.js';
 import { TargetError, backendFor, jsonlPathOf } from '../target.js';
 import { UsageError } from './args.js';
 import type { Context } from './context.js';
@@ -29,18 +30,10 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
     throw e;
   }
   if (progress === undefined || !progress.enabled) return backend;
-  return {
-    ...backend,
-    open: (options) =>
-      backend.open({
-        ...options,
-        replay: (record, position) => {
-          // Checking the clock on every record would cost more than the record.
-          if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
-          return options?.replay?.(record, position);
-        },
-      }),
-  };
+  return withReplayHook(backend, (position) => {
+    // Checking the clock on every record would cost more than the record.
+    if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
+  });
 }
 
 /**

@@ -1,10 +1,10 @@
 /**
- * `gen`: a synthetic ledger, for demos and benchmarks.
+ * `gen`: a synthetic ledger, for demos and benchmarks, built aside and given its name once whole.
  *
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { writeJsonlWhole } from '../../../backends/jsonl-write-whole.js';
+import { writeJsonlFile } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
 import { LedgerExistsError, LedgerIoError, TargetNotEmptyError } from '../../errors.js';
 import { syntheticLines, workload } from '../../honcho/synthetic.js';
@@ -12,8 +12,9 @@ import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { grouped, plural } from '../describe.js';
-import { Interrupted, stoppable, until } from '../interrupt.js';
-import { backendAt } from '../open.js';
+import { prepareDestination } from '../destination.js';
+import { Interrupted, stoppable } from '../interrupt.js';
+import { report } from '../output.js';
 
 /** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
 async function gen({ args: [path = ''], values, out, err, signals }: Context): Promise<number> {
@@ -22,6 +23,9 @@ async function gen({ args: [path = ''], values, out, err, signals }: Context): P
   const records = wholeNumber('gen', 'records', recordsText);
   const seedText = values.get('seed');
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
+  const file = jsonlPathOf(path);
+  // A file that is there is not read: whatever it holds, gen does not write over it.
+  const destination = await prepareDestination(path, err, async (count) => new LedgerExistsError(path, file === null ? await count() : null));
   const progress = err.progress;
   const started = performance.now();
   let done = 0;
@@ -29,26 +33,35 @@ async function gen({ args: [path = ''], values, out, err, signals }: Context): P
     done = n;
     progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`);
   };
-  const file = jsonlPathOf(path);
   let written: { records: number; bytes: number | null };
   try {
-    written = await stoppable(signals, (signal) =>
-      progress.around(async () =>
+    written = await stoppable(signals, async (signal) => {
+      const made = await progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
-        file !== null
-          ? await writeJsonlWhole(file, syntheticLines({ records, seed }), { onProgress, signal })
-          : { records: await fillLedger(backendAt(path), until(signal, workload({ records, seed })), onProgress), bytes: null },
-      ),
-    );
+        destination.file !== null
+          ? await writeJsonlFile(destination.file, syntheticLines({ records, seed }), { onProgress, signal, builtFor: path })
+          : { records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal), bytes: null },
+      );
+      // The last point at which stopping leaves nothing behind: once published, the ledger is whole.
+      signal.throwIfAborted();
+      destination.publish();
+      return made;
+    });
   } catch (e) {
+    const removed = destination.discard();
+    const what = !destination.aside
+      ? `the ${plural(done, 'record')} written before it stay in the ledger`
+      : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
     if (e instanceof Interrupted) {
-      err.warn(`${path}: gen stopped by ${e.signal}; ${file !== null ? 'nothing was written' : `the ${plural(done, 'record')} written before it stay in the ledger`}`);
+      err.warn(`${path}: gen stopped by ${e.signal}; ${what}`);
       return e.status;
     }
-    // The writers' own words speak of a file system failure, or of a copy: say what gen refuses.
+    // A file that appeared meanwhile: say what gen refuses, not what the file system said.
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
     if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
-    throw e;
+    err.warn(report(e));
+    err.warn(`${path}: gen stopped; ${what}`);
+    return 1;
   }
   const seconds = (performance.now() - started) / 1000;
   const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;

@@ -5,22 +5,49 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { copyLedger } from '../../copy.js';
+import { type Copied, copyLedger } from '../../copy.js';
+import { TargetNotEmptyError } from '../../errors.js';
 import { encodeRecord } from '../../honcho/codec.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
+import { prepareDestination } from '../destination.js';
+import { Interrupted, stoppable } from '../interrupt.js';
 import { backendAt, readNotices, reading } from '../open.js';
+import { report } from '../output.js';
 
 /**
  * `copy <from> <to>`: every record of one ledger into another, empty one (any backends), then
- * the target read through again and compared with the source.
+ * the copy read through again and compared with the source. A JSONL or LevelDB target is built
+ * beside its name and given it only once checked: stopped (SIGINT, SIGTERM) or failed, the copy
+ * removes what it built, and nothing is at the target.
  */
-async function copy({ args: [from = '', to = ''], out, err }: Context): Promise<number> {
+async function copy({ args: [from = '', to = ''], out, err, signals }: Context): Promise<number> {
+  const source = backendAt(from, err.progress);
+  const destination = await prepareDestination(to, err, async (count) => new TargetNotEmptyError(to, await count()));
   const progress = err.progress;
   const started = performance.now();
-  const copied = await progress.around(() =>
-    copyLedger(backendAt(from, progress), backendAt(to), (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`)),
-  );
+  let copied: Copied;
+  try {
+    copied = await stoppable(signals, async (signal) => {
+      const made = await progress.around(() =>
+        copyLedger(source, destination.backend, { signal, onProgress: (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`) }),
+      );
+      // The last point at which stopping leaves nothing behind: once published, the copy is whole.
+      signal.throwIfAborted();
+      destination.publish();
+      return made;
+    });
+  } catch (e) {
+    const removed = destination.discard();
+    const what = !destination.aside ? `what it appended stays in ${to}` : `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`;
+    if (e instanceof Interrupted) {
+      err.warn(`copy stopped by ${e.signal}; ${what}`);
+      return e.status;
+    }
+    err.warn(report(e));
+    err.warn(`copy stopped; ${what}`);
+    return 1;
+  }
   readNotices(err, from, { size: copied.records, repair: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
