@@ -81,14 +81,27 @@ test('a missing ledger reads as empty, with a warning, and is not created', asyn
 test('a missing LevelDB ledger (or a folder without one) reads as empty, with a notice, creating nothing', async () => {
   await withHome(async (home) => {
     const missing = `level:${join(home.dir, 'nolv')}`;
-    const verified = await ledgerstore(['verify', missing]);
-    assert.is(verified.code, 0);
-    assert.is(verified.stderr, `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`);
-    assert.ok(verified.stdout.startsWith(`${missing}: ok, 0 records, `), verified.stdout);
+    expectRun(await ledgerstore(['counts', missing, '--json']), 0, EMPTY_COUNTS, `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`);
     assert.not.ok(existsSync(join(home.dir, 'nolv')));
     mkdirSync(join(home.dir, 'empty'));
     const empty = `level:${join(home.dir, 'empty')}`;
     expectRun(await ledgerstore(['counts', empty, '--json']), 0, EMPTY_COUNTS, `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`);
+    assert.equal(readdirSync(join(home.dir, 'empty')), []);
+  });
+});
+
+test('verify of a ledger that is not there exits 1 and says so: a typo is not an ok', async () => {
+  await withHome(async (home) => {
+    mkdirSync(join(home.dir, 'empty'));
+    for (const [target, why] of [
+      [home.path, 'no such file'],
+      [`jsonl:${home.path}`, 'no such file'],
+      [`level:${join(home.dir, 'nolv')}`, 'no such folder'],
+      [`level:${join(home.dir, 'empty')}`, 'no ledger in the folder'],
+    ] as const) {
+      expectRun(await ledgerstore(['verify', target]), 1, '', `ledgerstore: ${target}: ${why}; there is no ledger to verify\n`);
+    }
+    assert.equal(readdirSync(home.dir), ['empty']);
     assert.equal(readdirSync(join(home.dir, 'empty')), []);
   });
 });

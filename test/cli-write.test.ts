@@ -213,18 +213,35 @@ test('gen fills a ledger on any backend, with the same records as the file it wo
 
 // -- copy -------------------------------------------------------------------------------------
 
-test('copy and index build say a ledger is missing, as the read-only commands do', async () => {
+test('copy, index build and rebuild, and --index refuse a ledger that is not there, and make nothing', async () => {
   await withHome(async (home) => {
-    const notice = `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`;
+    const index = join(home.dir, 'a', 'b', 'index');
     const target = join(home.dir, 'copy.jsonl');
-    const copied = await ledgerstore(['copy', home.path, target]);
-    assert.is(copied.code, 0, copied.stderr);
-    assert.is(copied.stderr, notice);
-    const index = join(home.dir, 'index');
-    const built = await ledgerstore(['index', 'build', home.path, '--index', index]);
-    assert.is(built.code, 0, built.stderr);
-    assert.is(built.stderr, notice);
-    assert.not.ok(existsSync(home.path), 'the ledger is not created');
+    const runs: [readonly string[], string][] = [
+      [['copy', home.path, target], 'copy'],
+      [['copy', home.path, `level:${target}`], 'copy'],
+      [['index', 'build', home.path, '--index', index], 'index'],
+      [['index', 'rebuild', home.path, '--index', index], 'index'],
+      [['counts', home.path, '--index', index], 'index'],
+      [['verify', home.path, '--index', index], 'verify'],
+    ];
+    for (const [args, verb] of runs) {
+      expectRun(await ledgerstore(args), 1, '', `ledgerstore: ${home.path}: no such file; there is no ledger to ${verb}\n`);
+      assert.equal(readdirSync(home.dir), [], args.join(' '));
+    }
+  });
+});
+
+test('--index makes the read model\'s folder, but not a missing parent of it', async () => {
+  await withFixture(async (home) => {
+    const index = join(home.dir, 'nodir', 'index');
+    expectRun(
+      await ledgerstore(['counts', home.path, '--index', index]),
+      1,
+      '',
+      `ledgerstore: ${index}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`,
+    );
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
   });
 });
 

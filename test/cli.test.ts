@@ -4,7 +4,7 @@
  * real terminal). Everything else about the commands runs in process (`test/cli-*.test.ts`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -145,6 +145,21 @@ test('export takes its progress line off the terminal when it ends', async () =>
     const screen = run.stdout;
     assert.ok(screen.includes('exporting '), JSON.stringify(screen));
     assert.ok(screen.endsWith('\r\x1b[K'), `left on screen: ${JSON.stringify(screen.slice(-80))}`);
+  });
+});
+
+test('--index on a read-only file system says so (EROFS), not that something is missing', async () => {
+  // A read-only mount in a mount namespace of its own (util-linux's unshare; --map-root-user
+  // gives the right to mount to a user who is not root, where the kernel allows user namespaces)
+  await withFixture((home) => {
+    const mount = join(home.dir, 'ro');
+    mkdirSync(mount);
+    const index = join(mount, 'index');
+    const script = `mount -t tmpfs -o ro tmpfs ${shQuote(mount)} && exec ${[process.execPath, CLI, 'counts', home.path, '--index', index].map(shQuote).join(' ')}`;
+    const run = spawnSync('unshare', ['--mount', '--map-root-user', 'sh', '-c', script], { encoding: 'utf8' });
+    assert.is(run.error, undefined, 'this test needs unshare(1), from util-linux');
+    assert.is(run.stderr, `ledgerstore: ${index}: read-only file system (EROFS); see docs/runbook.md#ledger-unwritable\n`);
+    assert.is(run.status, 1);
   });
 });
 

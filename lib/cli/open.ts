@@ -4,8 +4,9 @@
  *
  * @module
  */
-import { statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { levelFolder } from '../../backends/level.js';
+import { LedgerError, LedgerIoError } from '../errors.js';
 import { Ledger } from '../honcho/ledger.js';
 import type { Record } from '../honcho/record.js';
 import type { LogBackend, Repair } from '../log.js';
@@ -62,16 +63,61 @@ export function readNotices(err: Stderr, path: string, ledger: { readonly size: 
   if (missing !== null) err.warn(`${path}: ${missing}; read as an empty ledger`);
 }
 
-/** The ledger options for a read model in `index` (the `--index` flag), its notices on stderr. */
-export function indexed(index: string | undefined, err: Stderr): { index?: string; onNotice?: (message: string) => void } {
-  if (index === undefined) return {};
-  return { index, onNotice: (message) => err.warn(message) };
+/** A ledger argument that names no ledger where a command needs one: a file or folder that is not there. */
+export class NoLedgerError extends LedgerError {
+  readonly code = 'LEDGER_BAD_TARGET';
+  constructor(
+    readonly target: string,
+    why: string,
+    verb: string,
+  ) {
+    super(`${target}: ${why}; there is no ledger to ${verb}`);
+    this.name = 'NoLedgerError';
+  }
+}
+
+/**
+ * Refuses a ledger argument that names nothing there, for a command that would otherwise take
+ * the typo for an empty ledger and say ok, or build something for it (`verify`, `copy`, `--index`).
+ * @param verb what the command does with the ledger, for the message: `verify`, `copy`, `index`
+ * @throws {@link NoLedgerError}
+ */
+export function requireLedger(target: string, verb: string): void {
+  const missing = absence(target);
+  if (missing !== null) throw new NoLedgerError(target, missing, verb);
+}
+
+/**
+ * Makes the read model's folder when it is missing, mode 0700, and not its parents: a missing
+ * parent is a typo to report, not a path to make up. A recursive `mkdir` would also say ENOENT
+ * where the file system is read-only; `mkdir` of the folder itself says EROFS.
+ * @throws {@link LedgerIoError} when the folder cannot be made
+ */
+export function makeIndexFolder(folder: string): void {
+  try {
+    mkdirSync(folder, { mode: 0o700 });
+  } catch (e) {
+    // Something is there already: the read model's open says what, if it is not a folder.
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
+  }
+}
+
+/**
+ * Opens the ledger that `path` names, with its read model in `index` if given (its notices on
+ * stderr), and the progress of the read-through. A read-only open with a read model refuses a
+ * ledger that is not there: it would make a read model of a typo.
+ */
+export async function openLedger(path: string, err: Stderr, { readOnly, index }: { readonly readOnly: boolean; readonly index: string | undefined }): Promise<Ledger> {
+  const backend = backendAt(path, err.progress);
+  if (index === undefined) return err.progress.around(() => Ledger.open(backend, { readOnly }));
+  if (readOnly) requireLedger(path, 'index');
+  makeIndexFolder(index);
+  return err.progress.around(() => Ledger.open(backend, { readOnly, index, onNotice: (message) => err.warn(message) }));
 }
 
 /** Opens the ledger to read, changing nothing, with the notices of {@link readNotices}. */
 export async function openToRead(path: string, err: Stderr, index: string | undefined): Promise<Ledger> {
-  const progress = err.progress;
-  const ledger = await progress.around(() => Ledger.open(backendAt(path, progress), { readOnly: true, ...indexed(index, err) }));
+  const ledger = await openLedger(path, err, { readOnly: true, index });
   readNotices(err, path, ledger);
   return ledger;
 }

@@ -6,12 +6,11 @@
  */
 import { DecodeError, LedgerError } from '../../errors.js';
 import { decodeRecord, encodeRecord } from '../../honcho/codec.js';
-import { Ledger } from '../../honcho/ledger.js';
 import type { Record } from '../../honcho/record.js';
 import type { Command, Context } from '../context.js';
 import { grouped, plural } from '../describe.js';
 import { inputLines } from '../input.js';
-import { backendAt, indexed } from '../open.js';
+import { openLedger } from '../open.js';
 import { report } from '../output.js';
 
 /**
@@ -20,7 +19,7 @@ import { report } from '../output.js';
  */
 async function append({ args: [path = ''], values, err, stdin }: Context): Promise<number> {
   const progress = err.progress;
-  const ledger = await progress.around(() => Ledger.open(backendAt(path, progress), indexed(values.get('index'), err)));
+  const ledger = await openLedger(path, err, { readOnly: false, index: values.get('index') });
   const repair = ledger.repair;
   if (repair !== null) err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;

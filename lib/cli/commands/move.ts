@@ -12,7 +12,7 @@ import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { backendAt, readNotices, reading } from '../open.js';
+import { backendAt, readNotices, reading, requireLedger } from '../open.js';
 import { report } from '../output.js';
 
 /**
@@ -23,6 +23,8 @@ import { report } from '../output.js';
  */
 async function copy({ args: [from = '', to = ''], out, err, signals }: Context): Promise<number> {
   const source = backendAt(from, err.progress);
+  backendAt(to);
+  requireLedger(from, 'copy');
   const destination = await prepareDestination(to, err, async (count) => new TargetNotEmptyError(to, await count()));
   const progress = err.progress;
   const started = performance.now();

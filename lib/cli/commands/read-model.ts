@@ -6,12 +6,11 @@
 import { performance } from 'node:perf_hooks';
 import { levelFolder } from '../../../backends/level.js';
 import { ResumeMismatchError } from '../../errors.js';
-import { Ledger } from '../../honcho/ledger.js';
 import { type IndexStatus, ReadModel, SCHEMA } from '../../honcho/read-model.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
-import { backendAt, indexed, readNotices } from '../open.js';
+import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } from '../open.js';
 
 /**
  * `index build|status|rebuild <ledger> --index <folder>`: bring the read model up to date, say
@@ -23,16 +22,17 @@ async function indexCommand({ args: [action = '', path = ''], values, out, err }
   if (action !== 'build' && action !== 'status' && action !== 'rebuild') {
     throw new UsageError(`index takes build, status or rebuild, not ${JSON.stringify(action)}`, 'index');
   }
-  const progress = err.progress;
   // Before anything is opened: a refused command line must leave the index as it was, and a
   // rebuild empties it first.
-  const backend = backendAt(path, progress);
+  backendAt(path);
   if (action === 'status') {
     for (const line of await indexStatus(path, folder)) out.line(line);
     await out.flush();
     return 0;
   }
+  requireLedger(path, 'index');
   if (action === 'rebuild') {
+    makeIndexFolder(folder);
     const model = await ReadModel.open(folder);
     try {
       await model.reset();
@@ -41,7 +41,7 @@ async function indexCommand({ args: [action = '', path = ''], values, out, err }
     }
   }
   const started = performance.now();
-  const ledger = await progress.around(() => Ledger.open(backend, { readOnly: true, ...indexed(folder, err) }));
+  const ledger = await openLedger(path, err, { readOnly: true, index: folder });
   readNotices(err, path, ledger);
   try {
     const seconds = (performance.now() - started) / 1000;

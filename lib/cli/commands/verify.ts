@@ -5,11 +5,10 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { Ledger } from '../../honcho/ledger.js';
 import { type AnswerDigests, answerDigests, differences } from '../../verify.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
-import { backendAt, indexed, openToRead } from '../open.js';
+import { backendAt, openLedger, openToRead, requireLedger } from '../open.js';
 
 /**
  * `verify <ledger> [--index <folder>]`: reads the whole log through and prints a one-line
@@ -17,6 +16,8 @@ import { backendAt, indexed, openToRead } from '../open.js';
  * every query as the fresh replay does.
  */
 async function verify({ args: [path = ''], values, out, err }: Context): Promise<number> {
+  backendAt(path);
+  requireLedger(path, 'verify');
   const started = performance.now();
   const ledger = await openToRead(path, err, undefined);
   let replayed: AnswerDigests | null = null;
@@ -35,7 +36,7 @@ async function verify({ args: [path = ''], values, out, err }: Context): Promise
   const index = values.get('index');
   if (replayed !== null && index !== undefined) {
     // one after the other: a LevelDB log admits one open at a time
-    const withIndex = await Ledger.open(backendAt(path, err.progress), { readOnly: true, ...indexed(index, err) });
+    const withIndex = await openLedger(path, err, { readOnly: true, index });
     let fromIndex: AnswerDigests;
     try {
       fromIndex = await answerDigests(withIndex);
