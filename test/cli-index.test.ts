@@ -2,7 +2,7 @@
  * The command line's read model (`--index <folder>`, `index build|status|rebuild`), run in
  * process, with a real holder process where a lock is the point.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -149,6 +149,29 @@ test('a LevelDB ledger or index held elsewhere: the refusal says readers are kep
     const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
     assert.ok(runbook.includes('## ledger-locked\n'), 'the anchor is there');
     assert.ok(runbook.includes('even to read'), 'the runbook says readers are kept out of LevelDB');
+  });
+});
+
+test('verify --index of an index that answers otherwise suggests the rebuild as a command that pastes, quoted', async () => {
+  await withHome(async (home) => {
+    const ledger = join(home.dir, "it's a ledger.jsonl");
+    const index = join(home.dir, 'the index');
+    writeFileSync(ledger, FIXTURE_TEXT);
+    assert.is((await ledgerstore(['index', 'build', ledger, '--index', index])).code, 0);
+    // An edit by hand of an earlier line, of the same length: the checkpoint's last line is as it
+    // was, so the read model trusts what it holds, and only a fresh replay sees the change.
+    writeFileSync(ledger, FIXTURE_TEXT.replace('"nothing to send"', '"nothing to sEnd"'));
+    const run = await ledgerstore(['verify', ledger, '--index', index]);
+    assert.is(run.code, 1);
+    const suggested = /rebuild it \((.*)\)\n$/.exec(run.stderr)?.[1];
+    assert.ok(suggested !== undefined, run.stderr);
+    assert.ok(run.stderr.startsWith(`ledgerstore: ${index}: the index does not answer as a fresh replay of ${ledger}: the decisions differ; `), run.stderr);
+    // what a shell makes of the suggestion: the words the CLI takes
+    const words = spawnSync('sh', ['-c', `printf '%s\\n' ${suggested}`], { encoding: 'utf8' }).stdout;
+    assert.is(words, ['ledgerstore', 'index', 'rebuild', ledger, '--index', index, ''].join('\n'));
+    assert.is((await ledgerstore(['index', 'rebuild', ledger, '--index', index])).code, 0);
+    const verified = await ledgerstore(['verify', ledger, '--index', index]);
+    assert.is(verified.code, 0, verified.stderr);
   });
 });
 

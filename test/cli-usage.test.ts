@@ -37,6 +37,8 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       [['gen', join(home.dir, 'g.jsonl'), '--records', '10', '--seed', '1', '--seed', '2'], 'ledgerstore: --seed is given twice\n'],
       [['counts', home.path, '--index', ''], 'ledgerstore: --index needs a folder, not an empty name\n'],
       [['index', 'build', home.path, '--index='], 'ledgerstore: --index needs a folder, not an empty name\n'],
+      [['index', home.path, '--index', join(home.dir, 'index')], 'ledgerstore: index needs an action first: build, status or rebuild\n'],
+      [['index', 'frob', home.path, '--index', join(home.dir, 'index')], 'ledgerstore: index takes build, status or rebuild, not "frob"\n'],
     ];
     for (const [args, message] of mistakes) {
       const run = await ledgerstore(args);
@@ -46,6 +48,7 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       assert.match(run.stderr.slice(message.length), /^usage:/, args.join(' '));
     }
     assert.not.ok(existsSync(join(home.dir, 'g.jsonl')));
+    assert.not.ok(existsSync(join(home.dir, 'index')));
     unchanged(home.path, FIXTURE_TEXT);
   });
 });

@@ -30,6 +30,8 @@ export interface Command {
   readonly summary: string;
   /** The names of its positionals. */
   readonly args: readonly string[];
+  /** The words its first positional must be one of (`index build|status|rebuild`), if it names an action. */
+  readonly actions?: readonly string[];
   readonly flags: readonly Flag[];
   /** Runs it: the exit status. */
   readonly run: (context: Context) => Promise<number>;

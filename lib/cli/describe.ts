@@ -49,3 +49,12 @@ export function describeOutcomes(c: Counts): string {
 
 /** The widest an item's column gets: one long edit id should not push every row right. */
 export const ITEM_COLUMN = 40;
+
+/**
+ * `text` as one word for a POSIX shell: as it is when it holds only characters no shell reads
+ * specially, else in single quotes (a quote in it as `'\''`), so that a command line suggested to
+ * an operator can be pasted as it is, whatever the paths in it hold.
+ */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}

@@ -42,6 +42,13 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
   // An empty name would reach the file system as the path '' and fail there with ENOENT, as if
   // something were missing: it is a mistake in the command line.
   if (values.get('index') === '') throw new UsageError('--index needs a folder, not an empty name', name);
+  const actions = command.actions;
+  if (actions !== undefined && !actions.includes(args[0] ?? '')) {
+    const them = `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
+    // `index <ledger> --index d`: the one argument given is the ledger, and the action is missing.
+    if (args.length < command.args.length) throw new UsageError(`${name} needs an action first: ${them}`, name);
+    throw new UsageError(`${name} takes ${them}, not ${JSON.stringify(args[0])}`, name);
+  }
   const missing = command.args[args.length];
   if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
   if (args.length > command.args.length) throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);

@@ -19,9 +19,6 @@ import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } fr
 async function indexCommand({ args: [action = '', path = ''], values, out, err }: Context): Promise<number> {
   const folder = values.get('index');
   if (folder === undefined) throw new UsageError('index needs --index <folder>', 'index');
-  if (action !== 'build' && action !== 'status' && action !== 'rebuild') {
-    throw new UsageError(`index takes build, status or rebuild, not ${JSON.stringify(action)}`, 'index');
-  }
   // Before anything is opened: a refused command line must leave the index as it was, and a
   // rebuild empties it first.
   backendAt(path);
@@ -95,6 +92,7 @@ export const INDEX: Command = {
   synopsis: 'build|status|rebuild <ledger> --index <folder>',
   summary: 'the read model in <folder>: bring it up to date, say where it stands, or build it again from the start',
   args: ['build|status|rebuild', '<ledger>'],
+  actions: ['build', 'status', 'rebuild'],
   flags: ['index'],
   run: indexCommand,
 };

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { type AnswerDigests, answerDigests, differences } from '../../verify.js';
 import type { Command, Context } from '../context.js';
-import { describeOutcomes, grouped, plural } from '../describe.js';
+import { describeOutcomes, grouped, plural, shellWord } from '../describe.js';
 import { backendAt, openLedger, openToRead, requireLedger } from '../open.js';
 
 /**
@@ -46,7 +46,8 @@ async function verify({ args: [path = ''], values, out, err }: Context): Promise
     const differ = differences(replayed, fromIndex);
     if (differ.length > 0) {
       await out.flush();
-      err.warn(`${index}: the index does not answer as a fresh replay of ${path}: ${differ.join(', ')} differ; rebuild it (ledgerstore index rebuild ${path} --index ${index})`);
+      const rebuild = ['ledgerstore', 'index', 'rebuild', path, '--index', index].map(shellWord).join(' ');
+      err.warn(`${index}: the index does not answer as a fresh replay of ${path}: ${differ.join(', ')} differ; rebuild it (${rebuild})`);
       return 1;
     }
     out.line(`${index}: ok, the index answers every query as a fresh replay does`);
