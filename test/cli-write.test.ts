@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
 import { Ledger, encodeRecord } from '../lib/index.js';
 import { FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
-import { decided, sent, turn, turnTo, withHome } from './support/ledger.js';
+import { decided, failed, sent, skip, turn, turnTo, withHome } from './support/ledger.js';
 
 // -- append -----------------------------------------------------------------------------------
 
@@ -103,7 +103,7 @@ test('append: a damaged ledger is refused whole and left as it was', async () =>
 
 // -- check ------------------------------------------------------------------------------------
 
-test('check: ok with the canonical line, or err with why; exit 1 when any is refused', async () => {
+test('check: ok with the canonical line, or err with why, each with its line; exit 1 when any is refused', async () => {
   const canonical = encodeRecord(decided(turn('chat-1', 3), turnTo('trusted', 'kyle')));
   const reordered = '{ "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},\t"item":{"turn":3,"session":"chat-1","type":"turn"}, "time":"2026-09-28T10:00:00.000Z","type":"decided" }';
   const sequence = '["failed","2026-09-28T10:00:00.000Z",{"type":"edit","id":"e","part":1},404,"gone"]';
@@ -112,12 +112,12 @@ test('check: ok with the canonical line, or err with why; exit 1 when any is ref
     await ledgerstore(['check'], { input: `${input}\n` }),
     1,
     [
-      `ok ${canonical}`,
-      `ok ${canonical}`,
-      'err missing field `time`',
-      'err EOF while parsing a value at line 2 column 0',
-      'ok {"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"e","part":1},"status":404,"kind":"gone"}',
-      'err unknown field `more`, expected one of `time`, `item`, `ids`',
+      `stdin:1: ok ${canonical}`,
+      `stdin:2: ok ${canonical}`,
+      'stdin:3: err missing field `time`',
+      'stdin:4: err EOF while parsing a value at line 2 column 0',
+      'stdin:5: ok {"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"e","part":1},"status":404,"kind":"gone"}',
+      'stdin:6: err unknown field `more`, expected one of `time`, `item`, `ids`',
       '',
     ].join('\n'),
     'ledgerstore: 3 of 6 lines refused\n',
@@ -126,8 +126,60 @@ test('check: ok with the canonical line, or err with why; exit 1 when any is ref
 
 test('check: all accepted is exit 0; empty input is no lines', async () => {
   const line = encodeRecord(sent(turn('chat-1', 3), ['a', 'b']));
-  expectRun(await ledgerstore(['check'], { input: `${line}\n${line}` }), 0, `ok ${line}\nok ${line}\n`, '');
+  expectRun(await ledgerstore(['check'], { input: `${line}\n${line}` }), 0, `stdin:1: ok ${line}\nstdin:2: ok ${line}\n`, '');
   expectRun(await ledgerstore(['check']), 0, '', '');
+});
+
+test('check --ledger: each line as if appended after the ledger and the lines accepted before it; nothing changes', async () => {
+  await withFixture(async (home) => {
+    const lines = [
+      decided(turn('chat-1', 3), skip('again')), // decided in the ledger already
+      sent(turn('chat-1', 5), ['m-5']), // waiting in the ledger: ok
+      failed(turn('chat-1', 5)), // sent by the line before: not waiting any more
+      decided(turn('chat-9', 1)), // new: ok
+      decided(turn('chat-9', 1)), // decided by the line before
+      sent(turn('chat-9', 2)), // never decided
+    ].map((record) => encodeRecord(record));
+    expectRun(
+      await ledgerstore(['check', '--ledger', home.path], { input: `${lines.join('\n')}\n{"type":"sent"}\n` }),
+      1,
+      [
+        'stdin:1: err turn 3 of session chat-1: decided already',
+        `stdin:2: ok ${lines[1]}`,
+        'stdin:3: err turn 5 of session chat-1: not waiting to be sent',
+        `stdin:4: ok ${lines[3]}`,
+        'stdin:5: err turn 1 of session chat-9: decided already',
+        'stdin:6: err turn 2 of session chat-9: not waiting to be sent',
+        'stdin:7: err missing field `time`',
+        '',
+      ].join('\n'),
+      'ledgerstore: 5 of 7 lines refused\n',
+    );
+    unchanged(home.path, FIXTURE_TEXT);
+    // A refused line changes nothing: the same sent goes through once the failed one is gone.
+    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: `${lines[1]}\n` }), 0, `stdin:1: ok ${lines[1]}\n`, '');
+  });
+});
+
+test('check --json: one JSON object a line, with the line, the verdict and the record or the error', async () => {
+  await withFixture(async (home) => {
+    const ok = encodeRecord(sent(turn('chat-1', 5), ['m-5']));
+    const run = await ledgerstore(['check', '--json', '--ledger', home.path], { input: `${ok}\n${lineOf(decided(turn('chat-1', 3)))}` });
+    assert.is(run.code, 1);
+    const verdicts = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
+    assert.equal(verdicts, [
+      { line: 1, ok: true, record: JSON.parse(ok) as unknown },
+      { line: 2, ok: false, code: 'LEDGER_ALREADY_DECIDED', error: 'turn 3 of session chat-1: decided already' },
+    ]);
+  });
+});
+
+test('check --ledger of a ledger that is not there, or damaged, says so and checks nothing', async () => {
+  await withHome(async (home) => {
+    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }), 1, '', `ledgerstore: ${home.path}: no such file; there is no ledger to check against\n`);
+    writeFileSync(home.path, lineOf(sent(turn('a', 1))));
+    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }), 1, '', `ledgerstore: ${home.path}:1: turn 1 of session a: not waiting to be sent; ${RUNBOOK}\n`);
+  });
 });
 
 // -- gen --------------------------------------------------------------------------------------

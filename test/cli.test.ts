@@ -8,8 +8,10 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CLI, FIXTURE, FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, cli, expectRun, lineOf, manyWaiting, withFixture } from './support/cli.js';
-import { sent, turn, withHome } from './support/ledger.js';
+import { fileURLToPath } from 'node:url';
+import { encodeRecord } from '../lib/index.js';
+import { CLI, FIXTURE, FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, cli, expectRun, lineOf, manyWaiting, unchanged, withFixture } from './support/cli.js';
+import { decided, sent, turn, withHome } from './support/ledger.js';
 
 test('the bin exits 0, 1 and 2, with the words on stdout and stderr', async () => {
   const damaged = FIXTURE.slice(0, 3).map(lineOf).join('') + lineOf(sent(turn('chat-9', 1)));
@@ -160,6 +162,28 @@ test('--index on a read-only file system says so (EROFS), not that something is 
     assert.is(run.error, undefined, 'this test needs unshare(1), from util-linux');
     assert.is(run.stderr, `ledgerstore: ${index}: read-only file system (EROFS); see docs/runbook.md#ledger-unwritable\n`);
     assert.is(run.status, 1);
+  });
+});
+
+test("the runbook's fix step for a damaged line runs as written, and check --ledger answers it", async () => {
+  const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
+  const step = runbook.slice(runbook.indexOf('## honcho-ledger-damaged'), runbook.indexOf('## ledger-unwritable'));
+  const block = /```sh\n([^]*?)```/.exec(step)?.[1];
+  assert.ok(block !== undefined && block.includes('ledgerstore check --ledger'), 'the step has its sh block');
+  // Line 4 decides an item a second time; its fix decides another item, which a later line sends.
+  const lines = FIXTURE.slice(0, 3).map(lineOf);
+  const damaged = [...lines, lineOf(decided(turn('chat-1', 3))), lineOf(sent(turn('chat-8', 1))), FIXTURE.slice(3).map(lineOf).join('')].join('');
+  await withHome((home) => {
+    writeFileSync(home.path, damaged);
+    const corrected = encodeRecord(decided(turn('chat-8', 1)));
+    const script = `ledgerstore() { ${shQuote(process.execPath)} ${shQuote(CLI)} "$@"; }\nf=${shQuote(home.path)}\nn=4\n${block.replace("'<corrected line>'", shQuote(corrected))}`;
+    const run = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
+    assert.is(run.stderr, '');
+    assert.is(run.status, 0);
+    // the corrected line, then every line after the damaged one: all taken
+    const verdicts = run.stdout.trimEnd().split('\n').map((line) => line.split(' ', 2).join(' '));
+    assert.equal(verdicts, Array.from({ length: 1 + 1 + FIXTURE.length - 3 }, (_, k) => `stdin:${k + 1}: ok`));
+    unchanged(home.path, damaged);
   });
 });
 

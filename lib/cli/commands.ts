@@ -4,7 +4,8 @@
  * @module
  */
 import type { Command } from './context.js';
-import { APPEND, CHECK } from './commands/append.js';
+import { APPEND } from './commands/append.js';
+import { CHECK } from './commands/check.js';
 import { GEN } from './commands/gen.js';
 import { COPY, EXPORT } from './commands/move.js';
 import { CONCLUSION, COUNTS, OUTBOX, SENT_IDS } from './commands/query.js';

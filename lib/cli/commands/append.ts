@@ -1,11 +1,10 @@
 /**
- * The commands that read record lines on stdin: `append` writes them to a ledger, `check` says
- * whether each is a record.
+ * `append`: record lines from stdin into a ledger, each durable before the next.
  *
  * @module
  */
-import { DecodeError, LedgerError } from '../../errors.js';
-import { decodeRecord, encodeRecord } from '../../honcho/codec.js';
+import { DecodeError } from '../../errors.js';
+import { decodeRecord } from '../../honcho/codec.js';
 import type { Record } from '../../honcho/record.js';
 import type { Command, Context } from '../context.js';
 import { grouped, plural } from '../describe.js';
@@ -50,39 +49,10 @@ async function append({ args: [path = ''], values, err, stdin }: Context): Promi
   return 0;
 }
 
-/** `check`: each record line on stdin, as `ok <canonical line>` or `err <why>`. */
-async function check({ out, err, stdin }: Context): Promise<number> {
-  let lines = 0;
-  let refused = 0;
-  for await (const bytes of inputLines(stdin)) {
-    lines++;
-    try {
-      out.line(`ok ${encodeRecord(decodeRecord(bytes))}`);
-    } catch (e) {
-      if (!(e instanceof LedgerError)) throw e;
-      refused++;
-      out.line(`err ${e.message}`);
-    }
-    if (out.full) await out.flush();
-  }
-  await out.flush();
-  if (refused === 0) return 0;
-  err.warn(`${refused} of ${plural(lines, 'line')} refused`);
-  return 1;
-}
-
 export const APPEND: Command = {
   synopsis: '<ledger> [--index <folder>]',
   summary: 'append the record lines on stdin, each durable before the next',
   args: ['<ledger>'],
   flags: ['index'],
   run: append,
-};
-
-export const CHECK: Command = {
-  synopsis: '',
-  summary: 'each record line on stdin: "ok <canonical line>" or "err <why>"',
-  args: [],
-  flags: [],
-  run: check,
 };
