@@ -52,8 +52,13 @@ export async function answerDigests(ledger: Ledger): Promise<AnswerDigests> {
   };
 }
 
+/** The answers on which two sets of digests differ; empty when they agree. */
+export function differingAnswers(a: AnswerDigests, b: AnswerDigests): (keyof AnswerDigests)[] {
+  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions'];
+  return names.filter((name) => a[name] !== b[name]);
+}
+
 /** What differs between two sets of digests, in words; empty when they agree. */
 export function differences(a: AnswerDigests, b: AnswerDigests): string[] {
-  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions'];
-  return names.filter((name) => a[name] !== b[name]).map((name) => (name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`));
+  return differingAnswers(a, b).map((name) => (name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`));
 }

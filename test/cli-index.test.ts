@@ -45,7 +45,7 @@ test('--index keeps a read model: queries answer from it, index status says wher
       await ledgerstore(['index', 'frobnicate', home.path, '--index', index]),
       2,
       '',
-      'ledgerstore: index takes build, status or rebuild, not "frobnicate"\nusage: ledgerstore index build|status|rebuild <ledger> --index <folder>\n(ledgerstore --help lists every command)\n',
+      'ledgerstore: index takes build, status or rebuild, not "frobnicate"\nusage: ledgerstore index build|status|rebuild <ledger> --index <folder> [--json]\n(ledgerstore index --help says more)\n',
     );
     assert.is((await ledgerstore(['index', 'build', home.path])).code, 2);
   });
@@ -172,6 +172,49 @@ test('verify --index of an index that answers otherwise suggests the rebuild as 
     assert.is((await ledgerstore(['index', 'rebuild', ledger, '--index', index])).code, 0);
     const verified = await ledgerstore(['verify', ledger, '--index', index]);
     assert.is(verified.code, 0, verified.stderr);
+  });
+});
+
+test('index status --json and verify --index --json: one object each', async () => {
+  await withFixture(async (home) => {
+    const index = join(home.dir, 'index');
+    const none = await ledgerstore(['index', 'status', home.path, '--index', index, '--json']);
+    assert.equal(JSON.parse(none.stdout), {
+      index,
+      exists: false,
+      why: 'no such folder',
+      schema: null,
+      ledgerstoreSchema: 1,
+      checkpoint: null,
+      building: false,
+      behind: null,
+      rebuildsAtNextOpen: true,
+      counts: null,
+    });
+    assert.is((await ledgerstore(['index', 'build', home.path, '--index', index])).code, 0);
+    writeFileSync(home.path, `${FIXTURE_TEXT}${lineOf(sent(turn('chat-1', 5), ['m-5']))}`);
+    const behind = await ledgerstore(['index', 'status', home.path, '--index', index, '--json']);
+    assert.is(behind.code, 0, behind.stderr);
+    assert.equal(JSON.parse(behind.stdout), {
+      index,
+      exists: true,
+      schema: 1,
+      ledgerstoreSchema: 1,
+      checkpoint: { position: 10, log: home.path },
+      building: false,
+      behind: 1,
+      rebuildsAtNextOpen: false,
+      counts: JSON.parse(FIXTURE_COUNTS) as unknown,
+    });
+    const verified = await ledgerstore(['verify', home.path, '--index', index, '--json']);
+    assert.is(verified.code, 0, verified.stderr);
+    assert.equal((JSON.parse(verified.stdout) as { index: unknown }).index, { folder: index, ok: true });
+    writeFileSync(home.path, `${FIXTURE_TEXT.replace('"nothing to send"', '"nothing to sEnd"')}${lineOf(sent(turn('chat-1', 5), ['m-5']))}`);
+    const differs = await ledgerstore(['verify', home.path, '--index', index, '--json']);
+    assert.is(differs.code, 1);
+    const said = JSON.parse(differs.stdout) as { ok: boolean; index: unknown };
+    assert.is(said.ok, false);
+    assert.equal(said.index, { folder: index, ok: false, differ: ['decisions'] });
   });
 });
 

@@ -276,4 +276,25 @@ test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', 
   });
 });
 
+test('verify --json: one object, whether the ledger is ok, damaged or not there', async () => {
+  await withFixture(async (home) => {
+    const ok = await ledgerstore(['verify', home.path, '--json']);
+    assert.is(ok.code, 0, ok.stderr);
+    const found = JSON.parse(ok.stdout) as { seconds: number };
+    assert.type(found.seconds, 'number');
+    assert.equal(found, { ledger: home.path, ok: true, records: 10, counts: JSON.parse(FIXTURE_COUNTS) as unknown, seconds: found.seconds });
+    assert.is(ok.stdout.split('\n').length, 2, 'one line');
+    writeFileSync(home.path, lineOf(sent(turn('x', 1))));
+    const damaged = await ledgerstore(['verify', home.path, '--json']);
+    assert.is(damaged.code, 1);
+    const message = `${home.path}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}`;
+    assert.equal(JSON.parse(damaged.stdout), { ledger: home.path, ok: false, error: { code: 'LEDGER_DAMAGED', message } });
+    assert.is(damaged.stderr, `ledgerstore: ${message}\n`);
+    const missing = join(home.dir, 'nope.jsonl');
+    const none = await ledgerstore(['verify', missing, '--json']);
+    assert.is(none.code, 1);
+    assert.equal(JSON.parse(none.stdout), { ledger: missing, ok: false, error: { code: 'LEDGER_BAD_TARGET', message: `${missing}: no such file; there is no ledger to verify` } });
+  });
+});
+
 test.run();

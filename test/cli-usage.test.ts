@@ -2,11 +2,15 @@
  * The command line's usage: mistakes exit 2 with the usage on stderr and change nothing; help
  * goes to stdout. Run in process.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { FIXTURE_TEXT, ledgerstore, unchanged, withFixture } from './support/cli.js';
+import { COMMANDS, type CommandName, synopsisOf } from '../lib/cli/commands.js';
+import { FIXTURE_TEXT, expectRun, ledgerstore, unchanged, withFixture } from './support/cli.js';
+
+const NAMES = Object.keys(COMMANDS) as CommandName[];
 
 test('a ledger that names no ledger is a usage error', async () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
@@ -26,7 +30,9 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       [['counts', home.path, '--bogus'], 'ledgerstore: unknown flag --bogus\n'],
       [['counts', home.path, '-j'], 'ledgerstore: unknown flag -j\n'],
       [['counts', home.path, '--json=yes'], 'ledgerstore: --json takes no value\n'],
-      [['verify', home.path, '--json'], 'ledgerstore: verify takes no --json\n'],
+      [['export', home.path, '--json'], 'ledgerstore: export takes no --json\n'],
+      [['index', 'build', home.path, '--index', join(home.dir, 'index'), '--json'], 'ledgerstore: index build takes no --json (index status does)\n'],
+      [['counts', home.path, '--version'], 'ledgerstore: counts takes no --version\n'],
       [['sent-ids', home.path], 'ledgerstore: sent-ids needs <item-as-json>\n'],
       [['conclusion', home.path, 'trusted'], 'ledgerstore: conclusion needs <text>\n'],
       [['check', home.path], `ledgerstore: check takes no argument ${JSON.stringify(home.path)}\n`],
@@ -53,16 +59,43 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
   });
 });
 
-test('--help and help print the usage on stdout and exit 0', async () => {
-  for (const args of [['--help'], ['help'], ['-h'], ['counts', '--help']]) {
+test('--help and help print every command\'s usage on stdout and exit 0', async () => {
+  for (const args of [['--help'], ['help'], ['-h']]) {
     const run = await ledgerstore(args);
     assert.is(run.code, 0, args.join(' '));
     assert.is(run.stderr, '');
     assert.ok(run.stdout.startsWith('usage: ledgerstore <command>'), run.stdout);
-    for (const command of ['verify', 'counts', 'outbox', 'sent-ids', 'conclusion', 'append', 'check', 'gen']) {
-      assert.ok(run.stdout.includes(`ledgerstore ${command}`), command);
+    for (const command of NAMES) assert.ok(run.stdout.includes(`  ledgerstore ${command}`), command);
+    assert.ok(run.stdout.includes('ledgerstore --version'));
+  }
+});
+
+test('every command has its own --help (and help <command>): its usage, what it does, its flags', async () => {
+  for (const name of NAMES) {
+    for (const args of [[name, '--help'], ['help', name], ['-h', name, 'some-ledger']]) {
+      const run = await ledgerstore(args);
+      assert.is(run.code, 0, args.join(' '));
+      assert.is(run.stderr, '');
+      assert.ok(run.stdout.startsWith(`usage: ${synopsisOf(name)}\n\n${COMMANDS[name].help.join('\n')}\n`), `${args.join(' ')}: ${run.stdout}`);
+      assert.not.ok(run.stdout.includes('usage: ledgerstore <command>'), 'not every command\'s usage');
+      for (const flag of COMMANDS[name].flags) assert.ok(run.stdout.includes(`--${flag}`), `${name} --help speaks of --${flag}`);
     }
   }
+  const unknown = await ledgerstore(['help', 'frob']);
+  assert.is(unknown.code, 2);
+  assert.ok(unknown.stderr.startsWith('ledgerstore: unknown command "frob"\nusage:'), unknown.stderr);
+});
+
+test('outbox --help and check --help say that --json writes JSON Lines; the others one value', async () => {
+  for (const name of ['outbox', 'check'] as const) assert.match((await ledgerstore([name, '--help'])).stdout, /JSON Lines: one JSON object a line/);
+  for (const name of ['counts', 'sent-ids', 'conclusion', 'verify', 'index', 'append', 'copy', 'gen'] as const) {
+    assert.match((await ledgerstore([name, '--help'])).stdout, /one JSON (object|value)/, name);
+  }
+});
+
+test('--version prints the version of the package', async () => {
+  const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+  expectRun(await ledgerstore(['--version']), 0, `ledgerstore ${version}\n`, '');
 });
 
 test.run();

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
 import { Ledger, encodeRecord } from '../lib/index.js';
-import { FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
+import { FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
 import { decided, failed, sent, skip, turn, turnTo, withHome } from './support/ledger.js';
 
 // -- append -----------------------------------------------------------------------------------
@@ -402,6 +402,57 @@ test('copy and gen remove what a build that was killed left beside the target, a
     assert.is(generated.code, 0, generated.stderr);
     assert.is(generated.stderr, `ledgerstore: removed ${folder}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`);
     assert.equal(readdirSync(home.dir).sort(), ['copy.jsonl', `copy.jsonl.tmp-${process.pid}-not-a-pid`, 'gen.level', 'honcho.jsonl']);
+  });
+});
+
+test('append: a blank line is skipped, not a stop, and stderr says so', async () => {
+  await withHome(async (home) => {
+    const records = [decided(turn('chat-1', 1)), decided(turn('chat-1', 2)), decided(turn('chat-1', 3))];
+    const [first, second, third] = records.map(lineOf);
+    const input = `${first}\n  \r\n${second}\t\n${third}`;
+    expectRun(
+      await ledgerstore(['append', home.path], { input }),
+      0,
+      '',
+      `ledgerstore: skipped 3 blank lines of stdin (the first at stdin:2)\nappended 3 records to ${home.path}\n`,
+    );
+    unchanged(home.path, records.map(lineOf).join(''));
+    expectRun(await ledgerstore(['append', home.path], { input: '\n' }), 0, '', `ledgerstore: skipped 1 blank line of stdin (stdin:1)\nappended 0 records to ${home.path}\n`);
+  });
+});
+
+test('append --json: one object at the end: appended, skipped, and where and why it stopped', async () => {
+  await withFixture(async (home) => {
+    const first = decided(turn('chat-7', 1));
+    const ok = await ledgerstore(['append', home.path, '--json'], { input: `${lineOf(first)}\n` });
+    assert.is(ok.code, 0, ok.stderr);
+    assert.equal(JSON.parse(ok.stdout), { ledger: home.path, appended: 1, skipped: [2] });
+    const stopped = await ledgerstore(['append', home.path, '--json'], { input: `${lineOf(decided(turn('chat-7', 2)))}${lineOf(first)}` });
+    assert.is(stopped.code, 1);
+    assert.equal(JSON.parse(stopped.stdout), {
+      ledger: home.path,
+      appended: 1,
+      skipped: [],
+      stopped: { line: 2, error: { code: 'LEDGER_ALREADY_DECIDED', message: 'turn 1 of session chat-7: decided already' } },
+    });
+    assert.is(stopped.stderr, 'ledgerstore: turn 1 of session chat-7: decided already\nledgerstore: stopped at stdin:2; the 1 record before it was appended\n');
+  });
+});
+
+test('copy --json and gen --json: one object each, once the ledger is written', async () => {
+  await withFixture(async (home) => {
+    const to = `level:${join(home.dir, 'copy.level')}`;
+    const copied = await ledgerstore(['copy', home.path, to, '--json']);
+    assert.is(copied.code, 0, copied.stderr);
+    const said = JSON.parse(copied.stdout) as { seconds: number };
+    assert.equal(said, { from: home.path, to, records: 10, counts: JSON.parse(FIXTURE_COUNTS) as unknown, seconds: said.seconds });
+    const file = join(home.dir, 'gen.jsonl');
+    const generated = await ledgerstore(['gen', file, '--records', '100', '--json']);
+    assert.is(generated.code, 0, generated.stderr);
+    const wrote = JSON.parse(generated.stdout) as { seconds: number };
+    assert.equal(wrote, { ledger: file, records: 100, bytes: statSync(file).size, seconds: wrote.seconds });
+    const level = `level:${join(home.dir, 'gen.level')}`;
+    assert.equal((JSON.parse((await ledgerstore(['gen', level, '--records', '10', '--json'])).stdout) as { bytes: unknown }).bytes, null);
   });
 });
 

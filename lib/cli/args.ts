@@ -6,7 +6,7 @@
  */
 
 /** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
-export const FLAGS = { json: 'switch', help: 'switch', records: 'value', seed: 'value', index: 'value', ledger: 'value' } as const;
+export const FLAGS = { json: 'switch', help: 'switch', version: 'switch', records: 'value', seed: 'value', index: 'value', ledger: 'value' } as const;
 export type Flag = keyof typeof FLAGS;
 
 /** The command line, split into positionals and flags. */

@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import type { Command } from './context.js';
 import { APPEND } from './commands/append.js';
 import { CHECK } from './commands/check.js';
@@ -46,6 +47,18 @@ export function usage(): string {
   return ['usage:', ...NAMES.map((name) => `  ${synopsisOf(name)}`), '  ledgerstore --help', ''].join('\n');
 }
 
+/** What every command's help ends with: what a ledger argument is, and the exit statuses. */
+const COMMON = [
+  "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB)",
+  'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
+  'With --index <folder>, a ledger keeps its state in a LevelDB read model there (the folder is',
+  'made if missing, not its parents): an open reads only what was appended since, and the',
+  'queries answer from it.',
+  'Flags may come before or after the arguments; -- ends the flags.',
+  'Exit status: 0 ok; 1 the ledger refused a record, or is damaged, unreadable or not there;',
+  '2 usage; 130 or 143 stopped by Ctrl-C or SIGTERM.',
+];
+
 /** `--help`: every command and what it does. */
 export function help(): string {
   return [
@@ -53,12 +66,22 @@ export function help(): string {
     'append record lines to it, check record lines, write a synthetic one.',
     '',
     ...NAMES.flatMap((name) => [`  ${synopsisOf(name)}`, `      ${COMMANDS[name].summary}`]),
+    '  ledgerstore --version',
     '',
-    "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB)",
-    'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
-    'With --index <folder>, a ledger keeps its state in a LevelDB read model there (created if',
-    'missing): an open reads only what was appended since, and the queries answer from it.',
-    'Flags may come before or after the arguments; -- ends the flags.',
-    'Exit status: 0 ok; 1 the ledger refused a record, or is damaged or unreadable; 2 usage.',
+    'ledgerstore <command> --help (or ledgerstore help <command>) says more of one command.',
+    '--json makes a command write JSON for programs: one JSON value (counts, sent-ids, conclusion,',
+    'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check).',
+    ...COMMON,
   ].join('\n');
+}
+
+/** `<command> --help`: the command's usage, its own help, and what every command's help says. */
+export function commandHelp(name: CommandName): string {
+  return [`usage: ${synopsisOf(name)}`, '', ...COMMANDS[name].help, '', ...COMMON].join('\n');
+}
+
+/** `ledgerstore <version>`, from the package's own package.json (it ships with every install). */
+export function version(): string {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `ledgerstore ${version}`;
 }

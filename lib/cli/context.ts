@@ -27,7 +27,10 @@ export interface Context {
 export interface Command {
   /** The arguments and flags, for the usage text. */
   readonly synopsis: string;
+  /** One line for the list of every command (`ledgerstore --help`). */
   readonly summary: string;
+  /** Its own help (`ledgerstore <command> --help`): what it does, its flags, what it writes. */
+  readonly help: readonly string[];
   /** The names of its positionals. */
   readonly args: readonly string[];
   /** The words its first positional must be one of (`index build|status|rebuild`), if it names an action. */

@@ -18,19 +18,29 @@
  */
 import { describeSystemError } from '../errors.js';
 import { UsageError, parseArgs } from './args.js';
-import { COMMANDS, help, isCommand, synopsisOf, usage } from './commands.js';
+import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
 import type { Command } from './context.js';
 import type { CliIo } from './io.js';
 import { Output, OutputClosed, Stderr, report } from './output.js';
+
+/** Writes `text` as stdout's lines: exit status 0. */
+async function say(out: Output, text: string): Promise<number> {
+  out.line(text);
+  await out.flush();
+  return 0;
+}
 
 /** Checks the command line against the command and runs it. */
 async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr): Promise<number> {
   const { positionals, switches, values, mistake } = parseArgs(argv);
   const [name, ...args] = positionals;
+  if (switches.has('version') && name === undefined) return say(out, version());
   if (switches.has('help') || name === 'help') {
-    out.line(help());
-    await out.flush();
-    return 0;
+    // `help <command>` and `<command> --help` give the command's own help
+    const about = name === 'help' ? args[0] : name;
+    if (about === undefined) return say(out, help());
+    if (!isCommand(about)) throw new UsageError(`unknown command ${JSON.stringify(about)}`, undefined);
+    return say(out, commandHelp(about));
   }
   if (name === undefined) throw new UsageError(mistake ?? 'no command given', undefined);
   if (!isCommand(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`, undefined);
@@ -67,7 +77,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (e) {
     if (e instanceof UsageError) {
       err.warn(e.message);
-      if (e.showUsage) err.write(e.command === undefined || !isCommand(e.command) ? usage() : `usage: ${synopsisOf(e.command)}\n(ledgerstore --help lists every command)\n`);
+      if (e.showUsage) err.write(e.command === undefined || !isCommand(e.command) ? usage() : `usage: ${synopsisOf(e.command)}\n(ledgerstore ${e.command} --help says more)\n`);
       return 2;
     }
     if (e instanceof OutputClosed) {

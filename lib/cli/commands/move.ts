@@ -12,6 +12,7 @@ import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
+import { countsJson, secondsJson } from '../json.js';
 import { backendAt, readNotices, reading, requireLedger } from '../open.js';
 import { report } from '../output.js';
 
@@ -21,7 +22,7 @@ import { report } from '../output.js';
  * beside its name and given it only once checked: stopped (SIGINT, SIGTERM) or failed, the copy
  * removes what it built, and nothing is at the target.
  */
-async function copy({ args: [from = '', to = ''], out, err, signals }: Context): Promise<number> {
+async function copy({ args: [from = '', to = ''], switches, out, err, signals }: Context): Promise<number> {
   const source = backendAt(from, err.progress);
   backendAt(to);
   requireLedger(from, 'copy');
@@ -53,7 +54,11 @@ async function copy({ args: [from = '', to = ''], out, err, signals }: Context):
   readNotices(err, from, { size: copied.records, repair: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
-  out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`);
+  if (switches.has('json')) {
+    out.line(`{"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"records":${copied.records},"counts":${countsJson(c)},"seconds":${secondsJson(seconds)}}`);
+  } else {
+    out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`);
+  }
   await out.flush();
   return 0;
 }
@@ -84,16 +89,31 @@ async function exportLedger(context: Context): Promise<number> {
 }
 
 export const COPY: Command = {
-  synopsis: '<from> <to>',
+  synopsis: '<from> <to> [--json]',
   summary: 'copy a ledger into an empty one, on any backend, and check the copy',
+  help: [
+    'Copies every record of <from> into <to>, which must be a new file or folder, an empty file,',
+    'an empty folder or an empty ledger, on any backend (a JSONL file to level:<folder> and back),',
+    'then reads the copy through again and compares it with <from>: the same counts, the same',
+    'records in the same order. A file or folder is built beside <to> (<to>.tmp-<pid>) and given',
+    'its name only once checked: stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, the copy',
+    'removes what it built and <to> is not written. What an earlier copy or gen that was killed',
+    'left beside <to> is removed first, and stderr says so.',
+    'With --json, one JSON object once the copy is made:',
+    '  {"from":"honcho.jsonl","to":"level:copy","records":10,"counts":{...},"seconds":0.05}',
+  ],
   args: ['<from>', '<to>'],
-  flags: [],
+  flags: ['json'],
   run: copy,
 };
 
 export const EXPORT: Command = {
   synopsis: '<ledger>',
   summary: "the ledger's records as canonical JSONL, on stdout",
+  help: [
+    "Writes the ledger's records on stdout, one canonical line each, as memoryd writes them: the",
+    'export of a JSONL ledger is the file itself, byte for byte, when its lines are canonical.',
+  ],
   args: ['<ledger>'],
   flags: [],
   run: exportLedger,

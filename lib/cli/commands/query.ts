@@ -10,6 +10,7 @@ import { type Item, WORKSPACES, type Workspace } from '../../honcho/record.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { ITEM_COLUMN, describeAction, describeItem } from '../describe.js';
+import { countsJson } from '../json.js';
 import { reading } from '../open.js';
 import { mapped } from '../output.js';
 
@@ -19,7 +20,7 @@ async function counts(context: Context): Promise<number> {
   return reading(context, async (ledger) => {
     const c = await ledger.counts();
     if (switches.has('json')) {
-      out.line(`{"decided":${c.decided},"sent":${c.sent},"waiting":${c.waiting},"failed":${c.failed},"skipped":${c.skipped}}`);
+      out.line(countsJson(c));
     } else {
       const rows = [['decided', c.decided], ['sent', c.sent], ['waiting', c.waiting], ['failed', c.failed], ['skipped', c.skipped]] as const;
       const width = Math.max(...rows.map(([, n]) => String(n).length));
@@ -99,6 +100,11 @@ async function conclusion(context: Context): Promise<number> {
 export const COUNTS: Command = {
   synopsis: '<ledger> [--json] [--index <folder>]',
   summary: 'how many items are decided, sent, waiting, failed, skipped',
+  help: [
+    'How many items the ledger has decided, and how many of them are sent, waiting, failed and',
+    'skipped, one a line. With --json, one JSON object:',
+    '  {"decided":7,"sent":2,"waiting":3,"failed":1,"skipped":1}',
+  ],
   args: ['<ledger>'],
   flags: ['json', 'index'],
   run: counts,
@@ -107,6 +113,13 @@ export const COUNTS: Command = {
 export const OUTBOX: Command = {
   synopsis: '<ledger> [--json] [--index <folder>]',
   summary: 'every waiting item and its action, in decision order',
+  help: [
+    'Every item that is decided and waiting to be sent (the outbox), oldest decision first, one',
+    'a line: the item and its action in words. With --json, JSON Lines: one JSON object a line,',
+    'the item and the action in their canonical form:',
+    '  {"item":{"type":"turn","session":"chat-1","turn":5},"action":{"type":"turn",...}}',
+    'Nothing at all when the outbox is empty.',
+  ],
   args: ['<ledger>'],
   flags: ['json', 'index'],
   run: outbox,
@@ -115,6 +128,12 @@ export const OUTBOX: Command = {
 export const SENT_IDS: Command = {
   synopsis: '<ledger> <item-as-json> [--json] [--index <folder>]',
   summary: "the ids of the item's sent record",
+  help: [
+    "The ids Honcho gave the item's sent record, one a line; a sentence when it has no sent record",
+    '(waiting, failed, skipped or unknown). The item is JSON, as memoryd writes it:',
+    '  \'{"type":"turn","session":"chat-1","turn":3}\' or \'{"type":"edit","id":"2026-09-28-0001","part":0}\'',
+    'With --json, one JSON value: the array of ids, or null.',
+  ],
   args: ['<ledger>', '<item-as-json>'],
   flags: ['json', 'index'],
   run: sentIds,
@@ -123,6 +142,13 @@ export const SENT_IDS: Command = {
 export const CONCLUSION: Command = {
   synopsis: '<ledger> <workspace> <text> [--json] [--index <folder>]',
   summary: 'the conclusion an undo must delete (workspace: trusted, untrusted or fleet)',
+  help: [
+    'The conclusion that an unconclude of <text> in <workspace> (trusted, untrusted or fleet) must',
+    'delete: the latest sent conclusion with that text that no sent unconclude has undone. Its id',
+    'and item, or a sentence when there is none. With --json, one JSON value:',
+    '  {"item":{"type":"edit","id":"2026-09-28-0001","part":0},"id":"concl-1"}, or null.',
+    'A <text> that starts with - goes after --.',
+  ],
   args: ['<ledger>', '<workspace>', '<text>'],
   flags: ['json', 'index'],
   run: conclusion,
