@@ -12,5 +12,6 @@ process.exitCode = await main(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stderrIsTTY: process.stderr.isTTY === true,
+  stderrColumns: process.stderr.columns,
   signals: process,
 });

@@ -34,10 +34,17 @@ function heeding(backend: LogBackend<Record>, signal: AbortSignal | undefined): 
   return withReplayHook(backend, (position) => ((position + 1) % BATCH === 0 ? checkpoint(signal) : undefined));
 }
 
+/**
+ * What a copy is doing: appending the records (`copying`), then reading the copy through under
+ * the rules (`reading the copy`), then reading its records again to compare them with the
+ * source's (`comparing`).
+ */
+export type CopyPhase = 'copying' | 'reading the copy' | 'comparing';
+
 /** How to copy. */
 export interface CopyOptions {
-  /** Called with the number of records copied so far, now and then. */
-  readonly onProgress?: (copied: number) => void;
+  /** Called at the start of each phase and now and then in it: how many records of how many are done. */
+  readonly onProgress?: (phase: CopyPhase, done: number, total: number) => void;
   /** Stops the copy at its next batch when aborted: it fails with the signal's reason. */
   readonly signal?: AbortSignal;
 }
@@ -64,8 +71,11 @@ export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record
   try {
     // the source's records are digested as they are copied, so that the check reads only the copy
     const digests: string[] = [];
-    await fillLedger(to, digested(source.records(), digests), options.onProgress, signal);
-    await verifyCopy(source, digests, heeding(to, signal), signal);
+    const total = source.size;
+    const told = (phase: CopyPhase) => (done: number) => options.onProgress?.(phase, done, total);
+    told('copying')(0);
+    await fillLedger(to, digested(source.records(), digests), told('copying'), signal);
+    await verifyCopy(source, digests, heeding(to, signal), signal, told);
     return { records: source.size, counts: await source.counts(), sourceRepair: source.repair };
   } finally {
     await source.close();
@@ -137,18 +147,36 @@ async function appendExpecting(append: Promise<unknown>, target: string): Promis
  * Reads the target through as a ledger and compares it with the source: its size and counts,
  * and the digests of its records, {@link BATCH} at a time, with those taken while copying.
  */
-async function verifyCopy(source: Ledger, digests: readonly string[], to: LogBackend<Record>, signal: AbortSignal | undefined): Promise<void> {
-  const copy = await Ledger.open(to, { readOnly: true });
+async function verifyCopy(
+  source: Ledger,
+  digests: readonly string[],
+  to: LogBackend<Record>,
+  signal: AbortSignal | undefined,
+  told: (phase: CopyPhase) => (done: number) => void,
+): Promise<void> {
+  const reading = told('reading the copy');
+  reading(0);
+  const copy = await Ledger.open(
+    withReplayHook(to, (position) => {
+      if ((position & 0xfff) === 0xfff) reading(position + 1);
+    }),
+    { readOnly: true },
+  );
   try {
     if (copy.size !== source.size) throw new CopyMismatchError(to.name, `${copy.size} records, not ${source.size}`);
     const expected = JSON.stringify(await source.counts());
     const got = JSON.stringify(await copy.counts());
     if (got !== expected) throw new CopyMismatchError(to.name, `the counts are ${got}, not ${expected}`);
     const copied: string[] = [];
+    const comparing = told('comparing');
+    comparing(0);
     let read = 0;
     for await (const _ of digested(copy.records(), copied)) {
       // digested as they are read
-      if (++read % BATCH === 0) await checkpoint(signal);
+      if (++read % BATCH === 0) {
+        comparing(read);
+        await checkpoint(signal);
+      }
     }
     const differs = digests.findIndex((digest, n) => copied[n] !== digest);
     if (differs !== -1) {

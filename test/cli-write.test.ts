@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { EventEmitter } from 'node:events';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
 import { Ledger, encodeRecord } from '../lib/index.js';
-import { FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
+import { FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, steppingClock, unchanged, withFixture } from './support/cli.js';
 import { decided, failed, sent, skip, turn, turnTo, withHome } from './support/ledger.js';
 
 // -- append -----------------------------------------------------------------------------------
@@ -364,10 +364,10 @@ test('copy stopped by SIGINT or SIGTERM removes what it built, says so, exits 12
       const signals = new EventEmitter();
       // Sent while the copy is being written: its progress line says so.
       const onStderr = (text: string): void => {
-        if (text.includes('copying to')) signals.emit(signal, signal);
+        if (text.includes('copying to') && text.includes(': 10,000 of 30,000 records')) signals.emit(signal, signal);
       };
       const before = readdirSync(home.dir);
-      const stopped = await ledgerstore(['copy', home.path, to], { tty: true, signals, onStderr });
+      const stopped = await ledgerstore(['copy', home.path, to], { tty: true, signals, onStderr, now: steppingClock() });
       assert.is(stopped.code, code, signal);
       assert.ok(stopped.stderr.endsWith(`ledgerstore: copy stopped by ${signal}; ${to} was not written (what the copy had built beside it is removed)\n`), stopped.stderr);
       assert.equal(readdirSync(home.dir), before, `${signal}: nothing left of the copy`);

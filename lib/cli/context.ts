@@ -7,7 +7,8 @@
 import type { Readable } from 'node:stream';
 import type { Flag } from './args.js';
 import type { SignalSource } from './io.js';
-import type { Output, Progress, Stderr } from './output.js';
+import type { Output, Stderr } from './output.js';
+import type { Progress } from './progress.js';
 
 /** What a command is given. */
 export interface Context {

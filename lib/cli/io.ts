@@ -23,5 +23,9 @@ export interface CliIo {
   readonly stderr: Writable;
   /** Whether stderr is a terminal: progress is drawn only there. */
   readonly stderrIsTTY: boolean;
+  /** The terminal's width, to keep the progress line on one row; `undefined` when not known. */
+  readonly stderrColumns?: number | undefined;
   readonly signals: SignalSource;
+  /** The clock progress is measured by, in milliseconds. Default: `performance.now`. */
+  readonly now?: () => number;
 }

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { performance } from 'node:perf_hooks';
 import { describeSystemError } from '../errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
@@ -70,7 +71,7 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
  * status; every failure is reported on `io.stderr` here, none is thrown.
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
-  const err = new Stderr(io.stderr, io.stderrIsTTY);
+  const err = new Stderr(io.stderr, io.stderrIsTTY, io.now ?? (() => performance.now()), io.stderrColumns);
   const out = new Output(io.stdout);
   try {
     return await run(argv, io, out, err);

@@ -7,6 +7,8 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { levelFolder } from '../../backends/level.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
+import { jsonlBackend } from '../../backends/jsonl.js';
+import { honchoCodec } from '../honcho/codec.js';
 import { Ledger } from '../honcho/ledger.js';
 import type { Record } from '../honcho/record.js';
 import type { LogBackend, Repair } from '../log.js';
@@ -15,11 +17,13 @@ import { TargetError, backendFor, jsonlPathOf } from '../target.js';
 import { UsageError } from './args.js';
 import type { Context } from './context.js';
 import { grouped, plural } from './describe.js';
-import type { Progress, Stderr } from './output.js';
+import type { Stderr } from './output.js';
+import type { Progress } from './progress.js';
 
 /**
- * The backend a ledger argument names (a path, `jsonl:`, `level:`, `memory:`), reporting the
- * records read through on `progress`, if given.
+ * The backend a ledger argument names (a path, `jsonl:`, `level:`, `memory:`), showing on
+ * `progress`, if given, how far each open has read it through: in bytes of a JSONL file read from
+ * its start (its size is the total), else in records.
  * @throws {@link UsageError} when the argument names no ledger
  */
 export function backendAt(target: string, progress?: Progress): LogBackend<Record> {
@@ -31,10 +35,34 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
     throw e;
   }
   if (progress === undefined || !progress.enabled) return backend;
-  return withReplayHook(backend, (position) => {
-    // Checking the clock on every record would cost more than the record.
-    if ((position & 0xfff) === 0) progress.show(() => `reading ${target}: ${grouped(position)} records`);
+  const file = jsonlPathOf(target);
+  let bytes = 0;
+  if (file !== null) {
+    // The codec is handed each line's bytes: what the file's size is a total of.
+    const decode = honchoCodec.decode;
+    const counting = (line: Uint8Array, start: number, end: number): Record => {
+      bytes += end - start;
+      return decode(line, start, end);
+    };
+    backend = jsonlBackend(file, { codec: { ...honchoCodec, decode: counting } });
+  }
+  let inBytes = false;
+  let from = 0;
+  const hooked = withReplayHook(backend, (position) => {
+    // Looking at the clock for every record would cost more than the record.
+    if ((position & 0xfff) === 0) progress.update(inBytes ? bytes : position - from);
   });
+  return {
+    ...hooked,
+    open: (options) => {
+      from = options?.resume?.position ?? 0;
+      const size = file === null || from > 0 ? undefined : statSync(file, { throwIfNoEntry: false })?.size;
+      bytes = 0;
+      inBytes = size !== undefined;
+      progress.start(from === 0 ? `reading ${target}` : `reading ${target} from record ${grouped(from)}`, size, inBytes ? 'bytes' : 'records');
+      return hooked.open(options);
+    },
+  };
 }
 
 /**

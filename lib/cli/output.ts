@@ -1,13 +1,12 @@
 /**
  * What a command writes: lines to stdout, gathered into chunks and paced by the reader
- * ({@link Output}); notices on stderr ({@link Stderr}); and a progress line on stderr when it is
- * a terminal ({@link Progress}).
+ * ({@link Output}); notices on stderr ({@link Stderr}), around its progress line (`progress.ts`).
  *
  * @module
  */
-import { performance } from 'node:perf_hooks';
 import type { Writable } from 'node:stream';
 import { LedgerError, describeSystemError } from '../errors.js';
+import { Progress } from './progress.js';
 
 /** The reader of stdout went away or stdout failed: stop writing. */
 export class OutputClosed extends Error {
@@ -83,51 +82,24 @@ export class Output {
   }
 }
 
-/** Progress on one line of a terminal, redrawn at most ten times a second; nothing elsewhere. */
-export class Progress {
-  private last = -Infinity;
-  private shown = false;
-
-  constructor(
-    private readonly stream: Writable,
-    readonly enabled: boolean,
-  ) {}
-
-  show(text: () => string): void {
-    if (!this.enabled) return;
-    const now = performance.now();
-    if (now - this.last < 100) return;
-    this.last = now;
-    this.shown = true;
-    this.stream.write(`\r\x1b[K${text()}`);
-  }
-
-  clear(): void {
-    if (this.shown) this.stream.write('\r\x1b[K');
-    this.shown = false;
-  }
-
-  /** Runs `body`, then takes its progress line off, whether `body` succeeded or not. */
-  async around<T>(body: () => Promise<T>): Promise<T> {
-    try {
-      return await body();
-    } finally {
-      this.clear();
-    }
-  }
-}
-
 /** stderr: notices as `ledgerstore: <text>`, other lines as they are, each after the progress line is taken off. */
 export class Stderr {
   readonly progress: Progress;
 
+  /**
+   * @param isTTY whether the stream is a terminal: the progress line is drawn only there
+   * @param now the progress line's clock, in milliseconds
+   * @param columns the terminal's width, when known
+   */
   constructor(
     private readonly stream: Writable,
     isTTY: boolean,
+    now: () => number,
+    columns: number | undefined,
   ) {
     // A stderr whose reader went away must not turn a finished command into a crash.
     stream.on('error', () => {});
-    this.progress = new Progress(stream, isTTY);
+    this.progress = new Progress(stream, isTTY, now, columns);
   }
 
   /** A line as `ledgerstore: <text>`. */
@@ -137,7 +109,7 @@ export class Stderr {
 
   /** Text as it is (a usage text, a summary line). */
   write(text: string): void {
-    this.progress.clear();
+    this.progress.hide();
     this.stream.write(text);
   }
 }

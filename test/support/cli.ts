@@ -52,6 +52,16 @@ export interface RunOptions {
   readonly signals?: EventEmitter;
   /** Called with each piece of stderr as it is written (to act at a point of the run). */
   readonly onStderr?: (text: string) => void;
+  /** The clock the progress line is measured by, in milliseconds (default: the real one). */
+  readonly now?: () => number;
+  /** The terminal's width. */
+  readonly columns?: number;
+}
+
+/** A clock that moves on `step` milliseconds each time it is read: every progress update is drawn, with rates that do not depend on the machine. */
+export function steppingClock(step = 1000): () => number {
+  let t = 0;
+  return () => (t += step);
 }
 
 /** Runs `ledgerstore args...` in this process, with `input` on stdin, to the end. */
@@ -65,7 +75,9 @@ export async function ledgerstore(args: readonly string[], options: RunOptions =
     stdout,
     stderr,
     stderrIsTTY: options.tty ?? false,
+    stderrColumns: options.columns,
     signals: options.signals ?? new EventEmitter(),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }

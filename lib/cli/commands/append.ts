@@ -7,7 +7,7 @@ import { DecodeError, LedgerError } from '../../errors.js';
 import { decodeRecord } from '../../honcho/codec.js';
 import type { Record } from '../../honcho/record.js';
 import type { Command, Context } from '../context.js';
-import { grouped, plural } from '../describe.js';
+import { plural } from '../describe.js';
 import { inputLines } from '../input.js';
 import { openLedger } from '../open.js';
 import { errorJson } from '../json.js';
@@ -33,6 +33,8 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
   let appended = 0;
   const skipped: number[] = [];
   let stopped: LedgerError | null = null;
+  // How many lines stdin holds is not known until it ends.
+  progress.start(`appending to ${path}`, undefined);
   try {
     for await (const bytes of inputLines(stdin)) {
       line++;
@@ -49,12 +51,13 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
       }
       await ledger.append(record);
       appended++;
-      progress.show(() => `appending to ${path}: ${grouped(appended)} records`);
+      progress.update(appended);
     }
   } catch (e) {
     if (!(e instanceof LedgerError)) throw e;
     stopped = e;
   } finally {
+    progress.clear();
     await ledger.close();
   }
   if (skipped.length > 0) err.warn(`skipped ${plural(skipped.length, 'blank line')} of stdin (${skipped.length === 1 ? '' : 'the first at '}stdin:${skipped[0]})`);

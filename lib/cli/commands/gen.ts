@@ -11,7 +11,7 @@ import { syntheticLines, workload } from '../../honcho/synthetic.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
-import { grouped, plural } from '../describe.js';
+import { plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
 import { secondsJson } from '../json.js';
@@ -32,11 +32,12 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   let done = 0;
   const onProgress = (n: number): void => {
     done = n;
-    progress.show(() => `writing ${path}: ${grouped(n)} of ${grouped(records)} records`);
+    progress.update(n);
   };
   let written: { records: number; bytes: number | null };
   try {
     written = await stoppable(signals, async (signal) => {
+      progress.start(`writing ${path}`, records);
       const made = await progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
         destination.file !== null

@@ -5,16 +5,23 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { type Copied, copyLedger } from '../../copy.js';
+import { type CopyPhase, type Copied, copyLedger } from '../../copy.js';
 import { TargetNotEmptyError } from '../../errors.js';
 import { encodeRecord } from '../../honcho/codec.js';
 import type { Command, Context } from '../context.js';
-import { describeOutcomes, grouped, plural } from '../describe.js';
+import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
 import { countsJson, secondsJson } from '../json.js';
 import { backendAt, readNotices, reading, requireLedger } from '../open.js';
 import { report } from '../output.js';
+
+/** What the progress line says of each phase of a copy to `to`. */
+const PHASES: { readonly [phase in CopyPhase]: (to: string) => string } = {
+  copying: (to) => `copying to ${to}`,
+  'reading the copy': (to) => `checking ${to}: reading it through`,
+  comparing: (to) => `checking ${to}: comparing its records with the source's`,
+};
 
 /**
  * `copy <from> <to>`: every record of one ledger into another, empty one (any backends), then
@@ -32,9 +39,13 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   let copied: Copied;
   try {
     copied = await stoppable(signals, async (signal) => {
-      const made = await progress.around(() =>
-        copyLedger(source, destination.backend, { signal, onProgress: (n) => progress.show(() => `copying to ${to}: ${grouped(n)} records`) }),
-      );
+      let shown: CopyPhase | null = null;
+      const onProgress = (phase: CopyPhase, done: number, total: number): void => {
+        if (phase !== shown) progress.start(PHASES[phase](to), total);
+        shown = phase;
+        progress.update(done);
+      };
+      const made = await progress.around(() => copyLedger(source, destination.backend, { signal, onProgress }));
       // The last point at which stopping leaves nothing behind: once published, the copy is whole.
       signal.throwIfAborted();
       destination.publish();
@@ -73,14 +84,15 @@ async function exportLedger(context: Context): Promise<number> {
   // The progress line is redrawn as lines go out; it must come off once the last one has.
   return reading(context, (ledger) =>
     progress.around(async () => {
+      progress.start(`exporting ${path}`, ledger.size);
       let n = 0;
       for await (const record of ledger.records()) {
         out.line(encodeRecord(record));
+        n++;
         if (out.full) {
           await out.flush();
-          progress.show(() => `exporting ${path}: ${grouped(n)} records`);
+          progress.update(n);
         }
-        n++;
       }
       await out.flush();
       return 0;

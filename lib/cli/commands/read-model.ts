@@ -35,12 +35,15 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   requireLedger(path, 'index');
   if (action === 'rebuild') {
     makeIndexFolder(folder);
-    const model = await ReadModel.open(folder);
-    try {
-      await model.reset();
-    } finally {
-      await model.close();
-    }
+    await err.progress.around(async () => {
+      err.progress.start(`emptying ${folder}`, undefined);
+      const model = await ReadModel.open(folder);
+      try {
+        await model.reset();
+      } finally {
+        await model.close();
+      }
+    });
   }
   const started = performance.now();
   const ledger = await openLedger(path, err, { readOnly: true, index: folder });

@@ -6,6 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LedgerError } from '../../errors.js';
+import type { Ledger } from '../../honcho/ledger.js';
 import type { Counts } from '../../honcho/record.js';
 import { type AnswerDigests, answerDigests, differences, differingAnswers } from '../../verify.js';
 import type { Command, Context } from '../context.js';
@@ -21,13 +22,22 @@ interface Read {
   readonly digests: AnswerDigests | null;
 }
 
+/** The digests of what `ledger` answers, with their progress. */
+function digestsOf(ledger: Ledger, name: string, { err }: Context): Promise<AnswerDigests> {
+  const progress = err.progress;
+  return progress.around(async () => {
+    progress.start(`digesting the answers of ${name}`, (await ledger.counts()).decided);
+    return answerDigests(ledger, (done) => progress.update(done));
+  });
+}
+
 /** Reads the ledger through, changing nothing (with `digests`, also the digests of every answer). */
 async function readThrough(path: string, context: Context, digests: boolean): Promise<Read> {
   const started = performance.now();
   const ledger = await openToRead(path, context.err, undefined);
   try {
     const seconds = (performance.now() - started) / 1000;
-    return { records: ledger.size, counts: await ledger.counts(), seconds, digests: digests ? await answerDigests(ledger) : null };
+    return { records: ledger.size, counts: await ledger.counts(), seconds, digests: digests ? await digestsOf(ledger, path, context) : null };
   } finally {
     await ledger.close();
   }
@@ -66,7 +76,7 @@ async function verify(context: Context): Promise<number> {
       const withIndex = await openLedger(path, err, { readOnly: true, index });
       let fromIndex: AnswerDigests;
       try {
-        fromIndex = await answerDigests(withIndex);
+        fromIndex = await digestsOf(withIndex, index, context);
       } finally {
         await withIndex.close();
       }
