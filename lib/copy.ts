@@ -12,9 +12,42 @@ import { encodeRecord } from './honcho/codec.js';
 import { Ledger } from './honcho/ledger.js';
 import type { Counts, Record } from './honcho/record.js';
 import type { LogBackend, Repair } from './log.js';
+import { withReplayHook } from './replay-hook.js';
 
 /** How many records one append of the copy carries. */
 const BATCH = 10_000;
+
+/**
+ * Lets the event loop run, then checks `signal`. A signal's listener (Ctrl-C) runs from the
+ * event loop, and the JSONL backend's I/O is synchronous: without a turn of the loop between
+ * batches, a copy would run to its end in promise callbacks without ever hearing it.
+ */
+async function checkpoint(signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
+}
+
+/** `backend`, whose read-through at open stops at a {@link checkpoint} every {@link BATCH} records. */
+function heeding(backend: LogBackend<Record>, signal: AbortSignal | undefined): LogBackend<Record> {
+  if (signal === undefined) return backend;
+  return withReplayHook(backend, (position) => ((position + 1) % BATCH === 0 ? checkpoint(signal) : undefined));
+}
+
+/**
+ * What a copy is doing: appending the records (`copying`), then reading the copy through under
+ * the rules (`reading the copy`), then reading its records again to compare them with the
+ * source's (`comparing`).
+ */
+export type CopyPhase = 'copying' | 'reading the copy' | 'comparing';
+
+/** How to copy. */
+export interface CopyOptions {
+  /** Called at the start of each phase and now and then in it: how many records of how many are done. */
+  readonly onProgress?: (phase: CopyPhase, done: number, total: number) => void;
+  /** Stops the copy at its next batch when aborted: it fails with the signal's reason. */
+  readonly signal?: AbortSignal;
+}
 
 /** What a copy wrote. */
 export interface Copied {
@@ -26,18 +59,23 @@ export interface Copied {
 
 /**
  * Copies every record of `from` to `to`, which must be empty, then checks that `to` reads
- * through to the same counts and the same records.
- * @param onProgress called with the number of records copied so far, now and then
+ * through to the same counts and the same records. A copy that fails or is stopped leaves in
+ * `to` what it appended: to have nothing there, build it aside and give it its name after (as
+ * `ledgerstore copy` does).
  * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
  * @throws {@link CopyMismatchError} when the copy does not read back as its source
  */
-export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, onProgress?: (copied: number) => void): Promise<Copied> {
-  const source = await Ledger.open(from, { readOnly: true });
+export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, options: CopyOptions = {}): Promise<Copied> {
+  const signal = options.signal;
+  const source = await Ledger.open(heeding(from, signal), { readOnly: true });
   try {
     // the source's records are digested as they are copied, so that the check reads only the copy
     const digests: string[] = [];
-    await fillLedger(to, digested(source.records(), digests), onProgress);
-    await verifyCopy(source, digests, to);
+    const total = source.size;
+    const told = (phase: CopyPhase) => (done: number) => options.onProgress?.(phase, done, total);
+    told('copying')(0);
+    await fillLedger(to, digested(source.records(), digests), told('copying'), signal);
+    await verifyCopy(source, digests, heeding(to, signal), signal, told);
     return { records: source.size, counts: await source.counts(), sourceRepair: source.repair };
   } finally {
     await source.close();
@@ -63,6 +101,8 @@ async function* digested(records: AsyncIterable<Record>, digests: string[]): Asy
 /**
  * Appends `records` to `to`, which must be empty, in large batches, each expecting the head the
  * one before left: if another writer gets into the target meanwhile, the fill stops.
+ * @param onProgress called with the number of records appended so far, after each batch
+ * @param signal stops the fill at its next batch when aborted: it fails with the signal's reason
  * @returns the number of records appended
  * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
  */
@@ -70,12 +110,14 @@ export async function fillLedger(
   to: LogBackend<Record>,
   records: AsyncIterable<Record> | Iterable<Record>,
   onProgress?: (appended: number) => void,
+  signal?: AbortSignal,
 ): Promise<number> {
   const target = await to.open();
   try {
     if (target.head > 0) throw new TargetNotEmptyError(to.name, target.head);
     let batch: Record[] = [];
     const flush = async (): Promise<void> => {
+      await checkpoint(signal);
       await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
       batch = [];
       onProgress?.(target.head);
@@ -105,16 +147,36 @@ async function appendExpecting(append: Promise<unknown>, target: string): Promis
  * Reads the target through as a ledger and compares it with the source: its size and counts,
  * and the digests of its records, {@link BATCH} at a time, with those taken while copying.
  */
-async function verifyCopy(source: Ledger, digests: readonly string[], to: LogBackend<Record>): Promise<void> {
-  const copy = await Ledger.open(to, { readOnly: true });
+async function verifyCopy(
+  source: Ledger,
+  digests: readonly string[],
+  to: LogBackend<Record>,
+  signal: AbortSignal | undefined,
+  told: (phase: CopyPhase) => (done: number) => void,
+): Promise<void> {
+  const reading = told('reading the copy');
+  reading(0);
+  const copy = await Ledger.open(
+    withReplayHook(to, (position) => {
+      if ((position & 0xfff) === 0xfff) reading(position + 1);
+    }),
+    { readOnly: true },
+  );
   try {
     if (copy.size !== source.size) throw new CopyMismatchError(to.name, `${copy.size} records, not ${source.size}`);
     const expected = JSON.stringify(await source.counts());
     const got = JSON.stringify(await copy.counts());
     if (got !== expected) throw new CopyMismatchError(to.name, `the counts are ${got}, not ${expected}`);
     const copied: string[] = [];
+    const comparing = told('comparing');
+    comparing(0);
+    let read = 0;
     for await (const _ of digested(copy.records(), copied)) {
       // digested as they are read
+      if (++read % BATCH === 0) {
+        comparing(read);
+        await checkpoint(signal);
+      }
     }
     const differs = digests.findIndex((digest, n) => copied[n] !== digest);
     if (differs !== -1) {

@@ -270,11 +270,13 @@ export class ConflictError extends LedgerError {
   }
 }
 
-/** A copy's target that already holds records: a copy never writes over a ledger. */
+/** A copy's target that already holds records, or something else: a copy never writes over a ledger. */
 export class TargetNotEmptyError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
-  constructor(readonly target: string, readonly records: number) {
-    super(`${target}: holds ${records} record${records === 1 ? '' : 's'} already; a copy goes only to an empty ledger`);
+  /** @param records how many it holds, or `null` for something there that is not an empty ledger */
+  constructor(readonly target: string, readonly records: number | null) {
+    const what = records === null ? 'exists already and is not an empty ledger' : `holds ${records} record${records === 1 ? '' : 's'} already`;
+    super(`${target}: ${what}; a copy goes only to an empty ledger`);
     this.name = 'TargetNotEmptyError';
   }
 }

@@ -24,8 +24,13 @@ export interface AnswerDigests {
 
 const digest = (): ReturnType<typeof createHash> => createHash('sha256');
 
-/** The digests of everything `ledger` answers. */
-export async function answerDigests(ledger: Ledger): Promise<AnswerDigests> {
+/**
+ * The digests of everything `ledger` answers.
+ * @param onProgress called now and then with how many of the decided items are digested, of how many
+ */
+export async function answerDigests(ledger: Ledger, onProgress?: (done: number, total: number) => void): Promise<AnswerDigests> {
+  const { decided } = await ledger.counts();
+  let done = 0;
   const outbox = digest();
   for (const { item, action } of await ledger.outbox()) outbox.update(`${encodeItem(item)}${encodeAction(action)}\n`);
   const decisions = digest();
@@ -34,6 +39,7 @@ export async function answerDigests(ledger: Ledger): Promise<AnswerDigests> {
   for await (const { item, action } of ledger.decisions()) {
     decisions.update(`${encodeItem(item)}${encodeAction(action)}\n`);
     sentIds.update(`${JSON.stringify(await ledger.sentIds(item))}\n`);
+    if ((++done & 0xfff) === 0) onProgress?.(done, decided);
     if (action.type === 'conclude' || action.type === 'unconclude') stacks.set(`${action.workspace}\n${action.text}`, [action.workspace, action.text]);
   }
   const conclusions = digest();
@@ -52,8 +58,13 @@ export async function answerDigests(ledger: Ledger): Promise<AnswerDigests> {
   };
 }
 
+/** The answers on which two sets of digests differ; empty when they agree. */
+export function differingAnswers(a: AnswerDigests, b: AnswerDigests): (keyof AnswerDigests)[] {
+  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions'];
+  return names.filter((name) => a[name] !== b[name]);
+}
+
 /** What differs between two sets of digests, in words; empty when they agree. */
 export function differences(a: AnswerDigests, b: AnswerDigests): string[] {
-  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions'];
-  return names.filter((name) => a[name] !== b[name]).map((name) => (name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`));
+  return differingAnswers(a, b).map((name) => (name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`));
 }

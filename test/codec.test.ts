@@ -3,7 +3,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../bench/workload.js';
+import { workload } from '../lib/honcho/synthetic.js';
 import { readCanonical } from '../lib/honcho/canonical.js';
 import { decodeRecordSerde } from '../lib/honcho/codec.js';
 import {

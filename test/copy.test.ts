@@ -7,9 +7,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload, writeSyntheticLedger } from '../bench/workload.js';
+import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
 import { memoryBackend } from '../backends/memory.js';
-import { copyLedger, fillLedger } from '../lib/copy.js';
+import { type CopyPhase, copyLedger, fillLedger } from '../lib/copy.js';
+import { syntheticLines, workload } from '../lib/honcho/synthetic.js';
 import {
   type LogBackend,
   Ledger,
@@ -43,11 +44,11 @@ async function code(promise: Promise<unknown>): Promise<string> {
 
 test('a generated 100k-record ledger copies to LevelDB and back, and exports byte for byte', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 100_000, seed: 3 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 100_000, seed: 3 }));
     const original = readFileSync(home.path);
     const level = `level:${join(home.dir, 'level')}`;
     const progress: number[] = [];
-    const copied = await copyLedger(backendFor(home.path), backendFor(level), (n) => progress.push(n));
+    const copied = await copyLedger(backendFor(home.path), backendFor(level), { onProgress: (phase, n) => phase === 'copying' && progress.push(n) });
     assert.is(copied.records, 100_000);
     assert.is(progress[progress.length - 1], 100_000);
     assert.equal(await exported(backendFor(level)), original, 'export of the LevelDB copy is the source file');
@@ -62,7 +63,7 @@ test('a generated 100k-record ledger copies to LevelDB and back, and exports byt
 
 test('a copy into memory reads back as its source', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 3000, seed: 4 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 3000, seed: 4 }));
     const memory = memoryBackend({ codec: honchoCodec });
     const copied = await copyLedger(backendFor(home.path), memory);
     const source = await Ledger.open(home.path, { readOnly: true });
@@ -162,6 +163,21 @@ test('a copy whose records read back changed, in number and counts the same, is 
     assert.ok(isLedgerError(e, 'LEDGER_COPY_MISMATCH'), String(e));
     assert.match((e as Error).message, /: the copy does not read back as its source: a record among 10001 to 20000 differs from the source's; remove the target before copying again$/);
   });
+});
+
+test('a copy stops at its next batch when its signal is aborted, with the signal\'s reason', async () => {
+  const source = memoryBackend({ codec: honchoCodec });
+  await fillLedger(source, workload({ records: 45_000, seed: 6 }));
+  const stop = new AbortController();
+  const reason = new Error('stopped');
+  const seen: number[] = [];
+  const onProgress = (phase: CopyPhase, n: number): void => {
+    if (phase !== 'copying') return;
+    seen.push(n);
+    if (n === 20_000) stop.abort(reason);
+  };
+  assert.is(await failure(copyLedger(source, memoryBackend({ codec: honchoCodec }), { onProgress, signal: stop.signal })), reason);
+  assert.equal(seen, [0, 10_000, 20_000]);
 });
 
 test.run();

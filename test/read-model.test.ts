@@ -8,7 +8,7 @@ import { ClassicLevel } from 'classic-level';
 import { Encoder } from 'cbor-x';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../bench/workload.js';
+import { workload } from '../lib/honcho/synthetic.js';
 import {
   type Item,
   Ledger,

@@ -12,7 +12,7 @@
  */
 import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 import { Projection } from '../../lib/honcho/projection.js';
 import { type EventLog, type Item, Ledger, type LedgerOptions, type LogBackend, type Record, type Workspace, decodeRecord, encodeRecord, isLedgerError } from '../../lib/index.js';
 import { decided, edit, sent, skip, turn } from '../support/ledger.js';

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeSyntheticLedger } from '../../bench/workload.js';
+import { writeJsonlWhole } from '../../backends/jsonl-write-whole.js';
+import { syntheticLines } from '../../lib/honcho/synthetic.js';
 import { DamagedError, Ledger, LedgerError, type Record, decodeRecord } from '../../lib/index.js';
 import { seedFor } from '../support/fuzz-runner.js';
 import { Home } from '../support/ledger.js';
@@ -46,7 +47,7 @@ let original: Original | null = null;
 async function theOriginal(): Promise<Original> {
   if (original !== null) return original;
   const source = `${home.path}.original`;
-  await writeSyntheticLedger(source, { records: RECORDS, seed: 17 });
+  await writeJsonlWhole(source, syntheticLines({ records: RECORDS, seed: 17 }));
   const bytes = readFileSync(source);
   const starts: number[] = [];
   const ends: number[] = [];

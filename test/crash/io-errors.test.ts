@@ -32,7 +32,7 @@ import { ClassicLevel } from 'classic-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { levelBackend } from '../../backends/level.js';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend, nodeFileIO } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { FaultyLevel } from '../support/faulty-level.js';

@@ -34,7 +34,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerOptions, type Record } from '../../lib/index.js';
 import { type Home, withHome } from '../support/ledger.js';
 import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/promises.js';

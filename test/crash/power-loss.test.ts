@@ -29,7 +29,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 import { DamagedError, Ledger, type LedgerErrorCode, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { type Home, decided, turn } from '../support/ledger.js';

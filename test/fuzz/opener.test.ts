@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type FileIO, Ledger, type Record, encodeRecord, honchoCodec, jsonlBackend, nodeFileIO } from '../../lib/index.js';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 import { checkInWorker, describeRun } from '../support/fuzz-runner.js';
 import { checkOpen } from '../support/opener-properties.js';
 import { expectedOpen } from '../support/reference-ledger.js';

@@ -18,7 +18,7 @@
  * when its stdin closes, so that no child outlives a parent that died.
  */
 import { Ledger } from '../../lib/index.js';
-import { workload } from '../../bench/workload.js';
+import { workload } from '../../lib/honcho/synthetic.js';
 
 const [target, seedText, recordsText, appendersText, limitText, indexFolder] = process.argv.slice(2);
 if (target === undefined || limitText === undefined) throw new Error('usage: crash-child.js <target> <seed> <records> <appenders> <limit> [<index>]');

@@ -1,17 +1,16 @@
 /**
- * The synthetic workload (bench/workload.ts): deterministic, valid under the rules, memoryd's
- * shape, every kind of record and string in it, and written to a new file only.
+ * The synthetic workload (lib/honcho/synthetic.ts): deterministic, valid under the rules,
+ * memoryd's shape, every kind of record and string in it, and its lines canonical.
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, statSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type WorkloadOptions, workload, writeSyntheticLedger } from '../bench/workload.js';
+import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
+import { type WorkloadOptions, syntheticLines, workload } from '../lib/honcho/synthetic.js';
 import {
   type Action,
   type Conclusion,
   Ledger,
-  LedgerIoError,
   type Record,
   type Workspace,
   decodeRecordText,
@@ -31,7 +30,7 @@ function lines(options: WorkloadOptions): string[] {
 /** Writes a ledger of `records` records into a fresh home and hands its path and lines over. */
 async function withLedger<T>(records: number, seed: number, body: (file: string, lines: string[]) => Promise<T>): Promise<T> {
   return withHome(async (home) => {
-    const written = await writeSyntheticLedger(home.path, { records, seed });
+    const written = await writeJsonlWhole(home.path, syntheticLines({ records, seed }));
     const text = readFileSync(home.path, 'utf8');
     assert.is(written.records, records);
     assert.is(written.bytes, statSync(home.path).size);
@@ -223,47 +222,9 @@ test('conclusions are made and undone: conclusion() answers as a replay of the s
   });
 });
 
-test('writeSyntheticLedger refuses an existing file and leaves it as it was', async () => {
-  await withHome(async (home) => {
-    writeFileSync(home.path, 'not a ledger\n', { mode: 0o644 });
-    let caught: unknown;
-    try {
-      await writeSyntheticLedger(home.path, { records: 100 });
-    } catch (e) {
-      caught = e;
-    }
-    assert.instance(caught, LedgerIoError);
-    assert.is((caught as LedgerIoError).errno, 'EEXIST');
-    assert.ok((caught as LedgerIoError).message.startsWith(`${home.path}: `), (caught as LedgerIoError).message);
-    assert.is(readFileSync(home.path, 'utf8'), 'not a ledger\n');
-    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
-  });
-});
-
-test('writeSyntheticLedger writes a file of mode 0600, reports progress, and leaves no temporary file', async () => {
-  await withHome(async (home) => {
-    const progress: number[] = [];
-    const written = await writeSyntheticLedger(home.path, { records: 250_000, seed: 2, onProgress: (n) => progress.push(n) });
-    assert.equal(written, { records: 250_000, bytes: statSync(home.path).size });
-    assert.is(statSync(home.path).mode & 0o777, 0o600);
-    assert.equal(progress, [100_000, 200_000, 250_000]);
-    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
-  });
-});
-
-test('writeSyntheticLedger fails cleanly where the directory is missing', async () => {
-  await withHome(async (home) => {
-    const file = join(home.dir, 'missing', 'honcho.jsonl');
-    let caught: unknown;
-    try {
-      await writeSyntheticLedger(file, { records: 10 });
-    } catch (e) {
-      caught = e;
-    }
-    assert.instance(caught, LedgerIoError);
-    assert.is((caught as LedgerIoError).errno, 'ENOENT');
-    assert.equal(readdirSync(home.dir), []);
-  });
+test('the lines are the canonical lines of the records, and bad options are refused before any is asked for', () => {
+  assert.equal([...syntheticLines({ records: 500, seed: 4 })], lines({ records: 500, seed: 4 }));
+  assert.throws(() => syntheticLines({ records: -1 }), RangeError);
 });
 
 test.run();

@@ -1,0 +1,83 @@
+/**
+ * The command line, split into positionals and flags, and the mistakes in it (`UsageError`,
+ * exit 2).
+ *
+ * @module
+ */
+
+/** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
+export const FLAGS = { json: 'switch', help: 'switch', version: 'switch', records: 'value', seed: 'value', index: 'value', ledger: 'value' } as const;
+export type Flag = keyof typeof FLAGS;
+
+/** The command line, split into positionals and flags. */
+export interface Args {
+  readonly positionals: readonly string[];
+  readonly switches: ReadonlySet<Flag>;
+  readonly values: ReadonlyMap<Flag, string>;
+  /** The first mistake in the flags, reported once the command is known (for its usage). */
+  readonly mistake: string | undefined;
+}
+
+/** A mistake in the command line: exit 2, with the usage of `command` (or of every command). */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The command whose usage follows the message; `undefined` for the usage of every command. */
+    readonly command: string | undefined,
+    /** Whether to follow the message with the usage (not for a bad value the message explains). */
+    readonly showUsage = true,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+function isFlag(name: string): name is Flag {
+  return Object.hasOwn(FLAGS, name);
+}
+
+/**
+ * Splits `argv` into positionals and flags. Flags may come anywhere; `--` ends them, so that a
+ * text that starts with `-` can be given.
+ */
+export function parseArgs(argv: readonly string[]): Args {
+  const positionals: string[] = [];
+  const switches = new Set<Flag>();
+  const values = new Map<Flag, string>();
+  let flagsEnded = false;
+  let mistake: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (flagsEnded || arg === '-' || !arg.startsWith('-')) {
+      positionals.push(arg);
+    } else if (arg === '--') {
+      flagsEnded = true;
+    } else if (arg === '-h') {
+      switches.add('help');
+    } else {
+      const equals = arg.indexOf('=');
+      const name = arg.slice(2, equals === -1 ? undefined : equals);
+      if (!arg.startsWith('--') || !isFlag(name)) {
+        mistake ??= `unknown flag ${equals === -1 ? arg : arg.slice(0, equals)}`;
+      } else if (FLAGS[name] === 'switch') {
+        if (equals !== -1) mistake ??= `--${name} takes no value`;
+        switches.add(name);
+      } else {
+        const value = equals === -1 ? argv[++i] : arg.slice(equals + 1);
+        if (value === undefined) mistake ??= `--${name} needs a value`;
+        else if (values.has(name)) mistake ??= `--${name} is given twice`;
+        else values.set(name, value);
+      }
+    }
+  }
+  return { positionals, switches, values, mistake };
+}
+
+/** A flag's value as a whole number from 0 to 2^53-1. */
+export function wholeNumber(command: string, flag: Flag, text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(text)}`, command);
+  }
+  return n;
+}

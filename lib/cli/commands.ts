@@ -1,0 +1,87 @@
+/**
+ * The command table, and the usage and help texts made from it.
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from './context.js';
+import { APPEND } from './commands/append.js';
+import { CHECK } from './commands/check.js';
+import { GEN } from './commands/gen.js';
+import { COPY, EXPORT } from './commands/move.js';
+import { CONCLUSION, COUNTS, OUTBOX, SENT_IDS } from './commands/query.js';
+import { INDEX } from './commands/read-model.js';
+import { VERIFY } from './commands/verify.js';
+
+/** Every command, by name, in the order the help lists them. */
+export const COMMANDS = {
+  verify: VERIFY,
+  counts: COUNTS,
+  outbox: OUTBOX,
+  'sent-ids': SENT_IDS,
+  conclusion: CONCLUSION,
+  append: APPEND,
+  check: CHECK,
+  copy: COPY,
+  export: EXPORT,
+  index: INDEX,
+  gen: GEN,
+} satisfies { readonly [name: string]: Command };
+
+export type CommandName = keyof typeof COMMANDS;
+
+export function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+/** `ledgerstore <name> <synopsis>`. */
+export function synopsisOf(name: CommandName): string {
+  const synopsis = COMMANDS[name].synopsis;
+  return `ledgerstore ${name}${synopsis === '' ? '' : ` ${synopsis}`}`;
+}
+
+const NAMES = Object.keys(COMMANDS) as CommandName[];
+
+/** The short usage, for a command line without a known command. */
+export function usage(): string {
+  return ['usage:', ...NAMES.map((name) => `  ${synopsisOf(name)}`), '  ledgerstore --help', ''].join('\n');
+}
+
+/** What every command's help ends with: what a ledger argument is, and the exit statuses. */
+const COMMON = [
+  "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB)",
+  'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
+  'With --index <folder>, a ledger keeps its state in a LevelDB read model there (the folder is',
+  'made if missing, not its parents): an open reads only what was appended since, and the',
+  'queries answer from it.',
+  'Flags may come before or after the arguments; -- ends the flags.',
+  'Exit status: 0 ok; 1 the ledger refused a record, or is damaged, unreadable or not there;',
+  '2 usage; 130 or 143 stopped by Ctrl-C or SIGTERM.',
+];
+
+/** `--help`: every command and what it does. */
+export function help(): string {
+  return [
+    "usage: ledgerstore <command> [arguments]: look into a Honcho ledger (memoryd's honcho.jsonl),",
+    'append record lines to it, check record lines, write a synthetic one.',
+    '',
+    ...NAMES.flatMap((name) => [`  ${synopsisOf(name)}`, `      ${COMMANDS[name].summary}`]),
+    '  ledgerstore --version',
+    '',
+    'ledgerstore <command> --help (or ledgerstore help <command>) says more of one command.',
+    '--json makes a command write JSON for programs: one JSON value (counts, sent-ids, conclusion,',
+    'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check).',
+    ...COMMON,
+  ].join('\n');
+}
+
+/** `<command> --help`: the command's usage, its own help, and what every command's help says. */
+export function commandHelp(name: CommandName): string {
+  return [`usage: ${synopsisOf(name)}`, '', ...COMMANDS[name].help, '', ...COMMON].join('\n');
+}
+
+/** `ledgerstore <version>`, from the package's own package.json (it ships with every install). */
+export function version(): string {
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return `ledgerstore ${version}`;
+}

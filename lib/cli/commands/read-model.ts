@@ -1,0 +1,169 @@
+/**
+ * `index build|status|rebuild`: the read model that `--index <folder>` keeps for a ledger.
+ *
+ * @module
+ */
+import { performance } from 'node:perf_hooks';
+import { levelFolder } from '../../../backends/level.js';
+import { ResumeMismatchError } from '../../errors.js';
+import { type IndexStatus, ReadModel, SCHEMA } from '../../honcho/read-model.js';
+import type { Counts } from '../../honcho/record.js';
+import { UsageError } from '../args.js';
+import type { Command, Context } from '../context.js';
+import { describeOutcomes, plural } from '../describe.js';
+import { countsJson } from '../json.js';
+import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } from '../open.js';
+
+/**
+ * `index build|status|rebuild <ledger> --index <folder>`: bring the read model up to date, say
+ * where it stands, or build it again from the log's start.
+ */
+async function indexCommand({ args: [action = '', path = ''], values, switches, out, err }: Context): Promise<number> {
+  if (switches.has('json') && action !== 'status') throw new UsageError(`index ${action} takes no --json (index status does)`, 'index');
+  const folder = values.get('index');
+  if (folder === undefined) throw new UsageError('index needs --index <folder>', 'index');
+  // Before anything is opened: a refused command line must leave the index as it was, and a
+  // rebuild empties it first.
+  backendAt(path);
+  if (action === 'status') {
+    const standing = await indexStatus(path, folder);
+    if (switches.has('json')) out.line(standingJson(standing));
+    else for (const line of standingLines(standing)) out.line(line);
+    await out.flush();
+    return 0;
+  }
+  requireLedger(path, 'index');
+  if (action === 'rebuild') {
+    makeIndexFolder(folder);
+    await err.progress.around(async () => {
+      err.progress.start(`emptying ${folder}`, undefined);
+      const model = await ReadModel.open(folder);
+      try {
+        await model.reset();
+      } finally {
+        await model.close();
+      }
+    });
+  }
+  const started = performance.now();
+  const ledger = await openLedger(path, err, { readOnly: true, index: folder });
+  readNotices(err, path, ledger);
+  try {
+    const seconds = (performance.now() - started) / 1000;
+    out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);
+  } finally {
+    await ledger.close();
+  }
+  await out.flush();
+  return 0;
+}
+
+/** Where a read model stands, for `index status`. */
+interface Standing {
+  readonly folder: string;
+  /** Why there is no read model in the folder, or `null` when there is one. */
+  readonly none: string | null;
+  readonly schema: number | null;
+  /** The record the checkpoint is at, and the log it was taken of; `null` when none, or a build did not finish. */
+  readonly checkpoint: { readonly position: number; readonly log: string } | null;
+  readonly building: boolean;
+  /** How many records the log holds past the checkpoint; `null` when it does not hold the checkpoint. */
+  readonly behind: number | null;
+  /** Why the log does not hold the checkpoint any more, or `null`. */
+  readonly mismatch: string | null;
+  readonly counts: Counts | null;
+}
+
+/** Where the read model in `folder` stands against the ledger `path`: changes nothing, makes nothing. */
+async function indexStatus(path: string, folder: string): Promise<Standing> {
+  const empty = { schema: null, checkpoint: null, building: false, behind: null, mismatch: null, counts: null };
+  // Opening the read model would create one: a question about it must change nothing.
+  const there = levelFolder(folder);
+  if (there !== 'database') return { folder, none: there === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
+  const model = await ReadModel.open(folder);
+  let status: IndexStatus;
+  try {
+    status = model.status();
+  } finally {
+    await model.close();
+  }
+  const found = { folder, none: null, schema: status.schema, building: status.building, counts: status.counts };
+  const checkpoint = status.checkpoint;
+  if (checkpoint === null || status.building) return { ...empty, ...found };
+  const at = { position: checkpoint.resume.position, log: checkpoint.log };
+  try {
+    const log = await backendAt(path).open({ readOnly: true, resume: checkpoint.resume });
+    const behind = log.head - checkpoint.resume.position;
+    await log.close();
+    return { ...found, checkpoint: at, behind, mismatch: null };
+  } catch (e) {
+    if (!(e instanceof ResumeMismatchError)) throw e;
+    return { ...found, checkpoint: at, behind: null, mismatch: e.message };
+  }
+}
+
+/** Whether the next open with the read model builds it again from the log's start. */
+function rebuildsAtNextOpen(s: Standing): boolean {
+  return s.checkpoint === null || s.mismatch !== null || (s.checkpoint.position > 0 && s.schema !== SCHEMA);
+}
+
+/** What `index status` says, for people. */
+function standingLines(s: Standing): string[] {
+  const folder = s.folder;
+  if (s.none !== null) return [`index:      ${folder}`, `checkpoint: none: there is no index at ${folder} (${s.none}); the next open with --index ${folder} builds it`];
+  const lines = [`index:      ${folder}`, `schema:     ${s.schema ?? 'none'} (this ledgerstore: ${SCHEMA})`];
+  const checkpoint = s.checkpoint;
+  if (checkpoint === null) {
+    lines.push(`checkpoint: none${s.building ? ' (a build did not finish)' : ''}: the next open builds it from the log`);
+    return lines;
+  }
+  lines.push(`checkpoint: record ${checkpoint.position} of ${checkpoint.log}`);
+  const behind =
+    s.behind === null
+      ? `the log does not hold the checkpoint any more (${s.mismatch ?? ''}): the next open rebuilds it`
+      : s.behind === 0
+        ? 'up to date'
+        : `${plural(s.behind, 'record')} behind (caught up at the next open)`;
+  lines.push(`log:        ${behind}`);
+  if (checkpoint.position > 0 && s.schema !== SCHEMA) lines.push('            and it is of another schema: the next open rebuilds it');
+  if (s.counts !== null) lines.push(`counts:     ${s.counts.decided} decided ${describeOutcomes(s.counts)}`);
+  return lines;
+}
+
+/** What `index status --json` says: one object. */
+function standingJson(s: Standing): string {
+  const fields = [
+    `"index":${JSON.stringify(s.folder)}`,
+    `"exists":${s.none === null}`,
+    ...(s.none === null ? [] : [`"why":${JSON.stringify(s.none)}`]),
+    `"schema":${s.schema ?? 'null'}`,
+    `"ledgerstoreSchema":${SCHEMA}`,
+    `"checkpoint":${s.checkpoint === null ? 'null' : `{"position":${s.checkpoint.position},"log":${JSON.stringify(s.checkpoint.log)}}`}`,
+    `"building":${s.building}`,
+    `"behind":${s.behind ?? 'null'}`,
+    `"rebuildsAtNextOpen":${rebuildsAtNextOpen(s)}`,
+    `"counts":${s.counts === null ? 'null' : countsJson(s.counts)}`,
+  ];
+  return `{${fields.join(',')}}`;
+}
+
+export const INDEX: Command = {
+  synopsis: 'build|status|rebuild <ledger> --index <folder> [--json]',
+  summary: 'the read model in <folder>: bring it up to date, say where it stands, or build it again from the start',
+  help: [
+    'The read model (a LevelDB folder) that --index <folder> keeps of a ledger:',
+    '  build    bring it up to date with the ledger (made if missing), and say at which record',
+    '  status   say where it stands: its schema, its checkpoint, how far behind the ledger it is,',
+    '           its counts; changes nothing, and makes nothing where there is no read model',
+    '  rebuild  empty it and build it again from the ledger\'s first record',
+    'The ledger is never changed. build and rebuild refuse a ledger that is not there.',
+    'status --json writes one JSON object:',
+    '  {"index":"idx","exists":true,"schema":1,"ledgerstoreSchema":1,"checkpoint":{"position":11,',
+    '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...}}',
+    '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint)',
+  ],
+  args: ['build|status|rebuild', '<ledger>'],
+  actions: ['build', 'status', 'rebuild'],
+  flags: ['index', 'json'],
+  run: indexCommand,
+};
