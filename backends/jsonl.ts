@@ -126,7 +126,7 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
     try {
       return io.read(fd, into, offset, length, at);
     } catch (e) {
-      throw new LedgerIoError(name, e);
+      throw new LedgerIoError(name, e, 'read');
     }
   };
   while (position + carried < to) {
@@ -175,6 +175,7 @@ function changedWhileOpen(name: string, size: number, held: number): LedgerIoErr
   return new LedgerIoError(
     name,
     new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
+    'read',
   );
 }
 
@@ -269,7 +270,7 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   try {
     got = io.read(fd, line, 0, length, lastLineStart);
   } catch (e) {
-    throw new LedgerIoError(file, e);
+    throw new LedgerIoError(file, e, 'read');
   }
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
   if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
@@ -532,7 +533,7 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       got = this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
     } catch (e) {
-      throw new LedgerIoError(this.name, e);
+      throw new LedgerIoError(this.name, e, 'read');
     }
     if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
     return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
@@ -553,7 +554,7 @@ function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
     return readOnly ? io.openRead(file) : io.openReadWrite(file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw new LedgerIoError(file, e);
+    throw new LedgerIoError(file, e, readOnly ? 'read' : 'write');
   }
 }
 
@@ -586,7 +587,7 @@ function sizeOf(io: FileIO, fd: Fd, file: string): number {
   try {
     return io.size(fd);
   } catch (e) {
-    throw new LedgerIoError(file, e);
+    throw new LedgerIoError(file, e, 'read');
   }
 }
 

@@ -29,7 +29,7 @@ export type LedgerErrorCode =
   | 'LEDGER_BAD_TARGET';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
-export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-locked' | 'ledger-index-behind';
+export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-unreadable' | 'ledger-locked' | 'ledger-index-behind';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';
@@ -112,16 +112,25 @@ export function asDamage(name: string, line: number, error: unknown): unknown {
   return error instanceof RecordRefusedError ? new DamagedError(name, line, error.message, { cause: error }) : error;
 }
 
+/**
+ * What a failed system call was for: reading the ledger (opening it to read, `read`, `fstat`), or
+ * writing it (opening it to write, creating, writing, syncing, cutting, locking). The two have
+ * different fixes, so different runbook entries.
+ */
+export type IoDirection = 'read' | 'write';
+
 /** The file system failed: `<path>: <what the system said>`. Nothing was appended. */
 export class LedgerIoError extends LedgerError {
   readonly code = 'LEDGER_IO';
-  override readonly runbook = 'ledger-unwritable';
+  override readonly runbook: RunbookAnchor;
   /** The system's error code (`ENOENT`, `ENOSPC`, ...), when there is one. */
   readonly errno: string | undefined;
-  constructor(readonly path: string, cause: unknown) {
+  /** @param during what the failed call was for (`write` unless said) */
+  constructor(readonly path: string, cause: unknown, readonly during: IoDirection = 'write') {
     super(`${path}: ${describeSystemError(cause)}`, { cause });
     this.name = 'LedgerIoError';
     this.errno = systemErrorName(cause);
+    this.runbook = during === 'read' ? 'ledger-unreadable' : 'ledger-unwritable';
   }
 }
 

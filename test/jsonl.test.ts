@@ -290,6 +290,39 @@ test('an unreadable ledger is an I/O error, not an empty ledger', async () => {
   });
 });
 
+const RUNBOOK_TEXT = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
+
+/** `e` is a LEDGER_IO error that points at the runbook's `anchor`, an entry the runbook has. */
+function pointsAt(e: Error, anchor: string): void {
+  const error = e as Error & { runbook?: string; report?: string };
+  assert.is(error.runbook, anchor, e.message);
+  assert.ok(error.report?.endsWith(`; see docs/runbook.md#${anchor}`), error.report);
+  assert.ok(RUNBOOK_TEXT.includes(`\n## ${anchor}\n`), `the runbook has no entry ${anchor}`);
+}
+
+test('a read that fails points at the runbook\'s ledger-unreadable entry; a write that fails, at ledger-unwritable', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A));
+    const reading: [string, FaultyIO][] = [
+      ['open to read', new FaultyIO().fail('openRead', 1, 'EACCES')],
+      ['read', new FaultyIO().fail('read', 1, 'EIO')],
+      ['fstat', new FaultyIO().fail('size', 1, 'EIO')],
+    ];
+    for (const [what, io] of reading) {
+      const e = await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }), { readOnly: true }), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+      pointsAt(e, 'ledger-unreadable');
+      assert.equal(io.open.size, 0, what);
+    }
+    const opening = new FaultyIO().fail('openReadWrite', 1, 'EACCES');
+    pointsAt(await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: opening })), 'LEDGER_IO'), 'ledger-unwritable');
+    const writing = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: writing }));
+    writing.fail('write', 1, 'ENOSPC');
+    pointsAt(await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`), 'ledger-unwritable');
+    await ledger.close();
+  });
+});
+
 test('a failed write is cut back and the log goes on; nothing of it is believed', async () => {
   await withHome(async (home) => {
     const io = new FaultyIO();
