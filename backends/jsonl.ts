@@ -8,6 +8,17 @@
  * else: no header, no checksum, no padding, so that memoryd (Rust, serde_json) and ledgerstore
  * read and write the same bytes. Line N (counted from 1) is the record at position N - 1.
  *
+ * ## The path
+ *
+ * A ledger is a regular file, or nothing yet (a missing file is an empty log, created by the
+ * first append). Anything else at the path (a directory, a FIFO, a socket, a block or character
+ * device) is refused with a {@link NotAFileError} before it is opened (opening a FIFO waits for
+ * a writer, a device may act on an open), and again from the descriptor, in case something was
+ * put there in between; the open itself never waits (`O_NONBLOCK`). A symbolic link is followed:
+ * the ledger is the regular file it leads to, locked and synced as that file (the directory
+ * synced is the one that holds it). A link to nothing reads as an empty log, and the first
+ * append refuses to create a file through it.
+ *
  * ## Writing
  *
  * - An append writes all its lines with one `write` at the end of the file (more only if the
@@ -55,6 +66,7 @@ import {
   LedgerError,
   LedgerIoError,
   LockedError,
+  NotAFileError,
   ReadOnlyError,
   ResumeMismatchError,
   StoppedError,
@@ -73,7 +85,7 @@ import type {
   Repair,
   ResumePoint,
 } from '../lib/log.js';
-import { type Fd, type FileIO, nodeFileIO } from './file-io.js';
+import { type Fd, type FileIO, type FileStatus, describeKind, nodeFileIO } from './file-io.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -312,13 +324,14 @@ class JsonlLog<R> implements EventLog<R> {
     }
     let fd: Fd | null = null;
     try {
-      fd = openExisting(io, file, readOnly);
+      fd = openRegular(io, file, readOnly)?.fd ?? null;
       if (fd !== null && !readOnly) {
         lock(io, fd, file);
         // A writer that created the file may have died before it synced the directory: sync it
         // now, before anything appended here is acknowledged, or a power loss could take the
-        // file's name, and every record in it, away.
-        syncDirectory(io, absolute);
+        // file's name, and every record in it, away. Through a symbolic link, the directory
+        // that holds the file is the one the name is in.
+        syncDirectory(io, realPath(io, file));
       }
       const size = fd === null ? 0 : sizeOf(io, fd, file);
       if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
@@ -461,7 +474,7 @@ class JsonlLog<R> implements EventLog<R> {
    */
   private syncDirectoryOrStop(): void {
     try {
-      syncDirectory(this.io, this.absolute);
+      syncDirectory(this.io, realPath(this.io, this.absolute));
     } catch (e) {
       this.stopped = e as LedgerIoError;
       throw this.stopped;
@@ -473,11 +486,10 @@ class JsonlLog<R> implements EventLog<R> {
    * it is unlocked and still empty (made by hand, or by a writer that wrote nothing).
    */
   private adoptCreatedElsewhere(): Fd {
-    let fd: Fd;
-    try {
-      fd = this.io.openReadWrite(this.name);
-    } catch (e) {
-      throw new LedgerIoError(this.name, e);
+    const fd = openRegular(this.io, this.name, false)?.fd;
+    if (fd === undefined) {
+      // the name exists (the create said so) but leads to no file: a symbolic link to nothing
+      throw new LedgerIoError(this.name, new Error('the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to'));
     }
     try {
       lock(this.io, fd, this.name);
@@ -548,13 +560,62 @@ class JsonlLog<R> implements EventLog<R> {
   }
 }
 
-/** Opens the file if it exists: `null` when it is missing (an empty log). */
-function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
+/** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
+interface OpenFile {
+  readonly fd: Fd;
+  readonly identity: string;
+}
+
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Opens the file at `file` if there is one: `null` when nothing is there (an empty log). Only a
+ * regular file is a ledger. Anything else is refused before it is opened, since opening it may
+ * wait (a FIFO waits for a writer) or act (a tape rewinds), and again from the descriptor, in
+ * case it was put at the path in between (the open itself never waits). A symbolic link is
+ * followed: the ledger is the file it leads to.
+ * @throws {@link NotAFileError} when something else is at the path
+ */
+function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | null {
+  let found: FileStatus;
   try {
-    return readOnly ? io.openRead(file) : io.openReadWrite(file);
+    found = io.statusOf(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isMissing(e)) return null;
+    throw new LedgerIoError(file, e, 'read');
+  }
+  if (found.kind !== 'file') throw new NotAFileError(file, describeKind(found.kind));
+  let fd: Fd;
+  try {
+    fd = readOnly ? io.openRead(file) : io.openReadWrite(file);
+  } catch (e) {
+    if (isMissing(e)) return null; // removed since the look
     throw new LedgerIoError(file, e, readOnly ? 'read' : 'write');
+  }
+  try {
+    const opened = statusOfOpen(io, fd, file);
+    if (opened.kind !== 'file') throw new NotAFileError(file, describeKind(opened.kind));
+    return { fd, identity: opened.identity };
+  } catch (e) {
+    closeQuietly(io, fd);
+    throw e;
+  }
+}
+
+function statusOfOpen(io: FileIO, fd: Fd, file: string): FileStatus {
+  try {
+    return io.status(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e, 'read');
+  }
+}
+
+/** The path of the file `file` leads to, through any symbolic links. */
+function realPath(io: FileIO, file: string): string {
+  try {
+    return io.realPath(file);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
   }
 }
 
@@ -573,7 +634,7 @@ function lock(io: FileIO, fd: Fd, file: string): void {
   if (!granted) throw new LockedError(file);
 }
 
-/** Syncs the directory of the file at `absolute`. */
+/** Syncs the directory that holds the file at `absolute`. */
 function syncDirectory(io: FileIO, absolute: string): void {
   const directory = path.dirname(absolute);
   try {

@@ -26,10 +26,17 @@ export type LedgerErrorCode =
   | 'LEDGER_NOT_EMPTY'
   | 'LEDGER_COPY_MISMATCH'
   | 'LEDGER_RESUME_MISMATCH'
-  | 'LEDGER_BAD_TARGET';
+  | 'LEDGER_BAD_TARGET'
+  | 'LEDGER_NOT_A_FILE';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
-export type RunbookAnchor = 'honcho-ledger-damaged' | 'ledger-unwritable' | 'ledger-unreadable' | 'ledger-locked' | 'ledger-index-behind';
+export type RunbookAnchor =
+  | 'honcho-ledger-damaged'
+  | 'ledger-unwritable'
+  | 'ledger-unreadable'
+  | 'ledger-not-a-file'
+  | 'ledger-locked'
+  | 'ledger-index-behind';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';
@@ -131,6 +138,20 @@ export class LedgerIoError extends LedgerError {
     this.name = 'LedgerIoError';
     this.errno = systemErrorName(cause);
     this.runbook = during === 'read' ? 'ledger-unreadable' : 'ledger-unwritable';
+  }
+}
+
+/**
+ * Something other than a regular file at a JSONL ledger's path (a directory, a FIFO, a socket, a
+ * device): refused before anything is read from it or written to it.
+ */
+export class NotAFileError extends LedgerError {
+  readonly code = 'LEDGER_NOT_A_FILE';
+  override readonly runbook = 'ledger-not-a-file';
+  /** @param what what is there, as a message says it (`a named pipe (FIFO)`) */
+  constructor(readonly path: string, readonly what: string) {
+    super(`${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`);
+    this.name = 'NotAFileError';
   }
 }
 

@@ -1,12 +1,14 @@
 /**
  * The JSONL file: reading through, torn tails, damage, durability and failures, one writer.
  */
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { FileStatus } from '../backends/file-io.js';
 import {
   type EventLog,
   type FileIO,
@@ -28,6 +30,9 @@ const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
 
 const openLog = (path: string, io?: FileIO): Promise<EventLog<Record>> =>
   jsonlBackend(path, io === undefined ? { codec: honchoCodec } : { codec: honchoCodec, io }).open();
+
+/** The runbook the errors point into. */
+const RUNBOOK_TEXT = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
 
 test('a missing file is an empty ledger, and opening creates nothing', async () => {
   await withHome(async (home) => {
@@ -274,23 +279,117 @@ test('a failed write changes nothing: the ledger\'s path turned into a directory
   await withHome(async (home) => {
     const ledger = await Ledger.open(home.path);
     mkdirSync(home.path);
-    await rejects(ledger.append(A), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+    await rejects(ledger.append(A), 'LEDGER_NOT_A_FILE', notAFile(home.path, 'a directory'));
     assert.not.ok(await ledger.isDecided(A.item));
     assert.equal(await ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
     await ledger.close();
   });
 });
 
-test('an unreadable ledger is an I/O error, not an empty ledger', async () => {
+/** The refusal of an open of `path`, where `what` is. */
+const notAFile = (path: string, what: string): string =>
+  `${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`;
+
+test('a folder at the ledger\'s path is refused, not read as an empty ledger; nothing in it is touched', async () => {
   await withHome(async (home) => {
     mkdirSync(home.path);
+    writeFileSync(join(home.path, 'honcho.jsonl'), line(A));
     for (const readOnly of [true, false]) {
-      await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_IO', new RegExp(`^${home.path}: illegal operation on a directory \\(EISDIR\\)`));
+      const e = await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(home.path, 'a directory'));
+      assert.is((e as Error & { report: string }).report, `${notAFile(home.path, 'a directory')}; see docs/runbook.md#ledger-not-a-file`);
+      assert.ok(RUNBOOK_TEXT.includes('\n## ledger-not-a-file\n'));
+    }
+    assert.equal(readdirSync(home.path), ['honcho.jsonl']);
+    assert.is(readFileSync(join(home.path, 'honcho.jsonl'), 'utf8'), line(A));
+  });
+});
+
+test('a character device or a socket at the path is refused before it is opened', async () => {
+  await withHome(async (home) => {
+    const socket = join(home.dir, 'socket');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      for (const [path, what] of [
+        ['/dev/zero', 'a character device'],
+        ['/dev/null', 'a character device'],
+        [socket, 'a socket'],
+      ] as const) {
+        for (const readOnly of [true, false]) {
+          const io = new FaultyIO();
+          await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+          assert.is(io.count('openRead') + io.count('openReadWrite'), 0, `${path}: opened`);
+        }
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 });
 
-const RUNBOOK_TEXT = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
+/** A {@link FaultyIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
+class SwappedIO extends FaultyIO {
+  override statusOf(path: string): FileStatus {
+    super.statusOf(path);
+    return { kind: 'file', identity: 'the file that was there' };
+  }
+}
+
+test('a special file put at the path after the look is refused from the open descriptor, which is closed', async () => {
+  await withHome(async (home) => {
+    const fifo = join(home.dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    // an open to write never waits for a FIFO's other end (an open to read is tested in a child:
+    // test/crash/special-files.test.ts)
+    for (const [path, what, readOnly] of [
+      [fifo, 'a named pipe (FIFO)', false],
+      ['/dev/zero', 'a character device', true],
+      ['/dev/null', 'a character device', false],
+    ] as const) {
+      const io = new SwappedIO();
+      await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+      assert.is(io.count(readOnly ? 'openRead' : 'openReadWrite'), 1);
+      assert.equal(io.open.size, 0, 'the descriptor was closed');
+    }
+    assert.ok(lstatSync(fifo).isFIFO());
+  });
+});
+
+test('a symbolic link to a regular file is that file: read, locked, appended to, and its own directory synced', async () => {
+  await withHome(async (home) => {
+    const elsewhere = join(home.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const real = join(elsewhere, 'honcho.jsonl');
+    writeFileSync(real, line(A));
+    symlinkSync(real, home.path);
+    const synced: string[] = [];
+    const io: FileIO = { ...nodeFileIO, syncDirectory: (path) => void synced.push(path) };
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    assert.is(ledger.size, 1);
+    assert.equal(synced, [elsewhere], 'the directory that holds the file, not the link\'s');
+    await rejects(Ledger.open(real), 'LEDGER_LOCKED', /open for writing elsewhere/);
+    await ledger.append(B);
+    await ledger.close();
+    assert.is(readFileSync(real, 'utf8'), line(A) + line(B));
+    assert.ok(lstatSync(home.path).isSymbolicLink(), 'the link is still a link');
+  });
+});
+
+test('a symbolic link to nothing reads as an empty ledger; the first append is refused, and nothing is created', async () => {
+  await withHome(async (home) => {
+    const missing = join(home.dir, 'missing.jsonl');
+    symlinkSync(missing, home.path);
+    const ledger = await Ledger.open(home.path);
+    assert.is(ledger.size, 0);
+    await rejects(
+      ledger.append(A),
+      'LEDGER_IO',
+      `${home.path}: the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to`,
+    );
+    await ledger.close();
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+  });
+});
 
 /** `e` is a LEDGER_IO error that points at the runbook's `anchor`, an entry the runbook has. */
 function pointsAt(e: Error, anchor: string): void {
