@@ -47,6 +47,11 @@
  * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
  * number, and the file is left exactly as it was.
  *
+ * A tail is cut only where a writer could have left it: after a complete line, or, in a file
+ * with no complete line, when it begins as a line the codec writes begins (its `lineStarts`; a
+ * NUL counts for any byte, one a power loss left unwritten). Other bytes with no newline (a
+ * settings file named for the ledger) are no log's: damage at line 1, left as they are.
+ *
  * ## Resuming
  *
  * An open can start at a point a read model kept (`resume`): the point's cursor says where its
@@ -317,6 +322,7 @@ class JsonlLog<R> implements EventLog<R> {
   static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<JsonlLog<R>> {
     const io = options.io ?? nodeFileIO;
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    const lineStarts = options.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8'));
     const absolute = path.resolve(file);
     if (!readOnly) {
       if (writers.has(absolute)) throw new LockedError(file);
@@ -362,6 +368,7 @@ class JsonlLog<R> implements EventLog<R> {
       }
       let repaired: Repair | null = null;
       if (complete < size) {
+        if (complete === 0) refuseUnlessCutOff(io, fd as Fd, file, size, lineStarts);
         if (!readOnly) cut(io, fd as Fd, file, complete);
         repaired = { at: complete, dropped: size - complete, cut: !readOnly };
       }
@@ -650,6 +657,27 @@ function sizeOf(io: FileIO, fd: Fd, file: string): number {
   } catch (e) {
     throw new LedgerIoError(file, e, 'read');
   }
+}
+
+/**
+ * The file holds no whole line, only `size` bytes with no newline: a line a crash cut off only if
+ * a writer could have left it, beginning as a line the codec writes does (a NUL standing for a
+ * byte a power loss left unwritten, a sector that never reached the disk). Anything else (a
+ * settings file named for the ledger, say) is not a log's, and is refused, not cut.
+ * @throws {@link DamagedError} at line 1 when it could not be a cut-off line
+ */
+function refuseUnlessCutOff(io: FileIO, fd: Fd, file: string, size: number, starts: readonly Buffer[] | undefined): void {
+  if (starts === undefined || starts.length === 0) return;
+  const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
+  let got: number;
+  try {
+    got = io.read(fd, first, 0, first.length, 0);
+  } catch (e) {
+    throw new LedgerIoError(file, e, 'read');
+  }
+  const head = first.subarray(0, got);
+  if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
+  throw new DamagedError(file, 1, `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`);
 }
 
 /** Cuts a torn tail and syncs, so that the next append follows the last whole line. */

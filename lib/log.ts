@@ -147,6 +147,15 @@ export interface RecordCodec<R> {
    * @throws `DecodeError` saying why they are not a record
    */
   decode(bytes: Uint8Array, start: number, end: number): R;
+  /**
+   * How every line `encode` writes begins (the Honcho records': `{"type":"decided","time":"`,
+   * and the same for `sent` and `failed`). A JSONL log whose file holds no whole line takes the
+   * bytes in it for a line a crash cut off only when they begin as one of these does (a NUL
+   * standing for a byte a power loss left unwritten); otherwise the file is not one it wrote,
+   * and it is refused as damage at line 1 instead of being cut. Without them, any such bytes
+   * are taken for a cut-off line.
+   */
+  readonly lineStarts?: readonly string[];
 }
 
 /** Something that opens a log: a backend bound to its location. */

@@ -14,6 +14,7 @@ import {
   type FileIO,
   Ledger,
   type Record,
+  type RecordCodec,
   encodeRecord,
   honchoCodec,
   jsonlBackend,
@@ -149,6 +150,59 @@ async function damaged(home: Home, content: string | Buffer, lineNumber: number,
   const ledger = await Ledger.open(home.path);
   await ledger.close();
 }
+
+test('a file with no newline that no writer could have left is damage at line 1, read-only or not, and is not cut', async () => {
+  const settings = '{"theme":"dark","size":1234}';
+  assert.is(settings.length, 28);
+  const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
+  await withHome(async (home) => {
+    await damaged(home, settings, 1, notCutOff(28));
+    await damaged(home, 'hello', 1, notCutOff(5));
+    await damaged(home, '{"type":"nope"', 1, notCutOff(14));
+    await damaged(home, `${'\u0000'.repeat(20)}{"type":"decided"`, 1, notCutOff(37)); // zeros, then not what follows zeros in a record's line
+    await damaged(home, '\r', 1, notCutOff(1));
+    // through a symbolic link: the file it leads to is left as it is
+    const settingsFile = join(home.dir, 'settings.json');
+    writeFileSync(settingsFile, settings);
+    const link = join(home.dir, 'link.jsonl');
+    symlinkSync(settingsFile, link);
+    await rejects(Ledger.open(link), 'LEDGER_DAMAGED', `${link}:1: ${notCutOff(28)}; see docs/runbook.md#honcho-ledger-damaged`);
+    assert.is(readFileSync(settingsFile, 'utf8'), settings);
+  });
+});
+
+test('a file with no newline that begins as a record\'s line does, NULs counting for any byte, is a line a crash cut off', async () => {
+  const whole = Buffer.from(line(WIDE));
+  const tails: [string, Buffer][] = [
+    ['a record\'s first bytes', whole.subarray(0, 12)],
+    ['the first byte', whole.subarray(0, 1)],
+    ['a first sector never written, the next one written', Buffer.concat([Buffer.alloc(512), whole.subarray(512 % whole.length, whole.length - 1)])],
+    ['the start written, then bytes never written', Buffer.concat([whole.subarray(0, 5), Buffer.alloc(600)])],
+    ['NULs only', Buffer.alloc(3)],
+  ];
+  for (const [what, tail] of tails) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, tail);
+      const reader = await Ledger.open(home.path, { readOnly: true });
+      assert.equal(reader.repair, { at: 0, dropped: tail.length, cut: false }, what);
+      await reader.close();
+      const ledger = await Ledger.open(home.path);
+      assert.equal(ledger.repair, { at: 0, dropped: tail.length, cut: true }, what);
+      await ledger.close();
+      assert.is(statSync(home.path).size, 0, what);
+    });
+  }
+});
+
+test('a codec that says nothing of how its lines begin: any bytes with no newline are taken for a cut-off line', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, 'hello');
+    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    assert.equal(log.repaired, { at: 0, dropped: 5, cut: true });
+    await log.close();
+  });
+});
 
 test('a line that does not parse stops the open with its number and serde\'s text; the file is left as it was', async () => {
   await withHome(async (home) => {

@@ -499,4 +499,6 @@ export const honchoCodec: RecordCodec<Record> = {
   normalize: normalizeRecord,
   encode: encodeRecord,
   decode: decodeRecord,
+  // encodeValid writes `type` first, then `time`
+  lineStarts: RECORD_VARIANTS.map((type) => `{"type":"${type}","time":"`),
 };
