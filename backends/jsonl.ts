@@ -47,6 +47,12 @@
  * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
  * number, and the file is left exactly as it was.
  *
+ * A line may hold at most {@link MAX_LINE_BYTES} (64 MiB, its newline not counted): an append
+ * with a longer one is refused and writes nothing, and a longer line in the file is damage at
+ * its line, found by scanning for its newline in bounded pieces without holding it (a line of
+ * gigabytes costs an open no more memory than the longest line it may hold, and none is longer
+ * than a JavaScript string can be). A tail may be of any length: it is scanned alike.
+ *
  * A tail is cut only where a writer could have left it: after a complete line, or, in a file
  * with no complete line, when it begins as a line the codec writes begins (its `lineStarts`; a
  * NUL counts for any byte, one a power loss left unwritten). Other bytes with no newline (a
@@ -68,6 +74,7 @@ import {
   ClosedError,
   asDamage,
   DamagedError,
+  InvalidRecordError,
   LedgerError,
   LedgerIoError,
   LockedError,
@@ -78,17 +85,19 @@ import {
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import type {
-  AppendOptions,
-  Appended,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  Repair,
-  ResumePoint,
+import {
+  type AppendOptions,
+  type Appended,
+  type EventLog,
+  type LogBackend,
+  type LogCapabilities,
+  MAX_LINE_BYTES,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type Repair,
+  type ResumePoint,
+  lineTooLong,
 } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, describeKind, nodeFileIO } from './file-io.js';
 
@@ -128,45 +137,57 @@ interface Chunk {
 }
 
 /**
+ * A line longer than {@link MAX_LINE_BYTES}, found by its newline and never held: where it
+ * starts and how long it is, without its newline. No writer wrote it, and no reader reads it.
+ */
+interface OverlongLine {
+  readonly overlong: true;
+  readonly start: number;
+  readonly length: number;
+}
+
+const isOverlong = (piece: Chunk | OverlongLine): piece is OverlongLine => 'overlong' in piece;
+
+/** Reads up to `length` bytes at `at` into `into[offset...]`; the count read. */
+function readAt(io: FileIO, fd: Fd, name: string, into: Buffer, offset: number, length: number, at: number): number {
+  try {
+    return io.read(fd, into, offset, length, at);
+  } catch (e) {
+    throw new LedgerIoError(name, e, 'read');
+  }
+}
+
+/**
  * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
  * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for. A file that ends before `to`, or whose bytes up
- * to `to` end without a newline, stops the lines there when `to` is only what `fstat` said (an
- * open: the rest is a tail), and is an error when the log held those lines (`held`): someone cut
- * or changed the file while the log was open, and reading on would find nothing.
+ * a chunk is valid until the next is asked for, and holds at most one line of the longest a
+ * line may be, so that no line is held whole past {@link MAX_LINE_BYTES}: a longer one is
+ * scanned for its end in bounded pieces and given as an {@link OverlongLine}, after which
+ * nothing more is read. A file that ends before `to`, or whose bytes up to `to` end without a
+ * newline, stops the lines there when `to` is only what `fstat` said (an open: the rest is a
+ * tail, however long), and is an error when the log held those lines (`held`): someone cut or
+ * changed the file while the log was open, and reading on would find nothing.
  */
-function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk> {
+function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held: true): Generator<Chunk>;
+function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk | OverlongLine>;
+function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk | OverlongLine> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
-  const read = (into: Buffer, offset: number, length: number, at: number): number => {
-    try {
-      return io.read(fd, into, offset, length, at);
-    } catch (e) {
-      throw new LedgerIoError(name, e, 'read');
-    }
-  };
   while (position + carried < to) {
+    if (carried > MAX_LINE_BYTES) {
+      // longer than a line may be, and not yet at its end: the log held no such line
+      if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
+      const end = newlineAfter(io, fd, name, position + carried, to, chunkSize);
+      if (end !== null) yield { overlong: true, start: position, length: end - position };
+      return; // without a newline, a tail
+    }
     if (carried === buffer.length) {
-      if (carried >= LONG_LINE) {
-        // A line this long is kept no further: its end is looked for without it, and only a
-        // line that has one is read whole (a torn tail of gigabytes costs no memory).
-        const line = longLine(read, position, carried, to, chunkSize);
-        if (line === null) {
-          if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
-          return;
-        }
-        yield line;
-        position = line.position + line.buffer.length;
-        carried = 0;
-        buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - position)));
-        continue;
-      }
-      const larger = Buffer.allocUnsafe(buffer.length * 2);
+      const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_LINE_BYTES + 1));
       buffer.copy(larger, 0, 0, carried);
       buffer = larger;
     }
-    const got = read(buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
+    const got = readAt(io, fd, name, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
     if (got === 0) {
       if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
       return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
@@ -183,6 +204,23 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
   if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
 }
 
+/** Where the first newline at or after `at` (and before `to`) is, looked for a piece at a time; `null` when there is none. */
+function newlineAfter(io: FileIO, fd: Fd, name: string, at: number, to: number, chunkSize: number): number | null {
+  const piece = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, DEFAULT_CHUNK)));
+  while (at < to) {
+    const got = readAt(io, fd, name, piece, 0, Math.min(piece.length, to - at), at);
+    if (got === 0) return null; // shorter than fstat said
+    const newline = piece.subarray(0, got).indexOf(10);
+    if (newline !== -1) return at + newline;
+    at += got;
+  }
+  return null;
+}
+
+/** Why an {@link OverlongLine} of `length` bytes is damage. */
+const overlongWhy = (length: number): string =>
+  `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
+
 /**
  * The file no longer holds, up to byte `held`, the whole lines an open log counted: it was cut
  * or changed under the log (by hand, or by a writer cutting back lines whose sync failed). A
@@ -194,34 +232,6 @@ function changedWhileOpen(name: string, size: number, held: number): LedgerIoErr
     new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
     'read',
   );
-}
-
-/** The longest line the reader holds in memory while it looks for the line's end. */
-const LONG_LINE = 64 << 20;
-
-/**
- * The line starting at `start`, whose first `known` bytes have no newline: found by scanning on
- * for its newline, then read whole; `null` when the bytes up to `to` end without one.
- */
-function longLine(read: (into: Buffer, offset: number, length: number, at: number) => number, start: number, known: number, to: number, chunkSize: number): Chunk | null {
-  const scratch = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, 1 << 20)));
-  for (let at = start + known; at < to; ) {
-    const got = read(scratch, 0, Math.min(scratch.length, to - at), at);
-    if (got === 0) return null;
-    const newline = scratch.indexOf(10);
-    if (newline !== -1 && newline < got) {
-      const end = at + newline;
-      const line = Buffer.allocUnsafe(end + 1 - start);
-      for (let done = 0; done < line.length; ) {
-        const n = read(line, done, line.length - done, start + done);
-        if (n === 0) return null;
-        done += n;
-      }
-      return { buffer: line, position: start, ends: [end - start] };
-    }
-    at += got;
-  }
-  return null;
 }
 
 /** Where the records of the file's first `to` bytes that fall on a `SEEK_STRIDE` boundary start, found by their newlines alone. */
@@ -266,7 +276,9 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
   if (cursor === null) {
     let n = 0;
-    scan: for (const { position, ends } of lineChunks(io, fd, file, 0, size, chunkSize)) {
+    scan: for (const piece of lineChunks(io, fd, file, 0, size, chunkSize)) {
+      if (isOverlong(piece)) return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
+      const { position, ends } = piece;
       let start = 0;
       for (const end of ends) {
         if (++n === resume.position) {
@@ -281,14 +293,10 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   const { offset, lastLineStart } = cursor;
   if (offset > size) mismatch(`the log is ${size} bytes long, shorter than the ${offset} it had`);
   const length = offset - lastLineStart;
-  if (lastLineStart < 0 || length < 1) mismatch('no record ends there');
+  // a cursor is a read model's, and may be damaged: no more is read than a line may hold
+  if (lastLineStart < 0 || length < 1 || length > MAX_LINE_BYTES + 1) mismatch('no record ends there');
   const line = Buffer.allocUnsafe(length);
-  let got: number;
-  try {
-    got = io.read(fd, line, 0, length, lastLineStart);
-  } catch (e) {
-    throw new LedgerIoError(file, e, 'read');
-  }
+  const got = readAt(io, fd, file, line, 0, length, lastLineStart);
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
   if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
   return cursor;
@@ -347,7 +355,9 @@ class JsonlLog<R> implements EventLog<R> {
       let complete = from.offset;
       let lastLineStart = from.lastLineStart;
       if (fd !== null) {
-        for (const { buffer, position, ends } of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
+        for (const piece of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
+          if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
+          const { buffer, position, ends } = piece;
           let start = 0;
           for (const end of ends) {
             if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
@@ -400,7 +410,7 @@ class JsonlLog<R> implements EventLog<R> {
     const from = this.count;
     assertExpectedHead(this.name, expectedHead, from);
     if (records.length === 0) return { from, head: from };
-    const bytes = Buffer.from(records.map((record) => `${this.codec.encode(record)}\n`).join(''), 'utf8');
+    const bytes = linesOf(records.map((record) => this.codec.encode(record)));
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
@@ -548,12 +558,7 @@ class JsonlLog<R> implements EventLog<R> {
     // The last line this log wrote is at hand: a read model asks after every append.
     if (this.lastLine !== null) return { position: this.count, cursor, fingerprint: fingerprintOf(this.lastLine) };
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
-    let got: number;
-    try {
-      got = this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
-    } catch (e) {
-      throw new LedgerIoError(this.name, e, 'read');
-    }
+    const got = readAt(this.io, this.fd, this.name, line, 0, line.length, this.lastLineStart);
     if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
     return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
   }
@@ -565,6 +570,29 @@ class JsonlLog<R> implements EventLog<R> {
     this.fd = null;
     if (!this.readOnly) writers.delete(this.absolute);
   }
+}
+
+/**
+ * The lines, each with its newline, as one buffer for one write. No line may be longer than a
+ * line may hold: a reader would refuse it as damage. (The Honcho codec refuses such a record
+ * before it is queued; this is for codecs that do not.)
+ * @throws {@link InvalidRecordError} when one is longer, and nothing is written
+ */
+function linesOf(texts: readonly string[]): Buffer {
+  let total = 0;
+  for (const text of texts) {
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+    total += length + 1;
+  }
+  // written into one buffer, not joined first: the lines together may be longer than a string can be
+  const bytes = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const text of texts) {
+    at += bytes.write(text, at, 'utf8');
+    bytes[at++] = 10;
+  }
+  return bytes;
 }
 
 /** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
@@ -669,13 +697,7 @@ function sizeOf(io: FileIO, fd: Fd, file: string): number {
 function refuseUnlessCutOff(io: FileIO, fd: Fd, file: string, size: number, starts: readonly Buffer[] | undefined): void {
   if (starts === undefined || starts.length === 0) return;
   const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
-  let got: number;
-  try {
-    got = io.read(fd, first, 0, first.length, 0);
-  } catch (e) {
-    throw new LedgerIoError(file, e, 'read');
-  }
-  const head = first.subarray(0, got);
+  const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
   if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
   throw new DamagedError(file, 1, `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`);
 }

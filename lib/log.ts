@@ -158,6 +158,21 @@ export interface RecordCodec<R> {
   readonly lineStarts?: readonly string[];
 }
 
+/**
+ * The longest line a line-oriented backend (the JSONL file) writes or reads: 64 MiB, counted in
+ * UTF-8 bytes without its newline. The Honcho ledger's lines are a few hundred bytes (a turn's
+ * text is never in them); the bound keeps the memory an open needs to one line and one chunk,
+ * and far below what a JavaScript string can hold (about 512 MiB), which a longer line would
+ * exceed when decoded. A codec whose records could be longer refuses them in `normalize`, so
+ * that one caller's record does not fail a batch of others' (the Honcho codec does).
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Why a record is refused whose line would be `bytes` long (or, not `exact`, at least that), over {@link MAX_LINE_BYTES}. */
+export function lineTooLong(bytes: number, exact = true): string {
+  return `its line would be ${exact ? '' : 'at least '}${bytes} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`;
+}
+
 /** Something that opens a log: a backend bound to its location. */
 export interface LogBackend<R> {
   /** A name for messages: a file's path, a folder, a URI. */

@@ -2,13 +2,28 @@
  * The JSONL file: reading through, torn tails, damage, durability and failures, one writer.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, lstatSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { FileStatus } from '../backends/file-io.js';
+import { MAX_LINE_BYTES } from '../lib/log.js';
 import {
   type EventLog,
   type FileIO,
@@ -17,9 +32,11 @@ import {
   type RecordCodec,
   encodeRecord,
   honchoCodec,
+  isLedgerError,
   jsonlBackend,
   nodeFileIO,
 } from '../lib/index.js';
+import { withFastHome } from './support/fast-home.js';
 import { FaultyIO } from './support/faulty-io.js';
 import { collect, decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 
@@ -301,20 +318,148 @@ test('a file created by another writer after the open is adopted only with its d
   });
 });
 
-test('a torn tail longer than the reader keeps in memory is dropped, and such a long line, whole, is read', async () => {
+/** Why a line of `length` bytes (without its newline) is damage: longer than a line may hold. */
+const overlong = (length: number): string =>
+  `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
+
+/** A `decided` record of `item` whose line is exactly `bytes` long (ASCII, so bytes are characters). */
+function recordOfLength(item: ReturnType<typeof turn>, bytes: number): Record {
+  const frame = encodeRecord(decided(item, skip(''))).length;
+  return decided(item, skip('y'.repeat(bytes - frame)));
+}
+
+test('a line as long as a line may hold is appended and read back; one byte more is refused, alone, and written nothing', async () => {
   await withHome(async (home) => {
-    const huge = 70 << 20;
-    writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
-    const ledger = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(ledger.repair, { at: line(A).length, dropped: huge, cut: false });
+    const longest = recordOfLength(turn('long', 1), MAX_LINE_BYTES);
+    assert.is(Buffer.byteLength(encodeRecord(longest)), MAX_LINE_BYTES);
+    const ledger = await Ledger.open(home.path);
+    await ledger.append(longest);
+    // appended in the same batch as two others: only the one that is too long is refused
+    const tooLong = recordOfLength(turn('long', 2), MAX_LINE_BYTES + 1);
+    const [a, long, b] = await Promise.allSettled([ledger.append(A), ledger.append(tooLong), ledger.append(B)]);
+    assert.is(a?.status, 'fulfilled');
+    assert.is(b?.status, 'fulfilled');
+    assert.is(long?.status, 'rejected');
+    const refusal = (long as PromiseRejectedResult).reason as Error;
+    assert.ok(isLedgerError(refusal, 'LEDGER_INVALID_RECORD'), String(refusal));
+    assert.is(refusal.message, `a ledger record could not be encoded: its line would be ${MAX_LINE_BYTES + 1} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
     await ledger.close();
-    const why = `x${'y'.repeat(huge)}`;
-    const long = decided(turn('long', 1), skip(why));
-    writeFileSync(home.path, line(A) + line(long) + line(B));
     const again = await Ledger.open(home.path, { readOnly: true });
     assert.is(again.size, 3);
     assert.ok(await again.isDecided(turn('long', 1)));
+    assert.not.ok(await again.isDecided(turn('long', 2)));
     await again.close();
+  });
+});
+
+test('a record whose texts alone are longer than a line may hold is refused without making its line', async () => {
+  await withHome(async (home) => {
+    const ledger = await Ledger.open(home.path);
+    // each control character is 6 bytes in the line: 12 million of them would make 72 MB
+    const controls = decided(turn('long', 3), skip('\u0001'.repeat(12_000_000)));
+    await rejects(ledger.append(controls), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: its line would be at least 72000034 bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
+    assert.is(ledger.size, 0);
+    await ledger.close();
+    assert.equal(readdirSync(home.dir), [], 'nothing was written');
+  });
+});
+
+test('a codec that does not refuse long records: the log refuses the batch with the line too long, and writes nothing', async () => {
+  await withHome(async (home) => {
+    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await rejects(log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: its line would be ${MAX_LINE_BYTES + 2} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
+    assert.is(log.head, 0);
+    await log.append(['short']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), 'short\n');
+  });
+});
+
+test('a line one byte longer than a line may hold, valid but for its length, is damage at its line; the file is left as it was', async () => {
+  await withHome(async (home) => {
+    // made by hand: the codec refuses to write it
+    const tooLong = `${encodeRecord(recordOfLength(turn('long', 1), MAX_LINE_BYTES)).replace('"why":"', '"why":"y')}\n`;
+    await damaged(home, line(A) + tooLong + line(B), 2, overlong(MAX_LINE_BYTES + 1));
+  });
+});
+
+test('a torn tail longer than a line may hold is dropped, and cut by a writer', async () => {
+  await withHome(async (home) => {
+    const huge = 70 << 20;
+    writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
+    const reader = await Ledger.open(home.path, { readOnly: true });
+    assert.equal(reader.repair, { at: line(A).length, dropped: huge, cut: false });
+    await reader.close();
+    const writer = await Ledger.open(home.path);
+    assert.equal(writer.repair, { at: line(A).length, dropped: huge, cut: true });
+    await writer.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+const OPENER = fileURLToPath(new URL('./support/open-huge.js', import.meta.url));
+
+/** Opens `path` in a child process (`support/open-huge.ts`) and gives what it says. */
+function openInChild(path: string, mode: 'read-only' | 'writable'): { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number } {
+  const out = execFileSync(process.execPath, [OPENER, path, mode], { encoding: 'utf8' });
+  return JSON.parse(out) as { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number };
+}
+
+/** A file of `head`, then a hole (zeros that take no space) up to `size`, then `after`. */
+function sparse(path: string, head: string, size: number, after = ''): void {
+  writeFileSync(path, head);
+  truncateSync(path, size);
+  if (after !== '') appendFileSync(path, after);
+}
+
+/** Bounded memory: an open holds one line of the longest a line may be, and a chunk; never the line it refuses. */
+const BOUNDED = 256 << 20;
+
+test('lines of 2 GiB and more (a sparse file): damage at their line, found in bounded memory, the file left as it was', async () => {
+  await withFastHome(async (home) => {
+    const size = 2 ** 31 + (1 << 20);
+    sparse(home.path, line(A), size, '\n');
+    for (const mode of ['read-only', 'writable'] as const) {
+      const said = openInChild(home.path, mode);
+      assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(size - line(A).length)}; see docs/runbook.md#honcho-ledger-damaged` }, mode);
+      assert.ok(said.peakGrowth < BOUNDED, `${mode}: the open's peak memory grew ${said.peakGrowth} bytes`);
+    }
+    assert.is(statSync(home.path).size, size + 1);
+    const start = Buffer.alloc(line(A).length + 1);
+    const fd = openSync(home.path, 'r');
+    readSync(fd, start, 0, start.length, 0);
+    closeSync(fd);
+    assert.equal(start, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(1)]), 'the file is as it was');
+  });
+});
+
+test('a tail of 2 GiB and more (a sparse file) is dropped and cut, in bounded memory', async () => {
+  await withFastHome(async (home) => {
+    const size = 2 ** 31 + (1 << 20);
+    sparse(home.path, line(A), size);
+    const said = openInChild(home.path, 'writable');
+    assert.is(said.size, 1);
+    assert.equal(said.repair, { at: line(A).length, dropped: size - line(A).length, cut: true });
+    assert.ok(said.peakGrowth < BOUNDED, `the open's peak memory grew ${said.peakGrowth} bytes`);
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+test('a valid 600 MB line, too long for a JavaScript string, is damage at its line with the file named, not a bare RangeError', async () => {
+  await withHome(async (home) => {
+    const record = encodeRecord(decided(turn('long', 1), skip('')));
+    const [before, after] = [record.slice(0, -3), record.slice(-3)]; // split inside the empty why: `"`, then `"}}`
+    const fd = openSync(home.path, 'w');
+    const block = Buffer.alloc(1 << 20, 0x79);
+    writeSync(fd, line(A) + before);
+    for (let n = 0; n < 600; n++) writeSync(fd, block);
+    writeSync(fd, `${after}\n`);
+    closeSync(fd);
+    const length = before.length + 600 * block.length + after.length;
+    const said = openInChild(home.path, 'read-only');
+    assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(length)}; see docs/runbook.md#honcho-ledger-damaged` });
+    assert.ok(said.peakGrowth < BOUNDED, `the open's peak memory grew ${said.peakGrowth} bytes`);
   });
 });
 

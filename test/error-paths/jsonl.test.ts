@@ -9,6 +9,7 @@ import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSyn
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
+import { MAX_LINE_BYTES } from '../../lib/log.js';
 import { type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
@@ -18,8 +19,6 @@ const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 
-/** The longest line the reader holds in memory while it looks for the line's end (backends/jsonl.ts). */
-const LONG_LINE = 64 << 20;
 
 const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
   jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
@@ -57,11 +56,11 @@ class ShrinkingIO extends FaultyIO {
 test('a torn tail too long to hold, cut by a writer while a reader scans it for its end: the reader keeps the whole lines', async () => {
   await withHome(async (home) => {
     const whole = Buffer.from(line(A));
-    const tail = LONG_LINE + (2 << 20);
+    const tail = MAX_LINE_BYTES + (2 << 20);
     writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(tail, 0x61)])); // no newline: a torn tail
     // the writer that opens cuts the tail back to the last whole line, just as the reader,
-    // having held 64 MiB of it, starts to look further for its end
-    const io = new ShrinkingIO(home.path, whole.length, (position) => position === whole.length + LONG_LINE);
+    // having held the longest a line may be of it, starts to look further for its end
+    const io = new ShrinkingIO(home.path, whole.length, (position) => position === whole.length + MAX_LINE_BYTES + 1);
     const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
     assert.ok(io.shrunk, 'the file was cut during the scan');
     assert.is(reader.head, 1);
@@ -73,37 +72,17 @@ test('a torn tail too long to hold, cut by a writer while a reader scans it for 
   });
 });
 
-test('a long line whose end was found, cut off before it is read whole: the reader stops at the whole lines before it', async () => {
+test('lines the reader held, changed under it into more bytes than a line may hold with no newline: the read says the file changed', async () => {
   await withHome(async (home) => {
-    const whole = Buffer.from(line(A));
-    const long = LONG_LINE + (1 << 20);
-    writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(long, 0x61), Buffer.from('\n')]));
-    const size = statSync(home.path).size;
-    // cut by hand (to the last line the operator trusts) between the scan and the read of the line
-    const io = new ShrinkingIO(home.path, whole.length, (position, length) => position === whole.length && length === long + 1);
-    const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
-    assert.ok(io.shrunk, 'the file was cut before the line was read');
-    assert.is(reader.head, 1);
-    assert.equal(reader.repaired, { at: whole.length, dropped: size - whole.length, cut: false });
-    assert.equal(await all(reader), [A]);
-    await reader.close();
-    assert.equal(io.open.size, 0);
-  });
-});
-
-test('a long line the reader held, changed under it into bytes with no newline: the read says the file changed', async () => {
-  await withHome(async (home) => {
-    const long = decided(turn('long', 1), skip(`x${'y'.repeat(LONG_LINE + (1 << 20))}`));
-    writeFileSync(home.path, line(A) + line(long));
+    // three lines of 30 MiB: each fits a line, together they do not
+    const long = (n: number): Record => decided(turn('long', n), skip(`x${'y'.repeat(30 << 20)}`));
+    writeFileSync(home.path, line(long(1)) + line(long(2)) + line(long(3)));
     const size = statSync(home.path).size;
     const reader = await backend(home.path, undefined, 1 << 20).open({ readOnly: true });
-    assert.is(reader.head, 2);
+    assert.is(reader.head, 3);
     writeFileSync(home.path, Buffer.alloc(size, 0x61)); // as long as it was, with no line in it
-    await rejects(
-      all(reader),
-      'LEDGER_IO',
-      `${home.path}: the file changed while open: it no longer holds the ${size} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`,
-    );
+    const changed = `${home.path}: the file changed while open: it no longer holds the ${size} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`;
+    await rejects(all(reader), 'LEDGER_IO', changed);
     await reader.close();
   });
 });
@@ -169,6 +148,41 @@ test('a resume point whose cursor says no line ends there is a mismatch, and the
     }
     assert.equal(readFileSync(home.path), before);
     await writable(home.path);
+  });
+});
+
+test('a resume point whose cursor spans more than a line may hold is a mismatch, and that much is never read', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
+    const io = new FaultyIO();
+    const resume = { ...point, cursor: { ...cursor, offset: MAX_LINE_BYTES + 2, lastLineStart: 0 } };
+    // the file as long as the cursor says: only the span it gives the line is wrong
+    truncateSync(home.path, MAX_LINE_BYTES + 2);
+    await rejects(backend(home.path, io).open({ resume, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: no record ends there`);
+    assert.is(io.count('read'), 0, 'nothing was read');
+    assert.equal(io.open.size, 0);
+  });
+});
+
+test('a resume point without a cursor, before which a line is longer than a line may hold: a mismatch at that line', async () => {
+  await withHome(async (home) => {
+    const log = await backend(home.path).open();
+    await log.append([A, B]);
+    const point = await log.resumePoint();
+    await log.close();
+    const long = MAX_LINE_BYTES + 1;
+    writeFileSync(home.path, Buffer.concat([Buffer.alloc(long, 0x61), Buffer.from('\n'), Buffer.from(line(B))]));
+    const before = readFileSync(home.path);
+    await rejects(
+      backend(home.path).open({ resume: { ...point, cursor: null }, readOnly: true }),
+      'LEDGER_RESUME_MISMATCH',
+      `${home.path}: cannot resume at record 2: line 1 is ${long} bytes long, more than a ledger's line may hold`,
+    );
+    assert.equal(readFileSync(home.path), before);
   });
 });
 

@@ -3,9 +3,10 @@
  * prints, as one JSON line, what the open gave: for the opener's bounded-memory test
  * (`test/fuzz/opener.test.ts`) the size, the repair, the counts and how much the process's peak
  * resident memory grew during the open (`VmHWM` of /proc/self/status, after the imports); for
- * the harnesses whose opens must be refused (`test/crash/special-files.test.ts`, which also
- * guards against an open that never returns), `{"refused": {code, message}}`. A writable open
- * that succeeds is closed without appending anything.
+ * the opens that must be refused (`test/crash/special-files.test.ts`, which also guards against
+ * an open that never returns; lines longer than a line may hold, in `test/jsonl.test.ts`),
+ * `{"refused": {code, message}, peakGrowth}`. A writable open that succeeds is closed without
+ * appending anything.
  */
 import { readFileSync } from 'node:fs';
 import { Ledger, isLedgerError } from '../../lib/index.js';
@@ -19,6 +20,7 @@ function peakBytes(): number {
 /** What a refused open says, on stdout. */
 export interface Refused {
   readonly refused: { readonly code: string; readonly message: string };
+  readonly peakGrowth: number;
 }
 
 const [path, mode] = process.argv.slice(2);
@@ -29,7 +31,7 @@ try {
   ledger = await Ledger.open(path, { readOnly: mode === 'read-only' });
 } catch (e) {
   if (!isLedgerError(e)) throw e;
-  const refused: Refused = { refused: { code: e.code, message: e.message } };
+  const refused: Refused = { refused: { code: e.code, message: e.message }, peakGrowth: peakBytes() - before };
   process.stdout.write(`${JSON.stringify(refused)}\n`);
   process.exit(0);
 }
