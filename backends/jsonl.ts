@@ -37,6 +37,13 @@
  *   kernel releases when the file is closed or the process dies (no lock file to clean up), and
  *   a second writable open in the same process is refused before it touches the file. A missing
  *   file cannot be locked: two processes may open it, and the second to create it is refused.
+ * - The lock holds a file, not its name: an edit that puts another file at the path (`sed -i`,
+ *   an editor, `mv`) or removes it goes unhindered, and a writer running through it would go on
+ *   appending to a file no reader opens, beside a second writer let in on the new one. So after
+ *   each append's sync, and before it is acknowledged, the writer looks at the path (`stat`,
+ *   against the device and inode of the file it holds): when another file or none is there, the
+ *   append is cut back and refused with a {@link FileReplacedError}, and so is every later one
+ *   until the ledger is reopened. A `stat` costs a few microseconds against the sync's hundreds.
  *
  * ## Reading through
  *
@@ -74,6 +81,7 @@ import {
   ClosedError,
   asDamage,
   DamagedError,
+  FileReplacedError,
   InvalidRecordError,
   LedgerError,
   LedgerIoError,
@@ -317,6 +325,8 @@ class JsonlLog<R> implements EventLog<R> {
     private readonly chunkSize: number,
     private readonly readOnly: boolean,
     private fd: Fd | null,
+    /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
+    private identity: string | null,
     /** The length of the whole lines: where the next append goes. */
     private length: number,
     private count: Position,
@@ -338,7 +348,8 @@ class JsonlLog<R> implements EventLog<R> {
     }
     let fd: Fd | null = null;
     try {
-      fd = openRegular(io, file, readOnly)?.fd ?? null;
+      const opened = openRegular(io, file, readOnly);
+      fd = opened?.fd ?? null;
       if (fd !== null && !readOnly) {
         lock(io, fd, file);
         // A writer that created the file may have died before it synced the directory: sync it
@@ -382,7 +393,7 @@ class JsonlLog<R> implements EventLog<R> {
         if (!readOnly) cut(io, fd as Fd, file, complete);
         repaired = { at: complete, dropped: size - complete, cut: !readOnly };
       }
-      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, complete, count, repaired, lastLineStart, starts);
+      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, opened?.identity ?? null, complete, count, repaired, lastLineStart, starts);
     } catch (e) {
       if (fd !== null) closeQuietly(io, fd);
       if (!readOnly) writers.delete(absolute);
@@ -406,6 +417,7 @@ class JsonlLog<R> implements EventLog<R> {
   private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
     if (this.closed) throw new ClosedError(this.name);
     if (this.readOnly) throw new ReadOnlyError(this.name);
+    if (this.stopped instanceof FileReplacedError) throw new FileReplacedError(this.name, this.stopped.how);
     if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
     const from = this.count;
     assertExpectedHead(this.name, expectedHead, from);
@@ -415,15 +427,16 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
     } catch (e) {
-      this.fail(fd, e, false);
+      this.fail(fd, new LedgerIoError(this.name, e), false);
     }
     try {
       this.io.datasync(fd);
     } catch (e) {
       // The lines may or may not be on disk, and Linux may have dropped the dirty pages and
       // the error with them: a retry could report success for data that is gone. Stop.
-      this.fail(fd, e, true);
+      this.fail(fd, new LedgerIoError(this.name, e), true);
     }
+    this.confirmAtPath(fd);
     if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
     this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
@@ -434,16 +447,34 @@ class JsonlLog<R> implements EventLog<R> {
   }
 
   /**
-   * A write or sync failed: cut the file back to its last good length, so that no reader takes
-   * the failed lines for records, and stop the log if that cut fails or `always`. Throws.
+   * The lock is the file's, not the name's: an edit that puts another file at the path (`sed -i`,
+   * an editor, `mv`) or removes it would leave this writer appending to a file no reader opens,
+   * beside a writer let in on the new one. So before an append is acknowledged, the path must
+   * still lead to the file written; otherwise, or when that cannot be told, the lines just
+   * written are cut back from it and the log stops (a stat per append costs little beside its
+   * sync: docs/reliability.md).
+   */
+  private confirmAtPath(fd: Fd): void {
+    let found: FileStatus;
+    try {
+      found = this.io.statusOf(this.absolute);
+    } catch (e) {
+      this.fail(fd, isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'), true);
+    }
+    if (found.identity !== this.identity) this.fail(fd, new FileReplacedError(this.name, 'replaced'), true);
+  }
+
+  /**
+   * An append failed (a write, a sync, or the file is not at its path any more): cut the file
+   * back to its last good length, so that no reader takes the failed lines for records, and stop
+   * the log if that cut fails or `always`. Throws `failure`.
    *
    * The cut is synced before the append is rejected: a write that failed after earlier writes
    * of the batch landed whole lines, and a power loss before the next sync could otherwise
    * bring them back, records of an append the caller was told failed. A cut that cannot be
    * synced is a cut that failed.
    */
-  private fail(fd: Fd, cause: unknown, always: boolean): never {
-    const failure = new LedgerIoError(this.name, cause);
+  private fail(fd: Fd, failure: LedgerError, always: boolean): never {
     let cutBack = true;
     try {
       this.io.truncate(fd, this.length);
@@ -474,13 +505,16 @@ class JsonlLog<R> implements EventLog<R> {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return this.adoptCreatedElsewhere();
       throw new LedgerIoError(this.name, e);
     }
+    let identity: string;
     try {
       lock(this.io, fd, this.name);
+      identity = statusOfOpen(this.io, fd, this.name).identity;
     } catch (e) {
       closeQuietly(this.io, fd); // the empty file stays: the next writer adopts it
       throw e;
     }
     this.fd = fd;
+    this.identity = identity;
     this.syncDirectoryOrStop();
     return fd;
   }
@@ -503,11 +537,12 @@ class JsonlLog<R> implements EventLog<R> {
    * it is unlocked and still empty (made by hand, or by a writer that wrote nothing).
    */
   private adoptCreatedElsewhere(): Fd {
-    const fd = openRegular(this.io, this.name, false)?.fd;
-    if (fd === undefined) {
+    const opened = openRegular(this.io, this.name, false);
+    if (opened === null) {
       // the name exists (the create said so) but leads to no file: a symbolic link to nothing
       throw new LedgerIoError(this.name, new Error('the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to'));
     }
+    const { fd, identity } = opened;
     try {
       lock(this.io, fd, this.name);
       if (sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
@@ -516,6 +551,7 @@ class JsonlLog<R> implements EventLog<R> {
       throw e;
     }
     this.fd = fd;
+    this.identity = identity;
     this.syncDirectoryOrStop(); // whoever created it may not have
     return fd;
   }

@@ -35,6 +35,7 @@ export type RunbookAnchor =
   | 'ledger-unwritable'
   | 'ledger-unreadable'
   | 'ledger-not-a-file'
+  | 'ledger-replaced'
   | 'ledger-locked'
   | 'ledger-index-behind';
 
@@ -270,6 +271,28 @@ export class StoppedError extends LedgerError {
   constructor(readonly path: string, readonly failure: Error) {
     super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
     this.name = 'StoppedError';
+  }
+}
+
+/**
+ * The file a JSONL writer holds is no longer the one at the ledger's path: another file was put
+ * there (`sed -i`, an editor and `mv` write a new file and rename it over the old), or it was
+ * removed or moved away. The writer's lock is the file's, not the name's, so it would go on
+ * appending to a file no reader opens, beside another writer let in on the new one. It noticed
+ * before acknowledging an append: that append is refused (its lines cut back from the old file)
+ * and so is every later one, until the ledger is reopened, which reads the file at the path.
+ * Same code as {@link StoppedError}: to a caller, the ledger has stopped.
+ */
+export class FileReplacedError extends LedgerError {
+  readonly code = 'LEDGER_STOPPED';
+  override readonly runbook = 'ledger-replaced';
+  /** @param how `replaced`: another file is at the path; `removed`: nothing is (removed, or moved away) */
+  constructor(readonly path: string, readonly how: 'replaced' | 'removed') {
+    super(
+      `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
+        'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger',
+    );
+    this.name = 'FileReplacedError';
   }
 }
 

@@ -5,12 +5,16 @@ import { execFileSync, spawn } from 'node:child_process';
 import {
   appendFileSync,
   closeSync,
+  existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
   readSync,
   readdirSync,
+  renameSync,
+  rmSync,
   statSync,
   symlinkSync,
   truncateSync,
@@ -943,6 +947,81 @@ test('a writer in another process holds the ledger; once it is killed the next o
     await ledger.append(B);
     await ledger.close();
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+  });
+});
+
+/** What a writer says once its file is no longer the one at its path. */
+const noLongerAtPath = (path: string, how: 'replaced' | 'removed'): string =>
+  `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
+  'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger';
+
+test('a writer whose file is replaced, removed or moved away stops before it acknowledges: the append is cut from the old file, and every later one refused', async () => {
+  const edits: [string, 'replaced' | 'removed', (home: Home) => void][] = [
+    ['replaced, as sed -i does (a new file renamed over it)', 'replaced', (home) => {
+      writeFileSync(`${home.path}.sed`, line(B));
+      renameSync(`${home.path}.sed`, home.path);
+    }],
+    ['removed', 'removed', (home) => rmSync(home.path)],
+    ['moved away', 'removed', (home) => renameSync(home.path, `${home.path}.moved`)],
+  ];
+  for (const [what, how, edit] of edits) {
+    await withHome(async (home) => {
+      const ledger = await Ledger.open(home.path);
+      await ledger.append(A);
+      const held = `${home.path}.held`;
+      linkSync(home.path, held); // the file the writer holds, whatever the edit does with its name
+      edit(home);
+      const after = existsSync(home.path) ? readFileSync(home.path) : null;
+      const e = await rejects(ledger.append(C), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
+      assert.is((e as Error & { runbook?: string }).runbook, 'ledger-replaced', what);
+      assert.ok(RUNBOOK_TEXT.includes('\n## ledger-replaced\n'));
+      assert.is(readFileSync(held, 'utf8'), line(A), `${what}: the refused append was cut back from the file the writer holds`);
+      assert.not.ok(await ledger.isDecided(turn('chat-9', 9)));
+      await rejects(ledger.append(decided(turn('chat-9', 9))), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
+      assert.is(ledger.size, 1);
+      await ledger.close();
+      assert.equal(existsSync(home.path) ? readFileSync(home.path) : null, after, `${what}: the file at the path was not touched`);
+      if (how === 'replaced') {
+        const reopened = await Ledger.open(home.path);
+        assert.is(reopened.size, 1, 'a reopen reads the file at the path');
+        assert.ok(await reopened.isDecided(B.item));
+        await reopened.close();
+      }
+    });
+  }
+});
+
+test('a writer whose file was re-linked under it: through a symbolic link pointed elsewhere, it stops; a new hard link changes nothing', async () => {
+  await withHome(async (home) => {
+    const first = join(home.dir, 'first.jsonl');
+    const second = join(home.dir, 'second.jsonl');
+    writeFileSync(first, line(A));
+    writeFileSync(second, line(A));
+    const link = join(home.dir, 'link.jsonl');
+    symlinkSync(first, link);
+    const ledger = await Ledger.open(link);
+    linkSync(first, join(home.dir, 'another-name.jsonl'));
+    await ledger.append(B);
+    rmSync(link);
+    symlinkSync(second, link);
+    await rejects(ledger.append(C), 'LEDGER_STOPPED', noLongerAtPath(link, 'replaced'));
+    await ledger.close();
+    assert.is(readFileSync(first, 'utf8'), line(A) + line(B));
+    assert.is(readFileSync(second, 'utf8'), line(A));
+  });
+});
+
+test('a look at the path that fails after an append is written: the append is cut back and the log stops, as after a failed sync', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    io.fail('statusOf', 1, 'EIO');
+    const e = await rejects(log.append([B]), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
+    assert.is((e as Error & { runbook?: string }).runbook, 'ledger-unreadable');
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+    await rejects(log.append([B]), 'LEDGER_STOPPED');
+    await log.close();
   });
 });
 

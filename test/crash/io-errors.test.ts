@@ -87,9 +87,10 @@ function checkIoError(e: LedgerError, code: string | null, paths: readonly strin
 
 /**
  * A failure that stops a JSONL log until it is reopened: a sync, the directory's sync (or finding
- * the directory, through links, that holds the file), a cut back.
+ * the directory, through links, that holds the file), a cut back, and the look at the path that
+ * tells a writer its file is still the one there (an open's look only fails the open).
  */
-const STOPS: readonly Call[] = ['datasync', 'realPath', 'syncDirectory', 'truncate'];
+const STOPS: readonly Call[] = ['datasync', 'statusOf', 'realPath', 'syncDirectory', 'truncate'];
 
 function describeFault(fault: Fault | null): string {
   if (fault === null) return 'no fault';
@@ -195,7 +196,7 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
       });
       if (io.trace.slice(groupStart).some((t) => t.call === 'truncate' && t.failed !== null)) cutBackFailed = true;
       // a failure of the append's own calls is never swallowed: an append of the group says so
-      const failedHere = io.trace.slice(groupStart).filter((t) => t.failed !== null && t.failed !== 'real' && ['write', 'datasync', 'create', 'realPath', 'syncDirectory'].includes(t.call));
+      const failedHere = io.trace.slice(groupStart).filter((t) => t.failed !== null && t.failed !== 'real' && ['write', 'datasync', 'statusOf', 'create', 'realPath', 'syncDirectory'].includes(t.call));
       if (failedHere.length > 0) {
         assert.ok(
           results.some((r) => r.status === 'rejected' && isLedgerError(r.reason, 'LEDGER_IO')) || lockFailed(groupStart),
