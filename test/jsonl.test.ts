@@ -26,12 +26,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { FileStatus } from '../backends/file-io.js';
-import { MAX_LINE_BYTES } from '../lib/log.js';
 import {
   type EventLog,
   type FileIO,
+  type FileStatus,
   Ledger,
+  MAX_LINE_BYTES,
   type Record,
   type RecordCodec,
   encodeRecord,

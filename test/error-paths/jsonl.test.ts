@@ -9,8 +9,7 @@ import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSyn
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
-import { MAX_LINE_BYTES } from '../../lib/log.js';
-import { type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
+import { MAX_LINE_BYTES, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
