@@ -29,26 +29,16 @@ export interface FileStatus {
   readonly identity: string;
 }
 
-/** A kind, in the words of a message: `a named pipe (FIFO)`. */
-export function describeKind(kind: FileKind): string {
-  switch (kind) {
-    case 'file':
-      return 'a regular file';
-    case 'directory':
-      return 'a directory';
-    case 'fifo':
-      return 'a named pipe (FIFO)';
-    case 'socket':
-      return 'a socket';
-    case 'block device':
-      return 'a block device';
-    case 'character device':
-      return 'a character device';
-    /* c8 ignore next 2 -- kindOf's last resort, which Linux never reaches */
-    case 'other':
-      return 'neither a file nor a directory';
-  }
-}
+/** Each kind, in the words of a message: `a named pipe (FIFO)`. */
+export const KIND_WORDS: { readonly [kind in FileKind]: string } = {
+  file: 'a regular file',
+  directory: 'a directory',
+  fifo: 'a named pipe (FIFO)',
+  socket: 'a socket',
+  'block device': 'a block device',
+  'character device': 'a character device',
+  other: 'neither a file nor a directory',
+};
 
 /** The file-system calls of the JSONL backend. */
 export interface FileIO {

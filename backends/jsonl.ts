@@ -107,7 +107,7 @@ import {
   type ResumePoint,
   lineTooLong,
 } from '../lib/log.js';
-import { type Fd, type FileIO, type FileStatus, describeKind, nodeFileIO } from './file-io.js';
+import { type Fd, type FileIO, type FileStatus, KIND_WORDS, nodeFileIO } from './file-io.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -655,7 +655,7 @@ function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | nu
     if (isMissing(e)) return null;
     throw new LedgerIoError(file, e, 'read');
   }
-  if (found.kind !== 'file') throw new NotAFileError(file, describeKind(found.kind));
+  if (found.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[found.kind]);
   let fd: Fd;
   try {
     fd = readOnly ? io.openRead(file) : io.openReadWrite(file);
@@ -665,7 +665,7 @@ function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | nu
   }
   try {
     const opened = statusOfOpen(io, fd, file);
-    if (opened.kind !== 'file') throw new NotAFileError(file, describeKind(opened.kind));
+    if (opened.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[opened.kind]);
     return { fd, identity: opened.identity };
   } catch (e) {
     closeQuietly(io, fd);

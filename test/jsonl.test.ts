@@ -39,10 +39,27 @@ import {
   isLedgerError,
   jsonlBackend,
   nodeFileIO,
+  normalizeRecord,
 } from '../lib/index.js';
 import { withFastHome } from './support/fast-home.js';
 import { FaultyIO } from './support/faulty-io.js';
-import { collect, decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
+import {
+  collect,
+  conclude,
+  decided,
+  edit,
+  failed,
+  fleet as fleetAction,
+  type Home,
+  rejects,
+  retract,
+  sent,
+  skip,
+  turn,
+  turnTo,
+  unconclude,
+  withHome,
+} from './support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 const A = decided(turn('chat-1', 1));
@@ -326,6 +343,10 @@ test('a file created by another writer after the open is adopted only with its d
 const overlong = (length: number): string =>
   `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
 
+/** Why a record is refused whose line would be `bytes` long (or at least that, not `exact`). */
+const lineTooLong = (bytes: number, exact = true): string =>
+  `its line would be ${exact ? '' : 'at least '}${bytes} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`;
+
 /** A `decided` record of `item` whose line is exactly `bytes` long (ASCII, so bytes are characters). */
 function recordOfLength(item: ReturnType<typeof turn>, bytes: number): Record {
   const frame = encodeRecord(decided(item, skip(''))).length;
@@ -346,7 +367,7 @@ test('a line as long as a line may hold is appended and read back; one byte more
     assert.is(long?.status, 'rejected');
     const refusal = (long as PromiseRejectedResult).reason as Error;
     assert.ok(isLedgerError(refusal, 'LEDGER_INVALID_RECORD'), String(refusal));
-    assert.is(refusal.message, `a ledger record could not be encoded: its line would be ${MAX_LINE_BYTES + 1} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
+    assert.is(refusal.message, `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`);
     await ledger.close();
     const again = await Ledger.open(home.path, { readOnly: true });
     assert.is(again.size, 3);
@@ -361,18 +382,45 @@ test('a record whose texts alone are longer than a line may hold is refused with
     const ledger = await Ledger.open(home.path);
     // each control character is 6 bytes in the line: 12 million of them would make 72 MB
     const controls = decided(turn('long', 3), skip('\u0001'.repeat(12_000_000)));
-    await rejects(ledger.append(controls), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: its line would be at least 72000034 bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
+    await rejects(ledger.append(controls), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(72_000_034, false)}`);
     assert.is(ledger.size, 0);
     await ledger.close();
     assert.equal(readdirSync(home.dir), [], 'nothing was written');
   });
 });
 
+test('the bound is measured exactly, whatever a line\'s texts hold: escapes, quotes, ASCII, two-, three- and four-byte characters', () => {
+  // 8 UTF-16 units, 20 bytes in a line: \u0001 (6), \b (2), \" (2), a (1), é (2), 中 (3), 😀 (4)
+  const piece = '\u0001\b"aé中😀';
+  const frame = Buffer.byteLength(encodeRecord(decided(turn('long', 1), skip(''))));
+  const pieces = Math.floor((MAX_LINE_BYTES - frame) / 20);
+  const exactly = (extra: number): Record => decided(turn('long', 1), skip(piece.repeat(pieces) + 'a'.repeat(MAX_LINE_BYTES - frame - 20 * pieces + extra)));
+  assert.is(Buffer.byteLength(encodeRecord(exactly(0))), MAX_LINE_BYTES, 'as long as a line may be: taken');
+  assert.throws(() => normalizeRecord(exactly(1)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`);
+  // past the bound by its texts alone: their exact length is said (the time's 26 bytes, the session's 6, the why's)
+  const texts = (n: number): Record => decided(turn('long', 1), skip(piece.repeat(n)));
+  assert.throws(() => normalizeRecord(texts(pieces + 1000)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(26 + 6 + 2 + 20 * (pieces + 1000), false)}`);
+  // every kind of record and action, with a text long enough to be measured, and well within the bound
+  const text = 'a'.repeat(12 << 20);
+  for (const record of [
+    decided(turn(text.slice(0, 128), 1), turnTo('trusted', text)),
+    decided(edit(text, 0), conclude('trusted', text)),
+    decided(edit('e', 1), unconclude('fleet', text)),
+    decided(edit('e', 2), fleetAction(text)),
+    decided(edit('e', 3), retract(text)),
+    decided(edit('e', 4), skip(text)),
+    sent(edit('e', 5), [text, 'm2']),
+    failed(edit('e', 6), 500, text),
+  ]) {
+    assert.is(Buffer.byteLength(encodeRecord(normalizeRecord(record))), Buffer.byteLength(encodeRecord(record)));
+  }
+});
+
 test('a codec that does not refuse long records: the log refuses the batch with the line too long, and writes nothing', async () => {
   await withHome(async (home) => {
     const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
     const log = await jsonlBackend(home.path, { codec }).open();
-    await rejects(log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: its line would be ${MAX_LINE_BYTES + 2} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`);
+    await rejects(log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 2)}`);
     assert.is(log.head, 0);
     await log.append(['short']);
     await log.close();
