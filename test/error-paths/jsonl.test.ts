@@ -22,6 +22,15 @@ const C = sent(turn('chat-1', 1), ['msg-a1']);
 const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
   jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
 
+/** Appends `records` to the log at `path` (made if missing) and gives the resume point after them. */
+async function pointAfter(path: string, records: readonly Record[]): Promise<ResumePoint> {
+  const log = await backend(path).open();
+  await log.append(records);
+  const point = await log.resumePoint();
+  await log.close();
+  return point;
+}
+
 /** A writer can take the file: the open that failed released the lock it had taken. */
 async function writable(path: string): Promise<void> {
   const log = await backend(path).open();
@@ -110,10 +119,7 @@ test('a resume point at 0 reads a file through from its first line', async () =>
 
 test('a resume point on a missing file: at 0 it is an empty log; further on it is a mismatch, and nothing is created', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     rmSync(home.path);
     await rejects(backend(home.path).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
     await rejects(backend(home.path).open({ resume: point, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
@@ -128,10 +134,7 @@ test('a resume point on a missing file: at 0 it is an empty log; further on it i
 
 test('a resume point whose cursor says no line ends there is a mismatch, and the file is left as it was', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
     assert.equal(cursor, { position: 2, offset: line(A).length + line(B).length, lastLineStart: line(A).length });
     const before = readFileSync(home.path);
@@ -152,10 +155,7 @@ test('a resume point whose cursor says no line ends there is a mismatch, and the
 
 test('a resume point whose cursor spans more than a line may hold is a mismatch, and that much is never read', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
     const io = new FaultyIO();
     const resume = { ...point, cursor: { ...cursor, offset: MAX_LINE_BYTES + 2, lastLineStart: 0 } };
@@ -169,10 +169,7 @@ test('a resume point whose cursor spans more than a line may hold is a mismatch,
 
 test('a resume point without a cursor, before which a line is longer than a line may hold: a mismatch at that line', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const long = MAX_LINE_BYTES + 1;
     writeFileSync(home.path, Buffer.concat([Buffer.alloc(long, 0x61), Buffer.from('\n'), Buffer.from(line(B))]));
     const before = readFileSync(home.path);
@@ -187,10 +184,7 @@ test('a resume point without a cursor, before which a line is longer than a line
 
 test('a read that fails while checking a resume point is an I/O error: nothing held, nothing changed, and the next open reads', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const before = readFileSync(home.path);
     for (const readOnly of [false, true]) {
       const io = new FaultyIO().fail('read', 1, 'EIO');
