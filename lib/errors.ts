@@ -279,8 +279,10 @@ export class StoppedError extends LedgerError {
  * there (`sed -i`, an editor and `mv` write a new file and rename it over the old), or it was
  * removed or moved away. The writer's lock is the file's, not the name's, so it would go on
  * appending to a file no reader opens, beside another writer let in on the new one. It noticed
- * before acknowledging an append: that append is refused (its lines cut back from the old file)
- * and so is every later one, until the ledger is reopened, which reads the file at the path.
+ * before acknowledging an append: that append is refused (its lines cut back from the old file;
+ * an edit that read the file after they were written has copied them, as a crash may leave an
+ * unacknowledged append whole) and so is every later one, until the ledger is reopened, which
+ * reads the file at the path.
  * Same code as {@link StoppedError}: to a caller, the ledger has stopped.
  */
 export class FileReplacedError extends LedgerError {
