@@ -1,8 +1,9 @@
 /**
  * The error and recovery paths of the JSONL backend that the other tests do not reach: a file
- * that shrinks under a reader, resume points that do not hold (no file, a damaged cursor, a read
- * that fails), a replay that fails with an error of its own, a read or `resumePoint` that fails or
- * meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
+ * that shrinks or changes under a reader, a file removed between the look at the path and the
+ * open, resume points that do not hold (no file, a damaged cursor, a line too long before the
+ * point, a read that fails), a replay that fails with an error of its own, a read or
+ * `resumePoint` that fails or meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
  * descriptor leaked, and that the log is usable (or stopped) as documented.
  */
 import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
@@ -93,6 +94,33 @@ test('lines the reader held, changed under it into more bytes than a line may ho
     await rejects(all(reader), 'LEDGER_IO', changed);
     await reader.close();
   });
+});
+
+test('a file removed between the look at the path and the open is a missing file: an empty log', async () => {
+  for (const readOnly of [true, false]) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, line(A));
+      // another process removes it right after the look, before the open
+      class RemovingIO extends FaultyIO {
+        override openRead(path: string): Fd {
+          rmSync(path);
+          return super.openRead(path);
+        }
+        override openReadWrite(path: string): Fd {
+          rmSync(path);
+          return super.openReadWrite(path);
+        }
+      }
+      const io = new RemovingIO();
+      const log = await backend(home.path, io).open({ readOnly });
+      assert.is(log.head, 0);
+      assert.is(log.repaired, null);
+      if (!readOnly) assert.equal(await log.append([B]), { from: 0, head: 1 });
+      await log.close();
+      assert.equal(io.open.size, 0);
+      assert.equal(readdirSync(home.dir), readOnly ? [] : ['honcho.jsonl']);
+    });
+  }
 });
 
 // -- resume points that do not hold -------------------------------------------------------------
