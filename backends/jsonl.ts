@@ -354,8 +354,8 @@ class JsonlLog<R> implements EventLog<R> {
         lock(io, fd, file);
         // A writer that created the file may have died before it synced the directory: sync it
         // now, before anything appended here is acknowledged, or a power loss could take the
-        // file's name, and every record in it, away. Through a symbolic link, the directory
-        // that holds the file is the one the name is in.
+        // file's name, and every record in it, away. Through a symbolic link, that is the
+        // directory of the file the link leads to.
         syncDirectory(io, realPath(io, file));
       }
       const size = fd === null ? 0 : sizeOf(io, fd, file);
@@ -451,8 +451,7 @@ class JsonlLog<R> implements EventLog<R> {
    * an editor, `mv`) or removes it would leave this writer appending to a file no reader opens,
    * beside a writer let in on the new one. So before an append is acknowledged, the path must
    * still lead to the file written; otherwise, or when that cannot be told, the lines just
-   * written are cut back from it and the log stops (a stat per append costs little beside its
-   * sync: docs/reliability.md).
+   * written are cut back from it and the log stops.
    */
   private confirmAtPath(fd: Fd): void {
     let found: FileStatus;
@@ -673,6 +672,7 @@ function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | nu
   }
 }
 
+/** What the open file is (`fstat`). */
 function statusOfOpen(io: FileIO, fd: Fd, file: string): FileStatus {
   try {
     return io.status(fd);
