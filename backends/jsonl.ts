@@ -8,6 +8,17 @@
  * else: no header, no checksum, no padding, so that memoryd (Rust, serde_json) and ledgerstore
  * read and write the same bytes. Line N (counted from 1) is the record at position N - 1.
  *
+ * ## The path
+ *
+ * A ledger is a regular file, or nothing yet (a missing file is an empty log, created by the
+ * first append). Anything else at the path (a directory, a FIFO, a socket, a block or character
+ * device) is refused with a {@link NotAFileError} before it is opened (opening a FIFO waits for
+ * a writer, a device may act on an open), and again from the descriptor, in case something was
+ * put there in between; the open itself never waits (`O_NONBLOCK`). A symbolic link is followed:
+ * the ledger is the regular file it leads to, locked and synced as that file (the directory
+ * synced is the one that holds it). A link to nothing reads as an empty log, and the first
+ * append refuses to create a file through it.
+ *
  * ## Writing
  *
  * - An append writes all its lines with one `write` at the end of the file (more only if the
@@ -26,6 +37,13 @@
  *   kernel releases when the file is closed or the process dies (no lock file to clean up), and
  *   a second writable open in the same process is refused before it touches the file. A missing
  *   file cannot be locked: two processes may open it, and the second to create it is refused.
+ * - The lock holds a file, not its name: an edit that puts another file at the path (`sed -i`,
+ *   an editor, `mv`) or removes it goes unhindered, and a writer running through it would go on
+ *   appending to a file no reader opens, beside a second writer let in on the new one. So after
+ *   each append's sync, and before it is acknowledged, the writer looks at the path (`stat`,
+ *   against the device and inode of the file it holds): when another file or none is there, the
+ *   append is cut back and refused with a {@link FileReplacedError}, and so is every later one
+ *   until the ledger is reopened. A `stat` costs a few microseconds against the sync's hundreds.
  *
  * ## Reading through
  *
@@ -35,6 +53,17 @@
  * cuts it from the file and syncs, and `repaired` says so. Any complete line that does not
  * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
  * number, and the file is left exactly as it was.
+ *
+ * A line may hold at most {@link MAX_LINE_BYTES} (64 MiB, its newline not counted): an append
+ * with a longer one is refused and writes nothing, and a longer line in the file is damage at
+ * its line, found by scanning for its newline in bounded pieces without holding it (a line of
+ * gigabytes costs an open no more memory than the longest line it may hold, and none is longer
+ * than a JavaScript string can be). A tail may be of any length: it is scanned alike.
+ *
+ * A tail is cut only where a writer could have left it: after a complete line, or, in a file
+ * with no complete line, when it begins as a line the codec writes begins (its `lineStarts`; a
+ * NUL counts for any byte, one a power loss left unwritten). Other bytes with no newline (a
+ * settings file named for the ledger) are no log's: damage at line 1, left as they are.
  *
  * ## Resuming
  *
@@ -52,28 +81,33 @@ import {
   ClosedError,
   asDamage,
   DamagedError,
+  FileReplacedError,
+  InvalidRecordError,
   LedgerError,
   LedgerIoError,
   LockedError,
+  NotAFileError,
   ReadOnlyError,
   ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import type {
-  AppendOptions,
-  Appended,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  Repair,
-  ResumePoint,
+import {
+  type AppendOptions,
+  type Appended,
+  type EventLog,
+  type LogBackend,
+  type LogCapabilities,
+  MAX_LINE_BYTES,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type Repair,
+  type ResumePoint,
+  lineTooLong,
 } from '../lib/log.js';
-import { type Fd, type FileIO, nodeFileIO } from './file-io.js';
+import { type Fd, type FileIO, type FileStatus, KIND_WORDS, nodeFileIO } from './file-io.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -111,45 +145,57 @@ interface Chunk {
 }
 
 /**
+ * A line longer than {@link MAX_LINE_BYTES}, found by its newline and never held: where it
+ * starts and how long it is, without its newline. No writer wrote it, and no reader reads it.
+ */
+interface OverlongLine {
+  readonly overlong: true;
+  readonly start: number;
+  readonly length: number;
+}
+
+const isOverlong = (piece: Chunk | OverlongLine): piece is OverlongLine => 'overlong' in piece;
+
+/** Reads up to `length` bytes at `at` into `into[offset...]`; the count read. */
+function readAt(io: FileIO, fd: Fd, name: string, into: Buffer, offset: number, length: number, at: number): number {
+  try {
+    return io.read(fd, into, offset, length, at);
+  } catch (e) {
+    throw new LedgerIoError(name, e, 'read');
+  }
+}
+
+/**
  * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
  * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for. A file that ends before `to`, or whose bytes up
- * to `to` end without a newline, stops the lines there when `to` is only what `fstat` said (an
- * open: the rest is a tail), and is an error when the log held those lines (`held`): someone cut
- * or changed the file while the log was open, and reading on would find nothing.
+ * a chunk is valid until the next is asked for, and holds at most one line of the longest a
+ * line may be, so that no line is held whole past {@link MAX_LINE_BYTES}: a longer one is
+ * scanned for its end in bounded pieces and given as an {@link OverlongLine}, after which
+ * nothing more is read. A file that ends before `to`, or whose bytes up to `to` end without a
+ * newline, stops the lines there when `to` is only what `fstat` said (an open: the rest is a
+ * tail, however long), and is an error when the log held those lines (`held`): someone cut or
+ * changed the file while the log was open, and reading on would find nothing.
  */
-function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk> {
+function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held: true): Generator<Chunk>;
+function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk | OverlongLine>;
+function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk | OverlongLine> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
-  const read = (into: Buffer, offset: number, length: number, at: number): number => {
-    try {
-      return io.read(fd, into, offset, length, at);
-    } catch (e) {
-      throw new LedgerIoError(name, e);
-    }
-  };
   while (position + carried < to) {
+    if (carried > MAX_LINE_BYTES) {
+      // longer than a line may be, and not yet at its end: the log held no such line
+      if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
+      const end = newlineAfter(io, fd, name, position + carried, to, chunkSize);
+      if (end !== null) yield { overlong: true, start: position, length: end - position };
+      return; // without a newline, a tail
+    }
     if (carried === buffer.length) {
-      if (carried >= LONG_LINE) {
-        // A line this long is kept no further: its end is looked for without it, and only a
-        // line that has one is read whole (a torn tail of gigabytes costs no memory).
-        const line = longLine(read, position, carried, to, chunkSize);
-        if (line === null) {
-          if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
-          return;
-        }
-        yield line;
-        position = line.position + line.buffer.length;
-        carried = 0;
-        buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - position)));
-        continue;
-      }
-      const larger = Buffer.allocUnsafe(buffer.length * 2);
+      const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_LINE_BYTES + 1));
       buffer.copy(larger, 0, 0, carried);
       buffer = larger;
     }
-    const got = read(buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
+    const got = readAt(io, fd, name, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
     if (got === 0) {
       if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
       return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
@@ -166,6 +212,23 @@ function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number,
   if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
 }
 
+/** Where the first newline at or after `at` (and before `to`) is, looked for a piece at a time; `null` when there is none. */
+function newlineAfter(io: FileIO, fd: Fd, name: string, at: number, to: number, chunkSize: number): number | null {
+  const piece = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, DEFAULT_CHUNK)));
+  while (at < to) {
+    const got = readAt(io, fd, name, piece, 0, Math.min(piece.length, to - at), at);
+    if (got === 0) return null; // shorter than fstat said
+    const newline = piece.subarray(0, got).indexOf(10);
+    if (newline !== -1) return at + newline;
+    at += got;
+  }
+  return null;
+}
+
+/** Why an {@link OverlongLine} of `length` bytes is damage. */
+const overlongWhy = (length: number): string =>
+  `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
+
 /**
  * The file no longer holds, up to byte `held`, the whole lines an open log counted: it was cut
  * or changed under the log (by hand, or by a writer cutting back lines whose sync failed). A
@@ -175,35 +238,8 @@ function changedWhileOpen(name: string, size: number, held: number): LedgerIoErr
   return new LedgerIoError(
     name,
     new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
+    'read',
   );
-}
-
-/** The longest line the reader holds in memory while it looks for the line's end. */
-const LONG_LINE = 64 << 20;
-
-/**
- * The line starting at `start`, whose first `known` bytes have no newline: found by scanning on
- * for its newline, then read whole; `null` when the bytes up to `to` end without one.
- */
-function longLine(read: (into: Buffer, offset: number, length: number, at: number) => number, start: number, known: number, to: number, chunkSize: number): Chunk | null {
-  const scratch = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, 1 << 20)));
-  for (let at = start + known; at < to; ) {
-    const got = read(scratch, 0, Math.min(scratch.length, to - at), at);
-    if (got === 0) return null;
-    const newline = scratch.indexOf(10);
-    if (newline !== -1 && newline < got) {
-      const end = at + newline;
-      const line = Buffer.allocUnsafe(end + 1 - start);
-      for (let done = 0; done < line.length; ) {
-        const n = read(line, done, line.length - done, start + done);
-        if (n === 0) return null;
-        done += n;
-      }
-      return { buffer: line, position: start, ends: [end - start] };
-    }
-    at += got;
-  }
-  return null;
 }
 
 /** Where the records of the file's first `to` bytes that fall on a `SEEK_STRIDE` boundary start, found by their newlines alone. */
@@ -248,7 +284,9 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
   if (cursor === null) {
     let n = 0;
-    scan: for (const { position, ends } of lineChunks(io, fd, file, 0, size, chunkSize)) {
+    scan: for (const piece of lineChunks(io, fd, file, 0, size, chunkSize)) {
+      if (isOverlong(piece)) return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
+      const { position, ends } = piece;
       let start = 0;
       for (const end of ends) {
         if (++n === resume.position) {
@@ -263,14 +301,10 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   const { offset, lastLineStart } = cursor;
   if (offset > size) mismatch(`the log is ${size} bytes long, shorter than the ${offset} it had`);
   const length = offset - lastLineStart;
-  if (lastLineStart < 0 || length < 1) mismatch('no record ends there');
+  // a cursor is a read model's, and may be damaged: no more is read than a line may hold
+  if (lastLineStart < 0 || length < 1 || length > MAX_LINE_BYTES + 1) mismatch('no record ends there');
   const line = Buffer.allocUnsafe(length);
-  let got: number;
-  try {
-    got = io.read(fd, line, 0, length, lastLineStart);
-  } catch (e) {
-    throw new LedgerIoError(file, e);
-  }
+  const got = readAt(io, fd, file, line, 0, length, lastLineStart);
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
   if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
   return cursor;
@@ -291,6 +325,8 @@ class JsonlLog<R> implements EventLog<R> {
     private readonly chunkSize: number,
     private readonly readOnly: boolean,
     private fd: Fd | null,
+    /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
+    private identity: string | null,
     /** The length of the whole lines: where the next append goes. */
     private length: number,
     private count: Position,
@@ -304,6 +340,7 @@ class JsonlLog<R> implements EventLog<R> {
   static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<JsonlLog<R>> {
     const io = options.io ?? nodeFileIO;
     const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    const lineStarts = options.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8'));
     const absolute = path.resolve(file);
     if (!readOnly) {
       if (writers.has(absolute)) throw new LockedError(file);
@@ -311,13 +348,15 @@ class JsonlLog<R> implements EventLog<R> {
     }
     let fd: Fd | null = null;
     try {
-      fd = openExisting(io, file, readOnly);
+      const opened = openRegular(io, file, readOnly);
+      fd = opened?.fd ?? null;
       if (fd !== null && !readOnly) {
         lock(io, fd, file);
         // A writer that created the file may have died before it synced the directory: sync it
         // now, before anything appended here is acknowledged, or a power loss could take the
-        // file's name, and every record in it, away.
-        syncDirectory(io, absolute);
+        // file's name, and every record in it, away. Through a symbolic link, that is the
+        // directory of the file the link leads to.
+        syncDirectory(io, realPath(io, file));
       }
       const size = fd === null ? 0 : sizeOf(io, fd, file);
       if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
@@ -327,7 +366,9 @@ class JsonlLog<R> implements EventLog<R> {
       let complete = from.offset;
       let lastLineStart = from.lastLineStart;
       if (fd !== null) {
-        for (const { buffer, position, ends } of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
+        for (const piece of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
+          if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
+          const { buffer, position, ends } = piece;
           let start = 0;
           for (const end of ends) {
             if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
@@ -348,10 +389,11 @@ class JsonlLog<R> implements EventLog<R> {
       }
       let repaired: Repair | null = null;
       if (complete < size) {
+        if (complete === 0) refuseUnlessCutOff(io, fd as Fd, file, size, lineStarts);
         if (!readOnly) cut(io, fd as Fd, file, complete);
         repaired = { at: complete, dropped: size - complete, cut: !readOnly };
       }
-      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, complete, count, repaired, lastLineStart, starts);
+      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, opened?.identity ?? null, complete, count, repaired, lastLineStart, starts);
     } catch (e) {
       if (fd !== null) closeQuietly(io, fd);
       if (!readOnly) writers.delete(absolute);
@@ -375,24 +417,26 @@ class JsonlLog<R> implements EventLog<R> {
   private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
     if (this.closed) throw new ClosedError(this.name);
     if (this.readOnly) throw new ReadOnlyError(this.name);
+    if (this.stopped instanceof FileReplacedError) throw new FileReplacedError(this.name, this.stopped.how);
     if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
     const from = this.count;
     assertExpectedHead(this.name, expectedHead, from);
     if (records.length === 0) return { from, head: from };
-    const bytes = Buffer.from(records.map((record) => `${this.codec.encode(record)}\n`).join(''), 'utf8');
+    const bytes = linesOf(records.map((record) => this.codec.encode(record)));
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
     } catch (e) {
-      this.fail(fd, e, false);
+      this.fail(fd, new LedgerIoError(this.name, e), false);
     }
     try {
       this.io.datasync(fd);
     } catch (e) {
       // The lines may or may not be on disk, and Linux may have dropped the dirty pages and
       // the error with them: a retry could report success for data that is gone. Stop.
-      this.fail(fd, e, true);
+      this.fail(fd, new LedgerIoError(this.name, e), true);
     }
+    this.confirmAtPath(fd);
     if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
     this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
@@ -403,16 +447,33 @@ class JsonlLog<R> implements EventLog<R> {
   }
 
   /**
-   * A write or sync failed: cut the file back to its last good length, so that no reader takes
-   * the failed lines for records, and stop the log if that cut fails or `always`. Throws.
+   * The lock is the file's, not the name's: an edit that puts another file at the path (`sed -i`,
+   * an editor, `mv`) or removes it would leave this writer appending to a file no reader opens,
+   * beside a writer let in on the new one. So before an append is acknowledged, the path must
+   * still lead to the file written; otherwise, or when that cannot be told, the lines just
+   * written are cut back from it and the log stops.
+   */
+  private confirmAtPath(fd: Fd): void {
+    let found: FileStatus;
+    try {
+      found = this.io.statusOf(this.absolute);
+    } catch (e) {
+      this.fail(fd, isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'), true);
+    }
+    if (found.identity !== this.identity) this.fail(fd, new FileReplacedError(this.name, 'replaced'), true);
+  }
+
+  /**
+   * An append failed (a write, a sync, or the file is not at its path any more): cut the file
+   * back to its last good length, so that no reader takes the failed lines for records, and stop
+   * the log if that cut fails or `always`. Throws `failure`.
    *
    * The cut is synced before the append is rejected: a write that failed after earlier writes
    * of the batch landed whole lines, and a power loss before the next sync could otherwise
    * bring them back, records of an append the caller was told failed. A cut that cannot be
    * synced is a cut that failed.
    */
-  private fail(fd: Fd, cause: unknown, always: boolean): never {
-    const failure = new LedgerIoError(this.name, cause);
+  private fail(fd: Fd, failure: LedgerError, always: boolean): never {
     let cutBack = true;
     try {
       this.io.truncate(fd, this.length);
@@ -443,13 +504,16 @@ class JsonlLog<R> implements EventLog<R> {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return this.adoptCreatedElsewhere();
       throw new LedgerIoError(this.name, e);
     }
+    let identity: string;
     try {
       lock(this.io, fd, this.name);
+      identity = statusOfOpen(this.io, fd, this.name).identity;
     } catch (e) {
       closeQuietly(this.io, fd); // the empty file stays: the next writer adopts it
       throw e;
     }
     this.fd = fd;
+    this.identity = identity;
     this.syncDirectoryOrStop();
     return fd;
   }
@@ -460,7 +524,7 @@ class JsonlLog<R> implements EventLog<R> {
    */
   private syncDirectoryOrStop(): void {
     try {
-      syncDirectory(this.io, this.absolute);
+      syncDirectory(this.io, realPath(this.io, this.absolute));
     } catch (e) {
       this.stopped = e as LedgerIoError;
       throw this.stopped;
@@ -472,12 +536,12 @@ class JsonlLog<R> implements EventLog<R> {
    * it is unlocked and still empty (made by hand, or by a writer that wrote nothing).
    */
   private adoptCreatedElsewhere(): Fd {
-    let fd: Fd;
-    try {
-      fd = this.io.openReadWrite(this.name);
-    } catch (e) {
-      throw new LedgerIoError(this.name, e);
+    const opened = openRegular(this.io, this.name, false);
+    if (opened === null) {
+      // the name exists (the create said so) but leads to no file: a symbolic link to nothing
+      throw new LedgerIoError(this.name, new Error('the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to'));
     }
+    const { fd, identity } = opened;
     try {
       lock(this.io, fd, this.name);
       if (sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
@@ -486,6 +550,7 @@ class JsonlLog<R> implements EventLog<R> {
       throw e;
     }
     this.fd = fd;
+    this.identity = identity;
     this.syncDirectoryOrStop(); // whoever created it may not have
     return fd;
   }
@@ -528,12 +593,7 @@ class JsonlLog<R> implements EventLog<R> {
     // The last line this log wrote is at hand: a read model asks after every append.
     if (this.lastLine !== null) return { position: this.count, cursor, fingerprint: fingerprintOf(this.lastLine) };
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
-    let got: number;
-    try {
-      got = this.io.read(this.fd, line, 0, line.length, this.lastLineStart);
-    } catch (e) {
-      throw new LedgerIoError(this.name, e);
-    }
+    const got = readAt(this.io, this.fd, this.name, line, 0, line.length, this.lastLineStart);
     if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
     return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
   }
@@ -547,12 +607,85 @@ class JsonlLog<R> implements EventLog<R> {
   }
 }
 
-/** Opens the file if it exists: `null` when it is missing (an empty log). */
-function openExisting(io: FileIO, file: string, readOnly: boolean): Fd | null {
+/**
+ * The lines, each with its newline, as one buffer for one write. No line may be longer than a
+ * line may hold: a reader would refuse it as damage. (The Honcho codec refuses such a record
+ * before it is queued; this is for codecs that do not.)
+ * @throws {@link InvalidRecordError} when one is longer, and nothing is written
+ */
+function linesOf(texts: readonly string[]): Buffer {
+  let total = 0;
+  for (const text of texts) {
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+    total += length + 1;
+  }
+  // written into one buffer, not joined first: the lines together may be longer than a string can be
+  const bytes = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const text of texts) {
+    at += bytes.write(text, at, 'utf8');
+    bytes[at++] = 10;
+  }
+  return bytes;
+}
+
+/** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
+interface OpenFile {
+  readonly fd: Fd;
+  readonly identity: string;
+}
+
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Opens the file at `file` if there is one: `null` when nothing is there (an empty log). Only a
+ * regular file is a ledger. Anything else is refused before it is opened, since opening it may
+ * wait (a FIFO waits for a writer) or act (a tape rewinds), and again from the descriptor, in
+ * case it was put at the path in between (the open itself never waits). A symbolic link is
+ * followed: the ledger is the file it leads to.
+ * @throws {@link NotAFileError} when something else is at the path
+ */
+function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | null {
+  let found: FileStatus;
   try {
-    return readOnly ? io.openRead(file) : io.openReadWrite(file);
+    found = io.statusOf(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isMissing(e)) return null;
+    throw new LedgerIoError(file, e, 'read');
+  }
+  if (found.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[found.kind]);
+  let fd: Fd;
+  try {
+    fd = readOnly ? io.openRead(file) : io.openReadWrite(file);
+  } catch (e) {
+    if (isMissing(e)) return null; // removed since the look
+    throw new LedgerIoError(file, e, readOnly ? 'read' : 'write');
+  }
+  try {
+    const opened = statusOfOpen(io, fd, file);
+    if (opened.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[opened.kind]);
+    return { fd, identity: opened.identity };
+  } catch (e) {
+    closeQuietly(io, fd);
+    throw e;
+  }
+}
+
+/** What the open file is (`fstat`). */
+function statusOfOpen(io: FileIO, fd: Fd, file: string): FileStatus {
+  try {
+    return io.status(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e, 'read');
+  }
+}
+
+/** The path of the file `file` leads to, through any symbolic links. */
+function realPath(io: FileIO, file: string): string {
+  try {
+    return io.realPath(file);
+  } catch (e) {
     throw new LedgerIoError(file, e);
   }
 }
@@ -572,7 +705,7 @@ function lock(io: FileIO, fd: Fd, file: string): void {
   if (!granted) throw new LockedError(file);
 }
 
-/** Syncs the directory of the file at `absolute`. */
+/** Syncs the directory that holds the file at `absolute`. */
 function syncDirectory(io: FileIO, absolute: string): void {
   const directory = path.dirname(absolute);
   try {
@@ -586,8 +719,23 @@ function sizeOf(io: FileIO, fd: Fd, file: string): number {
   try {
     return io.size(fd);
   } catch (e) {
-    throw new LedgerIoError(file, e);
+    throw new LedgerIoError(file, e, 'read');
   }
+}
+
+/**
+ * The file holds no whole line, only `size` bytes with no newline: a line a crash cut off only if
+ * a writer could have left it, beginning as a line the codec writes does (a NUL standing for a
+ * byte a power loss left unwritten, a sector that never reached the disk). Anything else (a
+ * settings file named for the ledger, say) is not a log's, and is refused, not cut.
+ * @throws {@link DamagedError} at line 1 when it could not be a cut-off line
+ */
+function refuseUnlessCutOff(io: FileIO, fd: Fd, file: string, size: number, starts: readonly Buffer[] | undefined): void {
+  if (starts === undefined || starts.length === 0) return;
+  const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
+  const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
+  if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
+  throw new DamagedError(file, 1, `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`);
 }
 
 /** Cuts a torn tail and syncs, so that the next append follows the last whole line. */

@@ -21,6 +21,7 @@
  */
 export * from './errors.js';
 export type * from './log.js';
+export { MAX_LINE_BYTES } from './log.js';
 export { assertExpectedHead, headMatches } from './expected-head.js';
 export * from './honcho/record.js';
 export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCodec, normalizeItem, normalizeRecord } from './honcho/codec.js';
@@ -30,7 +31,7 @@ export { type AnswerDigests, answerDigests, differences } from './verify.js';
 export { SCHEMES, type Target, TargetError, backendFor } from './target.js';
 export { type Copied, copyLedger } from './copy.js';
 export { jsonlBackend, type JsonlOptions } from '../backends/jsonl.js';
-export { type FileIO, type Fd, nodeFileIO } from '../backends/file-io.js';
+export { type FileIO, type Fd, type FileKind, type FileStatus, nodeFileIO } from '../backends/file-io.js';
 export { levelBackend, type LevelOptions } from '../backends/level.js';
 export { memoryBackend, type MemoryOptions } from '../backends/memory.js';
 export {

@@ -147,6 +147,30 @@ export interface RecordCodec<R> {
    * @throws `DecodeError` saying why they are not a record
    */
   decode(bytes: Uint8Array, start: number, end: number): R;
+  /**
+   * How every line `encode` writes begins (the Honcho records': `{"type":"decided","time":"`,
+   * and the same for `sent` and `failed`). A JSONL log whose file holds no whole line takes the
+   * bytes in it for a line a crash cut off only when they begin as one of these does (a NUL
+   * standing for a byte a power loss left unwritten); otherwise the file is not one it wrote,
+   * and it is refused as damage at line 1 instead of being cut. Without them, any such bytes
+   * are taken for a cut-off line.
+   */
+  readonly lineStarts?: readonly string[];
+}
+
+/**
+ * The longest line a line-oriented backend (the JSONL file) writes or reads: 64 MiB, counted in
+ * UTF-8 bytes without its newline. The Honcho ledger's lines are a few hundred bytes (a turn's
+ * text is never in them); the bound keeps the memory an open needs to one line and one chunk,
+ * and far below what a JavaScript string can hold (about 512 MiB), which a longer line would
+ * exceed when decoded. A codec whose records could be longer refuses them in `normalize`, so
+ * that one caller's record does not fail a batch of others' (the Honcho codec does).
+ */
+export const MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** Why a record is refused whose line would be `bytes` long (or, not `exact`, at least that), over {@link MAX_LINE_BYTES}. */
+export function lineTooLong(bytes: number, exact = true): string {
+  return `its line would be ${exact ? '' : 'at least '}${bytes} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`;
 }
 
 /** Something that opens a log: a backend bound to its location. */

@@ -65,7 +65,7 @@ test('an unreadable ledger (the path is a directory) exits 1 naming the path', a
       const run = await ledgerstore(args);
       assert.is(run.code, 1);
       assert.is(run.stdout, '');
-      assert.match(run.stderr, new RegExp(`^ledgerstore: ${literal(home.path)}: .*\\(EISDIR\\)`));
+      assert.ok(run.stderr.startsWith(`ledgerstore: ${home.path}: is a directory, not a regular file; `), run.stderr);
       assert.is(run.stderr.split('\n').length, 2, 'one line');
     }
   });

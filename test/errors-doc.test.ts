@@ -22,7 +22,8 @@ function declaredCodes(): string[] {
 interface Carrier {
   readonly name: string;
   readonly code: string;
-  readonly runbook: string | null;
+  /** Its runbook entries: one, or those a constructor chooses between (`this.runbook = a ? 'x' : 'y'`). */
+  readonly runbooks: readonly string[];
 }
 
 /**
@@ -36,25 +37,34 @@ function carriers(): Carrier[] {
       .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
       .map((file) => `${dir}/${file}`),
   );
-  const classes = new Map<string, { base: string; code: string | null; runbook: string | null }>();
+  const classes = new Map<string, { base: string; code: string | null; runbooks: string[] | null }>();
   for (const file of files) {
     for (const m of read(file).matchAll(/^export (?:abstract )?class (\w+) extends (\w+) \{\n([\s\S]*?)^\}$/gm)) {
       const body = m[3] as string;
       classes.set(m[1] as string, {
         base: m[2] as string,
         code: /^ {2}readonly code = '([A-Z_]+)';$/m.exec(body)?.[1] ?? null,
-        runbook: /^ {2}override readonly runbook = '([\w-]+)';$/m.exec(body)?.[1] ?? null,
+        runbooks: runbooksOf(body),
       });
     }
   }
-  const resolved = (name: string, field: 'code' | 'runbook'): string | null => {
+  const resolved = <F extends 'code' | 'runbooks'>(name: string, field: F): (typeof classes extends Map<string, infer C> ? C : never)[F] | null => {
     for (let at = classes.get(name); at !== undefined; at = classes.get(at.base)) if (at[field] !== null) return at[field];
     return null;
   };
   return [...classes.keys()].flatMap((name) => {
     const code = resolved(name, 'code');
-    return code === null ? [] : [{ name, code, runbook: resolved(name, 'runbook') }];
+    return code === null ? [] : [{ name, code, runbooks: resolved(name, 'runbooks') ?? [] }];
   });
+}
+
+/** The runbook entries a class body sets: a constant field, or the anchors its constructor picks from; `null` when it sets none. */
+function runbooksOf(body: string): string[] | null {
+  const constant = /^ {2}override readonly runbook = '([\w-]+)';$/m.exec(body)?.[1];
+  if (constant !== undefined) return [constant];
+  const chosen = /^ {4}this\.runbook = (.*);$/m.exec(body)?.[1];
+  // the anchors, not the values the choice tests (`during === 'read'`): every anchor has a hyphen
+  return chosen === undefined ? null : [...chosen.matchAll(/'([a-z]+(?:-[a-z]+)+)'/g)].map((m) => m[1] as string);
 }
 
 /** The page's sections: each `## ` heading with what its "Classes:" and "Runbook:" lines say. */
@@ -92,7 +102,7 @@ test('under each code, the classes that carry it and the runbook entries they po
   for (const section of documented()) {
     const mine = found.filter((c) => c.code === section.heading);
     assert.equal(section.classes, mine.map((c) => c.name).sort(), `the classes under ${section.heading}`);
-    const entries = [...new Set(mine.flatMap((c) => (c.runbook === null ? [] : [c.runbook])))].sort();
+    const entries = [...new Set(mine.flatMap((c) => c.runbooks))].sort();
     assert.equal(section.runbooks, entries, `the runbook entries under ${section.heading}`);
   }
 });

@@ -1,8 +1,27 @@
 /**
  * The JSONL file: reading through, torn tails, damage, durability and failures, one writer.
  */
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -10,15 +29,37 @@ import * as assert from 'uvu/assert';
 import {
   type EventLog,
   type FileIO,
+  type FileStatus,
   Ledger,
+  MAX_LINE_BYTES,
   type Record,
+  type RecordCodec,
   encodeRecord,
   honchoCodec,
+  isLedgerError,
   jsonlBackend,
   nodeFileIO,
+  normalizeRecord,
 } from '../lib/index.js';
+import { withFastHome } from './support/fast-home.js';
 import { FaultyIO } from './support/faulty-io.js';
-import { collect, decided, edit, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
+import {
+  collect,
+  conclude,
+  decided,
+  edit,
+  failed,
+  fleet as fleetAction,
+  type Home,
+  rejects,
+  retract,
+  sent,
+  skip,
+  turn,
+  turnTo,
+  unconclude,
+  withHome,
+} from './support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 const A = decided(turn('chat-1', 1));
@@ -28,6 +69,9 @@ const WIDE = decided(edit('2026-09-28-0001', 0), skip('café 中文 😀'));
 
 const openLog = (path: string, io?: FileIO): Promise<EventLog<Record>> =>
   jsonlBackend(path, io === undefined ? { codec: honchoCodec } : { codec: honchoCodec, io }).open();
+
+/** The runbook the errors point into. */
+const RUNBOOK_TEXT = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
 
 test('a missing file is an empty ledger, and opening creates nothing', async () => {
   await withHome(async (home) => {
@@ -145,6 +189,59 @@ async function damaged(home: Home, content: string | Buffer, lineNumber: number,
   await ledger.close();
 }
 
+test('a file with no newline that no writer could have left is damage at line 1, read-only or not, and is not cut', async () => {
+  const settings = '{"theme":"dark","size":1234}';
+  assert.is(settings.length, 28);
+  const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
+  await withHome(async (home) => {
+    await damaged(home, settings, 1, notCutOff(28));
+    await damaged(home, 'hello', 1, notCutOff(5));
+    await damaged(home, '{"type":"nope"', 1, notCutOff(14));
+    await damaged(home, `${'\u0000'.repeat(20)}{"type":"decided"`, 1, notCutOff(37)); // zeros, then not what follows zeros in a record's line
+    await damaged(home, '\r', 1, notCutOff(1));
+    // through a symbolic link: the file it leads to is left as it is
+    const settingsFile = join(home.dir, 'settings.json');
+    writeFileSync(settingsFile, settings);
+    const link = join(home.dir, 'link.jsonl');
+    symlinkSync(settingsFile, link);
+    await rejects(Ledger.open(link), 'LEDGER_DAMAGED', `${link}:1: ${notCutOff(28)}; see docs/runbook.md#honcho-ledger-damaged`);
+    assert.is(readFileSync(settingsFile, 'utf8'), settings);
+  });
+});
+
+test('a file with no newline that begins as a record\'s line does, NULs counting for any byte, is a line a crash cut off', async () => {
+  const whole = Buffer.from(line(WIDE));
+  const tails: [string, Buffer][] = [
+    ['a record\'s first bytes', whole.subarray(0, 12)],
+    ['the first byte', whole.subarray(0, 1)],
+    ['a first sector never written, the next one written', Buffer.concat([Buffer.alloc(512), whole.subarray(512 % whole.length, whole.length - 1)])],
+    ['the start written, then bytes never written', Buffer.concat([whole.subarray(0, 5), Buffer.alloc(600)])],
+    ['NULs only', Buffer.alloc(3)],
+  ];
+  for (const [what, tail] of tails) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, tail);
+      const reader = await Ledger.open(home.path, { readOnly: true });
+      assert.equal(reader.repair, { at: 0, dropped: tail.length, cut: false }, what);
+      await reader.close();
+      const ledger = await Ledger.open(home.path);
+      assert.equal(ledger.repair, { at: 0, dropped: tail.length, cut: true }, what);
+      await ledger.close();
+      assert.is(statSync(home.path).size, 0, what);
+    });
+  }
+});
+
+test('a codec that says nothing of how its lines begin: any bytes with no newline are taken for a cut-off line', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, 'hello');
+    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    assert.equal(log.repaired, { at: 0, dropped: 5, cut: true });
+    await log.close();
+  });
+});
+
 test('a line that does not parse stops the open with its number and serde\'s text; the file is left as it was', async () => {
   await withHome(async (home) => {
     // memoryd hands serde the line with its newline: an error at its end is on "line 2"
@@ -242,20 +339,179 @@ test('a file created by another writer after the open is adopted only with its d
   });
 });
 
-test('a torn tail longer than the reader keeps in memory is dropped, and such a long line, whole, is read', async () => {
+/** Why a line of `length` bytes (without its newline) is damage: longer than a line may hold. */
+const overlong = (length: number): string =>
+  `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
+
+/** Why a record is refused whose line would be `bytes` long (or at least that, not `exact`). */
+const lineTooLong = (bytes: number, exact = true): string =>
+  `its line would be ${exact ? '' : 'at least '}${bytes} bytes, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`;
+
+/** A `decided` record of `item` whose line is exactly `bytes` long (ASCII, so bytes are characters). */
+function recordOfLength(item: ReturnType<typeof turn>, bytes: number): Record {
+  const frame = encodeRecord(decided(item, skip(''))).length;
+  return decided(item, skip('y'.repeat(bytes - frame)));
+}
+
+test('a line as long as a line may hold is appended and read back; one byte more is refused, alone, and written nothing', async () => {
   await withHome(async (home) => {
-    const huge = 70 << 20;
-    writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
-    const ledger = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(ledger.repair, { at: line(A).length, dropped: huge, cut: false });
+    const longest = recordOfLength(turn('long', 1), MAX_LINE_BYTES);
+    assert.is(Buffer.byteLength(encodeRecord(longest)), MAX_LINE_BYTES);
+    const ledger = await Ledger.open(home.path);
+    await ledger.append(longest);
+    // appended in the same batch as two others: only the one that is too long is refused
+    const tooLong = recordOfLength(turn('long', 2), MAX_LINE_BYTES + 1);
+    const [a, long, b] = await Promise.allSettled([ledger.append(A), ledger.append(tooLong), ledger.append(B)]);
+    assert.is(a?.status, 'fulfilled');
+    assert.is(b?.status, 'fulfilled');
+    assert.is(long?.status, 'rejected');
+    const refusal = (long as PromiseRejectedResult).reason as Error;
+    assert.ok(isLedgerError(refusal, 'LEDGER_INVALID_RECORD'), String(refusal));
+    assert.is(refusal.message, `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`);
     await ledger.close();
-    const why = `x${'y'.repeat(huge)}`;
-    const long = decided(turn('long', 1), skip(why));
-    writeFileSync(home.path, line(A) + line(long) + line(B));
     const again = await Ledger.open(home.path, { readOnly: true });
     assert.is(again.size, 3);
     assert.ok(await again.isDecided(turn('long', 1)));
+    assert.not.ok(await again.isDecided(turn('long', 2)));
     await again.close();
+  });
+});
+
+test('a record whose texts alone are longer than a line may hold is refused without making its line', async () => {
+  await withHome(async (home) => {
+    const ledger = await Ledger.open(home.path);
+    // each control character is 6 bytes in the line: 12 million of them would make 72 MB
+    const controls = decided(turn('long', 3), skip('\u0001'.repeat(12_000_000)));
+    await rejects(ledger.append(controls), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(72_000_034, false)}`);
+    assert.is(ledger.size, 0);
+    await ledger.close();
+    assert.equal(readdirSync(home.dir), [], 'nothing was written');
+  });
+});
+
+test('the bound is measured exactly, whatever a line\'s texts hold: escapes, quotes, ASCII, two-, three- and four-byte characters', () => {
+  // 8 UTF-16 units, 20 bytes in a line: \u0001 (6), \b (2), \" (2), a (1), é (2), 中 (3), 😀 (4)
+  const piece = '\u0001\b"aé中😀';
+  const frame = Buffer.byteLength(encodeRecord(decided(turn('long', 1), skip(''))));
+  const pieces = Math.floor((MAX_LINE_BYTES - frame) / 20);
+  const exactly = (extra: number): Record => decided(turn('long', 1), skip(piece.repeat(pieces) + 'a'.repeat(MAX_LINE_BYTES - frame - 20 * pieces + extra)));
+  assert.is(Buffer.byteLength(encodeRecord(exactly(0))), MAX_LINE_BYTES, 'as long as a line may be: taken');
+  assert.throws(() => normalizeRecord(exactly(1)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`);
+  // past the bound by its texts alone: their exact length is said (the time's 26 bytes, the session's 6, the why's)
+  const texts = (n: number): Record => decided(turn('long', 1), skip(piece.repeat(n)));
+  assert.throws(() => normalizeRecord(texts(pieces + 1000)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(26 + 6 + 2 + 20 * (pieces + 1000), false)}`);
+  // every kind of record and action, with a text long enough to be measured, and well within the bound
+  const text = 'a'.repeat(12 << 20);
+  for (const record of [
+    decided(turn(text.slice(0, 128), 1), turnTo('trusted', text)),
+    decided(edit(text, 0), conclude('trusted', text)),
+    decided(edit('e', 1), unconclude('fleet', text)),
+    decided(edit('e', 2), fleetAction(text)),
+    decided(edit('e', 3), retract(text)),
+    decided(edit('e', 4), skip(text)),
+    sent(edit('e', 5), [text, 'm2']),
+    failed(edit('e', 6), 500, text),
+  ]) {
+    assert.is(Buffer.byteLength(encodeRecord(normalizeRecord(record))), Buffer.byteLength(encodeRecord(record)));
+  }
+});
+
+test('a codec that does not refuse long records: the log refuses the batch with the line too long, and writes nothing', async () => {
+  await withHome(async (home) => {
+    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await rejects(log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 2)}`);
+    assert.is(log.head, 0);
+    await log.append(['short']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), 'short\n');
+  });
+});
+
+test('a line one byte longer than a line may hold, valid but for its length, is damage at its line; the file is left as it was', async () => {
+  await withHome(async (home) => {
+    // made by hand: the codec refuses to write it
+    const tooLong = `${encodeRecord(recordOfLength(turn('long', 1), MAX_LINE_BYTES)).replace('"why":"', '"why":"y')}\n`;
+    await damaged(home, line(A) + tooLong + line(B), 2, overlong(MAX_LINE_BYTES + 1));
+  });
+});
+
+test('a torn tail longer than a line may hold is dropped, and cut by a writer', async () => {
+  await withHome(async (home) => {
+    const huge = 70 << 20;
+    writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
+    const reader = await Ledger.open(home.path, { readOnly: true });
+    assert.equal(reader.repair, { at: line(A).length, dropped: huge, cut: false });
+    await reader.close();
+    const writer = await Ledger.open(home.path);
+    assert.equal(writer.repair, { at: line(A).length, dropped: huge, cut: true });
+    await writer.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+const OPENER = fileURLToPath(new URL('./support/open-huge.js', import.meta.url));
+
+/** Opens `path` in a child process (`support/open-huge.ts`) and gives what it says. */
+function openInChild(path: string, mode: 'read-only' | 'writable'): { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number } {
+  const out = execFileSync(process.execPath, [OPENER, path, mode], { encoding: 'utf8' });
+  return JSON.parse(out) as { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number };
+}
+
+/** A file of `head`, then a hole (zeros that take no space) up to `size`, then `after`. */
+function sparse(path: string, head: string, size: number, after = ''): void {
+  writeFileSync(path, head);
+  truncateSync(path, size);
+  if (after !== '') appendFileSync(path, after);
+}
+
+/** Bounded memory: an open holds one line of the longest a line may be, and a chunk; never the line it refuses. */
+const BOUNDED = 256 << 20;
+
+test('lines of 2 GiB and more (a sparse file): damage at their line, found in bounded memory, the file left as it was', async () => {
+  await withFastHome(async (home) => {
+    const size = 2 ** 31 + (1 << 20);
+    sparse(home.path, line(A), size, '\n');
+    for (const mode of ['read-only', 'writable'] as const) {
+      const said = openInChild(home.path, mode);
+      assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(size - line(A).length)}; see docs/runbook.md#honcho-ledger-damaged` }, mode);
+      assert.ok(said.peakGrowth < BOUNDED, `${mode}: the open's peak memory grew ${said.peakGrowth} bytes`);
+    }
+    assert.is(statSync(home.path).size, size + 1);
+    const start = Buffer.alloc(line(A).length + 1);
+    const fd = openSync(home.path, 'r');
+    readSync(fd, start, 0, start.length, 0);
+    closeSync(fd);
+    assert.equal(start, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(1)]), 'the file is as it was');
+  });
+});
+
+test('a tail of 2 GiB and more (a sparse file) is dropped and cut, in bounded memory', async () => {
+  await withFastHome(async (home) => {
+    const size = 2 ** 31 + (1 << 20);
+    sparse(home.path, line(A), size);
+    const said = openInChild(home.path, 'writable');
+    assert.is(said.size, 1);
+    assert.equal(said.repair, { at: line(A).length, dropped: size - line(A).length, cut: true });
+    assert.ok(said.peakGrowth < BOUNDED, `the open's peak memory grew ${said.peakGrowth} bytes`);
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+  });
+});
+
+test('a valid 600 MB line, too long for a JavaScript string, is damage at its line with the file named, not a bare RangeError', async () => {
+  await withHome(async (home) => {
+    const record = encodeRecord(decided(turn('long', 1), skip('')));
+    const [before, after] = [record.slice(0, -3), record.slice(-3)]; // split inside the empty why: `"`, then `"}}`
+    const fd = openSync(home.path, 'w');
+    const block = Buffer.alloc(1 << 20, 0x79);
+    writeSync(fd, line(A) + before);
+    for (let n = 0; n < 600; n++) writeSync(fd, block);
+    writeSync(fd, `${after}\n`);
+    closeSync(fd);
+    const length = before.length + 600 * block.length + after.length;
+    const said = openInChild(home.path, 'read-only');
+    assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(length)}; see docs/runbook.md#honcho-ledger-damaged` });
+    assert.ok(said.peakGrowth < BOUNDED, `the open's peak memory grew ${said.peakGrowth} bytes`);
   });
 });
 
@@ -274,19 +530,146 @@ test('a failed write changes nothing: the ledger\'s path turned into a directory
   await withHome(async (home) => {
     const ledger = await Ledger.open(home.path);
     mkdirSync(home.path);
-    await rejects(ledger.append(A), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+    await rejects(ledger.append(A), 'LEDGER_NOT_A_FILE', notAFile(home.path, 'a directory'));
     assert.not.ok(await ledger.isDecided(A.item));
     assert.equal(await ledger.counts(), { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0 });
     await ledger.close();
   });
 });
 
-test('an unreadable ledger is an I/O error, not an empty ledger', async () => {
+/** The refusal of an open of `path`, where `what` is. */
+const notAFile = (path: string, what: string): string =>
+  `${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`;
+
+test('a folder at the ledger\'s path is refused, not read as an empty ledger; nothing in it is touched', async () => {
   await withHome(async (home) => {
     mkdirSync(home.path);
+    writeFileSync(join(home.path, 'honcho.jsonl'), line(A));
     for (const readOnly of [true, false]) {
-      await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_IO', new RegExp(`^${home.path}: illegal operation on a directory \\(EISDIR\\)`));
+      const e = await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(home.path, 'a directory'));
+      assert.is((e as Error & { report: string }).report, `${notAFile(home.path, 'a directory')}; see docs/runbook.md#ledger-not-a-file`);
+      assert.ok(RUNBOOK_TEXT.includes('\n## ledger-not-a-file\n'));
     }
+    assert.equal(readdirSync(home.path), ['honcho.jsonl']);
+    assert.is(readFileSync(join(home.path, 'honcho.jsonl'), 'utf8'), line(A));
+  });
+});
+
+test('a character device or a socket at the path is refused before it is opened', async () => {
+  await withHome(async (home) => {
+    const socket = join(home.dir, 'socket');
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      for (const [path, what] of [
+        ['/dev/zero', 'a character device'],
+        ['/dev/null', 'a character device'],
+        [socket, 'a socket'],
+      ] as const) {
+        for (const readOnly of [true, false]) {
+          const io = new FaultyIO();
+          await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+          assert.is(io.count('openRead') + io.count('openReadWrite'), 0, `${path}: opened`);
+        }
+      }
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+/** A {@link FaultyIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
+class SwappedIO extends FaultyIO {
+  override statusOf(path: string): FileStatus {
+    super.statusOf(path);
+    return { kind: 'file', identity: 'the file that was there' };
+  }
+}
+
+test('a special file put at the path after the look is refused from the open descriptor, which is closed', async () => {
+  await withHome(async (home) => {
+    const fifo = join(home.dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    // an open to write never waits for a FIFO's other end (an open to read is tested in a child:
+    // test/crash/special-files.test.ts)
+    for (const [path, what, readOnly] of [
+      [fifo, 'a named pipe (FIFO)', false],
+      ['/dev/zero', 'a character device', true],
+      ['/dev/null', 'a character device', false],
+    ] as const) {
+      const io = new SwappedIO();
+      await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+      assert.is(io.count(readOnly ? 'openRead' : 'openReadWrite'), 1);
+      assert.equal(io.open.size, 0, 'the descriptor was closed');
+    }
+    assert.ok(lstatSync(fifo).isFIFO());
+  });
+});
+
+test('a symbolic link to a regular file is that file: read, locked, appended to, and its own directory synced', async () => {
+  await withHome(async (home) => {
+    const elsewhere = join(home.dir, 'elsewhere');
+    mkdirSync(elsewhere);
+    const real = join(elsewhere, 'honcho.jsonl');
+    writeFileSync(real, line(A));
+    symlinkSync(real, home.path);
+    const synced: string[] = [];
+    const io: FileIO = { ...nodeFileIO, syncDirectory: (path) => void synced.push(path) };
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    assert.is(ledger.size, 1);
+    assert.equal(synced, [elsewhere], 'the directory that holds the file, not the link\'s');
+    await rejects(Ledger.open(real), 'LEDGER_LOCKED', /open for writing elsewhere/);
+    await ledger.append(B);
+    await ledger.close();
+    assert.is(readFileSync(real, 'utf8'), line(A) + line(B));
+    assert.ok(lstatSync(home.path).isSymbolicLink(), 'the link is still a link');
+  });
+});
+
+test('a symbolic link to nothing reads as an empty ledger; the first append is refused, and nothing is created', async () => {
+  await withHome(async (home) => {
+    const missing = join(home.dir, 'missing.jsonl');
+    symlinkSync(missing, home.path);
+    const ledger = await Ledger.open(home.path);
+    assert.is(ledger.size, 0);
+    await rejects(
+      ledger.append(A),
+      'LEDGER_IO',
+      `${home.path}: the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to`,
+    );
+    await ledger.close();
+    assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
+  });
+});
+
+/** `e` is a LEDGER_IO error that points at the runbook's `anchor`, an entry the runbook has. */
+function pointsAt(e: Error, anchor: string): void {
+  const error = e as Error & { runbook?: string; report?: string };
+  assert.is(error.runbook, anchor, e.message);
+  assert.ok(error.report?.endsWith(`; see docs/runbook.md#${anchor}`), error.report);
+  assert.ok(RUNBOOK_TEXT.includes(`\n## ${anchor}\n`), `the runbook has no entry ${anchor}`);
+}
+
+test('a read that fails points at the runbook\'s ledger-unreadable entry; a write that fails, at ledger-unwritable', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A));
+    const reading: [string, FaultyIO][] = [
+      ['open to read', new FaultyIO().fail('openRead', 1, 'EACCES')],
+      ['read', new FaultyIO().fail('read', 1, 'EIO')],
+      ['fstat', new FaultyIO().fail('size', 1, 'EIO')],
+    ];
+    for (const [what, io] of reading) {
+      const e = await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }), { readOnly: true }), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+      pointsAt(e, 'ledger-unreadable');
+      assert.equal(io.open.size, 0, what);
+    }
+    const opening = new FaultyIO().fail('openReadWrite', 1, 'EACCES');
+    pointsAt(await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: opening })), 'LEDGER_IO'), 'ledger-unwritable');
+    const writing = new FaultyIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: writing }));
+    writing.fail('write', 1, 'ENOSPC');
+    pointsAt(await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`), 'ledger-unwritable');
+    await ledger.close();
   });
 });
 
@@ -612,6 +995,81 @@ test('a writer in another process holds the ledger; once it is killed the next o
     await ledger.append(B);
     await ledger.close();
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+  });
+});
+
+/** What a writer says once its file is no longer the one at its path. */
+const noLongerAtPath = (path: string, how: 'replaced' | 'removed'): string =>
+  `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
+  'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger';
+
+test('a writer whose file is replaced, removed or moved away stops before it acknowledges: the append is cut from the old file, and every later one refused', async () => {
+  const edits: [string, 'replaced' | 'removed', (home: Home) => void][] = [
+    ['replaced, as sed -i does (a new file renamed over it)', 'replaced', (home) => {
+      writeFileSync(`${home.path}.sed`, line(B));
+      renameSync(`${home.path}.sed`, home.path);
+    }],
+    ['removed', 'removed', (home) => rmSync(home.path)],
+    ['moved away', 'removed', (home) => renameSync(home.path, `${home.path}.moved`)],
+  ];
+  for (const [what, how, edit] of edits) {
+    await withHome(async (home) => {
+      const ledger = await Ledger.open(home.path);
+      await ledger.append(A);
+      const held = `${home.path}.held`;
+      linkSync(home.path, held); // the file the writer holds, whatever the edit does with its name
+      edit(home);
+      const after = existsSync(home.path) ? readFileSync(home.path) : null;
+      const e = await rejects(ledger.append(C), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
+      assert.is((e as Error & { runbook?: string }).runbook, 'ledger-replaced', what);
+      assert.ok(RUNBOOK_TEXT.includes('\n## ledger-replaced\n'));
+      assert.is(readFileSync(held, 'utf8'), line(A), `${what}: the refused append was cut back from the file the writer holds`);
+      assert.not.ok(await ledger.isDecided(turn('chat-9', 9)));
+      await rejects(ledger.append(decided(turn('chat-9', 9))), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
+      assert.is(ledger.size, 1);
+      await ledger.close();
+      assert.equal(existsSync(home.path) ? readFileSync(home.path) : null, after, `${what}: the file at the path was not touched`);
+      if (how === 'replaced') {
+        const reopened = await Ledger.open(home.path);
+        assert.is(reopened.size, 1, 'a reopen reads the file at the path');
+        assert.ok(await reopened.isDecided(B.item));
+        await reopened.close();
+      }
+    });
+  }
+});
+
+test('a writer whose file was re-linked under it: through a symbolic link pointed elsewhere, it stops; a new hard link changes nothing', async () => {
+  await withHome(async (home) => {
+    const first = join(home.dir, 'first.jsonl');
+    const second = join(home.dir, 'second.jsonl');
+    writeFileSync(first, line(A));
+    writeFileSync(second, line(A));
+    const link = join(home.dir, 'link.jsonl');
+    symlinkSync(first, link);
+    const ledger = await Ledger.open(link);
+    linkSync(first, join(home.dir, 'another-name.jsonl'));
+    await ledger.append(B);
+    rmSync(link);
+    symlinkSync(second, link);
+    await rejects(ledger.append(C), 'LEDGER_STOPPED', noLongerAtPath(link, 'replaced'));
+    await ledger.close();
+    assert.is(readFileSync(first, 'utf8'), line(A) + line(B));
+    assert.is(readFileSync(second, 'utf8'), line(A));
+  });
+});
+
+test('a look at the path that fails after an append is written: the append is cut back and the log stops, as after a failed sync', async () => {
+  await withHome(async (home) => {
+    const io = new FaultyIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    io.fail('statusOf', 1, 'EIO');
+    const e = await rejects(log.append([B]), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
+    assert.is((e as Error & { runbook?: string }).runbook, 'ledger-unreadable');
+    assert.is(readFileSync(home.path, 'utf8'), line(A));
+    await rejects(log.append([B]), 'LEDGER_STOPPED');
+    await log.close();
   });
 });
 

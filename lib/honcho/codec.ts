@@ -18,7 +18,7 @@
  * @module
  */
 import { DecodeError, InvalidRecordError } from '../errors.js';
-import type { RecordCodec } from '../log.js';
+import { MAX_LINE_BYTES, type RecordCodec, lineTooLong } from '../log.js';
 import { readCanonical } from './canonical.js';
 import {
   type Content,
@@ -197,9 +197,67 @@ function normalizeAction(value: unknown): Action {
 
 /**
  * A caller's record, checked, as a fresh object that later changes to `value` do not reach.
- * @throws {@link InvalidRecordError} naming the field that is wrong
+ * @throws {@link InvalidRecordError} naming the field that is wrong, or saying that its line
+ * would be longer than a ledger's line may be ({@link MAX_LINE_BYTES})
  */
 export function normalizeRecord(value: unknown): Record {
+  return withinLineBound(normalizeFields(value));
+}
+
+/** The strings of a record that its line quotes, each as a caller gave it. */
+function textsOf(record: Record): string[] {
+  const texts = [record.time, record.item.type === 'turn' ? record.item.session : record.item.id];
+  if (record.type === 'sent') texts.push(...record.ids);
+  else if (record.type === 'failed') texts.push(record.kind);
+  else {
+    const { action } = record;
+    if (action.type === 'turn') texts.push(action.workspace, action.speaker);
+    else if (action.type === 'conclude') texts.push(action.workspace, action.peer, action.session, action.text);
+    else if (action.type === 'unconclude') texts.push(action.workspace, action.text);
+    else if (action.type === 'skip') texts.push(action.why);
+    else texts.push(action.session, action.text);
+  }
+  return texts;
+}
+
+/** The UTF-8 bytes `json(text)` takes, quotes included, worked out without making it (it may be longer than a string can be). */
+function quotedLength(text: string): number {
+  let n = 2;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20) n += c === 0x08 || c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d ? 2 : 6;
+    else if (c === 0x22 || c === 0x5c) n += 2;
+    else if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      n += 4; // with its low surrogate: a normalized record has no lone one
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
+
+/** The most bytes a line takes besides its strings: keys, tags, numbers, and the separators between the strings. */
+const FRAME_BYTES = 256;
+
+/** `record`, when its line fits {@link MAX_LINE_BYTES}. */
+function withinLineBound(record: Record): Record {
+  const texts = textsOf(record);
+  // A UTF-16 unit takes at most 6 bytes (`\u001f`), and a string its quotes and a comma: only
+  // a record whose strings are long together needs measuring.
+  let most = FRAME_BYTES;
+  for (const text of texts) most += 6 * text.length + 3;
+  if (most <= MAX_LINE_BYTES) return record;
+  let quoted = 0;
+  for (const text of texts) quoted += quotedLength(text);
+  // past the bound by its strings alone, the line is not made (it could be longer than a string can be)
+  if (quoted > MAX_LINE_BYTES) refuse(lineTooLong(quoted, false));
+  const bytes = Buffer.byteLength(encodeValid(record));
+  if (bytes > MAX_LINE_BYTES) refuse(lineTooLong(bytes));
+  return record;
+}
+
+function normalizeFields(value: unknown): Record {
   const where = 'the record';
   const type = tagOf(value, where, RECORD_VARIANTS);
   const fields = type === 'decided' ? ['type', 'time', 'item', 'action'] : type === 'sent' ? ['type', 'time', 'item', 'ids'] : ['type', 'time', 'item', 'status', 'kind'];
@@ -499,4 +557,6 @@ export const honchoCodec: RecordCodec<Record> = {
   normalize: normalizeRecord,
   encode: encodeRecord,
   decode: decodeRecord,
+  // encodeValid writes `type` first, then `time`
+  lineStarts: RECORD_VARIANTS.map((type) => `{"type":"${type}","time":"`),
 };

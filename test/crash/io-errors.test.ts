@@ -2,11 +2,12 @@
  * I/O errors (issue 5): a workload of a ledger (open a missing file, 10 appends of single
  * records and small group-commit batches, close; a torn tail left as a crash would; reopen,
  * which cuts it, 10 more appends, close; a read-only open) runs over a file-system layer
- * (test/support/injecting-io.ts) that fails the Nth call of one kind (open to read, open to
- * write, create, size, read, write, a short write followed by a failed one, fdatasync,
- * ftruncate, the directory's fsync, close, the lock), with EIO, ENOSPC and EDQUOT (a lock: EIO
- * and ENOLCK), once and from then on, for every N the workload reaches; and for every N, a
- * short write or a failed fdatasync whose cut back fails too. In every run:
+ * (test/support/injecting-io.ts) that fails the Nth call of one kind (the look at the path,
+ * open to read, open to write, create, the look at the open file, size, read, write, a short
+ * write followed by a failed one, fdatasync, ftruncate, realpath, the directory's fsync, close,
+ * the lock), with EIO, ENOSPC and EDQUOT (a lock: EIO and ENOLCK), once and from then on, for
+ * every N the workload reaches; and for every N, a short write or a failed fdatasync whose cut
+ * back fails too. In every run:
  *
  * - every append either resolves or rejects with a clear error: `LEDGER_IO` carrying the
  *   injected code (its message the path and the system's words for it), `LEDGER_STOPPED` once
@@ -84,8 +85,12 @@ function checkIoError(e: LedgerError, code: string | null, paths: readonly strin
   }
 }
 
-/** A failure that stops a JSONL log until it is reopened: a sync, the directory's sync, a cut back. */
-const STOPS: readonly Call[] = ['datasync', 'syncDirectory', 'truncate'];
+/**
+ * A failure that stops a JSONL log until it is reopened: a sync, the directory's sync (or finding
+ * the directory, through links, that holds the file), a cut back, and the look at the path that
+ * tells a writer its file is still the one there (an open's look only fails the open).
+ */
+const STOPS: readonly Call[] = ['datasync', 'statusOf', 'realPath', 'syncDirectory', 'truncate'];
 
 function describeFault(fault: Fault | null): string {
   if (fault === null) return 'no fault';
@@ -191,7 +196,7 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
       });
       if (io.trace.slice(groupStart).some((t) => t.call === 'truncate' && t.failed !== null)) cutBackFailed = true;
       // a failure of the append's own calls is never swallowed: an append of the group says so
-      const failedHere = io.trace.slice(groupStart).filter((t) => t.failed !== null && t.failed !== 'real' && ['write', 'datasync', 'create', 'syncDirectory'].includes(t.call));
+      const failedHere = io.trace.slice(groupStart).filter((t) => t.failed !== null && t.failed !== 'real' && ['write', 'datasync', 'statusOf', 'create', 'realPath', 'syncDirectory'].includes(t.call));
       if (failedHere.length > 0) {
         assert.ok(
           results.some((r) => r.status === 'rejected' && isLedgerError(r.reason, 'LEDGER_IO')) || lockFailed(groupStart),

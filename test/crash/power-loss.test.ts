@@ -13,9 +13,10 @@
  * 2. what the reopen has is exactly the first records appended, each whole;
  * 3. the reopen succeeds and drops only a tail with no newline, cut from the file, byte for byte
  *    the rest, unless zeros or garbage followed by a newline were left inside the last,
- *    unacknowledged write: then, as docs/reliability.md says, it is damage at that line (it
- *    cannot be told from damage elsewhere), the open refuses and the file is left as it was.
- *    Those states are counted apart, by filler, and never touch an acknowledged record;
+ *    unacknowledged write, or garbage where the first line of a file with no whole line begins:
+ *    then, as docs/reliability.md says, it is damage at that line (it cannot be told from damage
+ *    elsewhere, or from a file that is no ledger), the open refuses and the file is left as it
+ *    was. Those states are counted apart, by filler, and never touch an acknowledged record;
  * 4. the records keep the rules and the ledger answers as a replay does; an append after the
  *    reopen follows the whole lines byte for byte.
  *
@@ -259,10 +260,12 @@ async function checkState(
     ledger = await Ledger.open(home.path);
   } catch (e) {
     if (expected.kind === 'damage' && e instanceof DamagedError && e.line === expected.line) {
-      // the documented exception to promise 3: zeros or garbage, then a newline, in the last write
+      // the documented exception to promise 3: zeros or garbage, then a newline, in the last
+      // write; or garbage at the start of a file with no whole line, which no writer's line begins with
       assert.ok(bytes !== null && readFileSync(home.path).equals(bytes), `${context}: a refused open changed the file`);
       const fillers = state.fillers();
-      count(stats.damage, [...fillers].sort().join(' + ') || 'none');
+      const where = bytes.indexOf(10) === -1 ? 'at the start of a file with no whole line: ' : '';
+      count(stats.damage, `${where}${[...fillers].sort().join(' + ') || 'none'}`);
       assert.ok(fillers.size > 0, `${context}: damage in a state with no zeros or garbage in it`);
       return null;
     }
@@ -306,7 +309,8 @@ function summary(name: string, stats: Stats): string {
   const list = (map: Map<string, number>): string => [...map].sort().map(([why, n]) => `${n} ${why}`).join(', ') || 'none';
   return (
     `  power loss, ${name} (SCALE ${SCALE}): ${stats.states} crash states: ${stats.clean} ending in a whole line, ${stats.tails} torn tails cut ` +
-    `(with ${list(stats.filledTails)} in them), ${stats.missing} files missing; refused as damage (zeros or garbage then a newline, in the unacknowledged write): ${list(stats.damage)}`
+    `(with ${list(stats.filledTails)} in them), ${stats.missing} files missing; refused as damage (zeros or garbage then a newline in the unacknowledged write, ` +
+    `or garbage where a file's first line begins): ${list(stats.damage)}`
   );
 }
 

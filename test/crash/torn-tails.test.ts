@@ -12,11 +12,15 @@
  *
  * A read-only open ignores the same tails and changes nothing. Each case is opened with the
  * default chunk size and with small ones, so that the tail straddles the reader's chunks.
+ *
+ * A file with no whole line is a tail only if it begins as a record's line does: every cut of a
+ * line alone is one, and the same bytes with any one of their first 26 changed (where a line's
+ * start says what must be) are damage at line 1, refused by every open and left as they are.
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Ledger, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { DamagedError, Ledger, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { type Home, conclude, decided, edit, fleet, sent, skip, turn } from '../support/ledger.js';
 import { checkLedgerState, fileOf, lineOf, recordsOf } from '../support/promises.js';
@@ -135,6 +139,41 @@ test('the only line torn: the ledger is empty, the file cut to nothing, the next
     await ledger.close();
   });
   console.log(`  torn tails: the only line torn: ${stats.cases} cases`);
+});
+
+test('a file with no whole line: a record\'s line cut anywhere is a tail; the same bytes with one of their first changed are damage at line 1, left as they are', async () => {
+  const stats: Stats = { cases: 0, opens: 0 };
+  let refused = 0;
+  await withFastHome(async (home) => {
+    for (const last of LAST.slice(0, 2)) {
+      const line = Buffer.from(lineOf(last));
+      for (let cut = 1; cut <= 40; cut++) {
+        const tail = line.subarray(0, cut);
+        await torn(home, [], tail, undefined, `the only line, cut at byte ${cut}`, stats);
+        // one of the bytes a record's line begins with, changed: no writer began a line so
+        for (let at = 0; at < cut && at < 26; at++) {
+          const changed = Buffer.from(tail);
+          changed[at] = 0x78; // 'x', in no line start
+          const context = `the only line, cut at byte ${cut}, byte ${at} changed`;
+          writeFileSync(home.path, changed);
+          for (const readOnly of [true, false]) {
+            const e = await Ledger.open(home.path, { readOnly }).then(
+              async (ledger) => {
+                await ledger.close();
+                return null;
+              },
+              (error: unknown) => error,
+            );
+            stats.opens++;
+            assert.ok(e instanceof DamagedError && e.line === 1, `${context}: ${readOnly ? 'a read-only' : 'a writable'} open gave ${String(e)}, not damage at line 1`);
+            assert.ok(readFileSync(home.path).equals(changed), `${context}: the file was changed`);
+          }
+          refused++;
+        }
+      }
+    }
+  });
+  console.log(`  torn tails: a file of one cut-off line: ${stats.cases} cases cut as tails, ${refused} with a changed first byte refused as damage at line 1`);
 });
 
 test('trailing NUL runs, a partial line then NULs, NULs then a partial line, bytes that are not UTF-8', async () => {

@@ -1,15 +1,16 @@
 /**
  * The error and recovery paths of the JSONL backend that the other tests do not reach: a file
- * that shrinks under a reader, resume points that do not hold (no file, a damaged cursor, a read
- * that fails), a replay that fails with an error of its own, a read or `resumePoint` that fails or
- * meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
+ * that shrinks or changes under a reader, a file removed between the look at the path and the
+ * open, resume points that do not hold (no file, a damaged cursor, a line too long before the
+ * point, a read that fails), a replay that fails with an error of its own, a read or
+ * `resumePoint` that fails or meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
  * descriptor leaked, and that the log is usable (or stopped) as documented.
  */
 import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
-import { type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
+import { MAX_LINE_BYTES, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
@@ -18,11 +19,18 @@ const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 
-/** The longest line the reader holds in memory while it looks for the line's end (backends/jsonl.ts). */
-const LONG_LINE = 64 << 20;
 
 const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
   jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
+
+/** Appends `records` to the log at `path` (made if missing) and gives the resume point after them. */
+async function pointAfter(path: string, records: readonly Record[]): Promise<ResumePoint> {
+  const log = await backend(path).open();
+  await log.append(records);
+  const point = await log.resumePoint();
+  await log.close();
+  return point;
+}
 
 /** A writer can take the file: the open that failed released the lock it had taken. */
 async function writable(path: string): Promise<void> {
@@ -57,11 +65,11 @@ class ShrinkingIO extends FaultyIO {
 test('a torn tail too long to hold, cut by a writer while a reader scans it for its end: the reader keeps the whole lines', async () => {
   await withHome(async (home) => {
     const whole = Buffer.from(line(A));
-    const tail = LONG_LINE + (2 << 20);
+    const tail = MAX_LINE_BYTES + (2 << 20);
     writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(tail, 0x61)])); // no newline: a torn tail
     // the writer that opens cuts the tail back to the last whole line, just as the reader,
-    // having held 64 MiB of it, starts to look further for its end
-    const io = new ShrinkingIO(home.path, whole.length, (position) => position === whole.length + LONG_LINE);
+    // having held the longest a line may be of it, starts to look further for its end
+    const io = new ShrinkingIO(home.path, whole.length, (position) => position === whole.length + MAX_LINE_BYTES + 1);
     const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
     assert.ok(io.shrunk, 'the file was cut during the scan');
     assert.is(reader.head, 1);
@@ -73,39 +81,46 @@ test('a torn tail too long to hold, cut by a writer while a reader scans it for 
   });
 });
 
-test('a long line whose end was found, cut off before it is read whole: the reader stops at the whole lines before it', async () => {
+test('lines the reader held, changed under it into more bytes than a line may hold with no newline: the read says the file changed', async () => {
   await withHome(async (home) => {
-    const whole = Buffer.from(line(A));
-    const long = LONG_LINE + (1 << 20);
-    writeFileSync(home.path, Buffer.concat([whole, Buffer.alloc(long, 0x61), Buffer.from('\n')]));
+    // three lines of 30 MiB: each fits a line, together they do not
+    const long = (n: number): Record => decided(turn('long', n), skip(`x${'y'.repeat(30 << 20)}`));
+    writeFileSync(home.path, line(long(1)) + line(long(2)) + line(long(3)));
     const size = statSync(home.path).size;
-    // cut by hand (to the last line the operator trusts) between the scan and the read of the line
-    const io = new ShrinkingIO(home.path, whole.length, (position, length) => position === whole.length && length === long + 1);
-    const reader = await backend(home.path, io, 1 << 20).open({ readOnly: true });
-    assert.ok(io.shrunk, 'the file was cut before the line was read');
-    assert.is(reader.head, 1);
-    assert.equal(reader.repaired, { at: whole.length, dropped: size - whole.length, cut: false });
-    assert.equal(await all(reader), [A]);
+    const reader = await backend(home.path, undefined, 1 << 20).open({ readOnly: true });
+    assert.is(reader.head, 3);
+    writeFileSync(home.path, Buffer.alloc(size, 0x61)); // as long as it was, with no line in it
+    const changed = `${home.path}: the file changed while open: it no longer holds the ${size} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`;
+    await rejects(all(reader), 'LEDGER_IO', changed);
     await reader.close();
-    assert.equal(io.open.size, 0);
   });
 });
 
-test('a long line the reader held, changed under it into bytes with no newline: the read says the file changed', async () => {
-  await withHome(async (home) => {
-    const long = decided(turn('long', 1), skip(`x${'y'.repeat(LONG_LINE + (1 << 20))}`));
-    writeFileSync(home.path, line(A) + line(long));
-    const size = statSync(home.path).size;
-    const reader = await backend(home.path, undefined, 1 << 20).open({ readOnly: true });
-    assert.is(reader.head, 2);
-    writeFileSync(home.path, Buffer.alloc(size, 0x61)); // as long as it was, with no line in it
-    await rejects(
-      all(reader),
-      'LEDGER_IO',
-      `${home.path}: the file changed while open: it no longer holds the ${size} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`,
-    );
-    await reader.close();
-  });
+test('a file removed between the look at the path and the open is a missing file: an empty log', async () => {
+  for (const readOnly of [true, false]) {
+    await withHome(async (home) => {
+      writeFileSync(home.path, line(A));
+      // another process removes it right after the look, before the open
+      class RemovingIO extends FaultyIO {
+        override openRead(path: string): Fd {
+          rmSync(path);
+          return super.openRead(path);
+        }
+        override openReadWrite(path: string): Fd {
+          rmSync(path);
+          return super.openReadWrite(path);
+        }
+      }
+      const io = new RemovingIO();
+      const log = await backend(home.path, io).open({ readOnly });
+      assert.is(log.head, 0);
+      assert.is(log.repaired, null);
+      if (!readOnly) assert.equal(await log.append([B]), { from: 0, head: 1 });
+      await log.close();
+      assert.equal(io.open.size, 0);
+      assert.equal(readdirSync(home.dir), readOnly ? [] : ['honcho.jsonl']);
+    });
+  }
 });
 
 // -- resume points that do not hold -------------------------------------------------------------
@@ -132,10 +147,7 @@ test('a resume point at 0 reads a file through from its first line', async () =>
 
 test('a resume point on a missing file: at 0 it is an empty log; further on it is a mismatch, and nothing is created', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     rmSync(home.path);
     await rejects(backend(home.path).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
     await rejects(backend(home.path).open({ resume: point, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
@@ -150,10 +162,7 @@ test('a resume point on a missing file: at 0 it is an empty log; further on it i
 
 test('a resume point whose cursor says no line ends there is a mismatch, and the file is left as it was', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
     assert.equal(cursor, { position: 2, offset: line(A).length + line(B).length, lastLineStart: line(A).length });
     const before = readFileSync(home.path);
@@ -172,12 +181,38 @@ test('a resume point whose cursor says no line ends there is a mismatch, and the
   });
 });
 
+test('a resume point whose cursor spans more than a line may hold is a mismatch, and that much is never read', async () => {
+  await withHome(async (home) => {
+    const point = await pointAfter(home.path, [A, B]);
+    const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
+    const io = new FaultyIO();
+    const resume = { ...point, cursor: { ...cursor, offset: MAX_LINE_BYTES + 2, lastLineStart: 0 } };
+    // the file as long as the cursor says: only the span it gives the line is wrong
+    truncateSync(home.path, MAX_LINE_BYTES + 2);
+    await rejects(backend(home.path, io).open({ resume, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: no record ends there`);
+    assert.is(io.count('read'), 0, 'nothing was read');
+    assert.equal(io.open.size, 0);
+  });
+});
+
+test('a resume point without a cursor, before which a line is longer than a line may hold: a mismatch at that line', async () => {
+  await withHome(async (home) => {
+    const point = await pointAfter(home.path, [A, B]);
+    const long = MAX_LINE_BYTES + 1;
+    writeFileSync(home.path, Buffer.concat([Buffer.alloc(long, 0x61), Buffer.from('\n'), Buffer.from(line(B))]));
+    const before = readFileSync(home.path);
+    await rejects(
+      backend(home.path).open({ resume: { ...point, cursor: null }, readOnly: true }),
+      'LEDGER_RESUME_MISMATCH',
+      `${home.path}: cannot resume at record 2: line 1 is ${long} bytes long, more than a ledger's line may hold`,
+    );
+    assert.equal(readFileSync(home.path), before);
+  });
+});
+
 test('a read that fails while checking a resume point is an I/O error: nothing held, nothing changed, and the next open reads', async () => {
   await withHome(async (home) => {
-    const log = await backend(home.path).open();
-    await log.append([A, B]);
-    const point = await log.resumePoint();
-    await log.close();
+    const point = await pointAfter(home.path, [A, B]);
     const before = readFileSync(home.path);
     for (const readOnly of [false, true]) {
       const io = new FaultyIO().fail('read', 1, 'EIO');

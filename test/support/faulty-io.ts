@@ -3,7 +3,7 @@
  * once or from then on, with a given error code, and can make writes short.
  */
 import { constants } from 'node:os';
-import { type Fd, type FileIO, nodeFileIO } from '../../backends/file-io.js';
+import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../backends/file-io.js';
 
 export type Call = keyof FileIO;
 
@@ -70,6 +70,18 @@ export class FaultyIO implements FileIO {
   size(fd: Fd): number {
     this.enter('size');
     return nodeFileIO.size(fd);
+  }
+  status(fd: Fd): FileStatus {
+    this.enter('status');
+    return nodeFileIO.status(fd);
+  }
+  statusOf(path: string): FileStatus {
+    this.enter('statusOf');
+    return nodeFileIO.statusOf(path);
+  }
+  realPath(path: string): string {
+    this.enter('realPath');
+    return nodeFileIO.realPath(path);
   }
   read(fd: Fd, buffer: Uint8Array, offset: number, length: number, position: number): number {
     this.enter('read');

@@ -10,7 +10,7 @@
  */
 import { constants } from 'node:os';
 import { getSystemErrorMap } from 'node:util';
-import { type Fd, type FileIO, nodeFileIO } from '../../backends/file-io.js';
+import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../backends/file-io.js';
 
 /**
  * The error `node:fs` throws when the system call `syscall` fails with `code`, exactly as Node
@@ -35,6 +35,9 @@ const SYSCALLS: { readonly [call in Call]: string } = {
   openReadWrite: 'open',
   create: 'open',
   size: 'fstat',
+  status: 'fstat',
+  statusOf: 'stat',
+  realPath: 'realpath',
   read: 'read',
   write: 'write',
   datasync: 'fdatasync',
@@ -45,7 +48,22 @@ const SYSCALLS: { readonly [call in Call]: string } = {
 };
 
 /** Every call of the interface, in the order the harness reports them. */
-export const CALLS: readonly Call[] = ['openRead', 'openReadWrite', 'create', 'size', 'read', 'write', 'datasync', 'truncate', 'syncDirectory', 'close', 'tryLock'];
+export const CALLS: readonly Call[] = [
+  'statusOf',
+  'openRead',
+  'openReadWrite',
+  'create',
+  'status',
+  'size',
+  'read',
+  'write',
+  'datasync',
+  'truncate',
+  'realPath',
+  'syncDirectory',
+  'close',
+  'tryLock',
+];
 
 /**
  * What to inject. With `thenTruncate`, once the fault has struck, the next `ftruncate` (the cut
@@ -146,6 +164,15 @@ export class InjectingIO implements FileIO {
   }
   size(fd: Fd): number {
     return this.run('size', () => nodeFileIO.size(fd));
+  }
+  status(fd: Fd): FileStatus {
+    return this.run('status', () => nodeFileIO.status(fd));
+  }
+  statusOf(path: string): FileStatus {
+    return this.run('statusOf', () => nodeFileIO.statusOf(path));
+  }
+  realPath(path: string): string {
+    return this.run('realPath', () => nodeFileIO.realPath(path));
   }
   read(fd: Fd, buffer: Uint8Array, offset: number, length: number, position: number): number {
     return this.run('read', () => nodeFileIO.read(fd, buffer, offset, length, position));

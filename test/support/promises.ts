@@ -17,6 +17,7 @@
  */
 import * as assert from 'uvu/assert';
 import { type Counts, type Item, type Ledger, type Record, type Repair, encodeRecord } from '../../lib/index.js';
+import { couldBeCutOff } from './reference-ledger.js';
 
 /** A record's canonical line, with its newline. */
 export const lineOf = (record: Record): string => `${encodeRecord(record)}\n`;
@@ -174,8 +175,10 @@ export type ExpectedOpen =
  * What an open of `bytes` must do when the file's complete lines should be the canonical lines
  * of `attempted`, in order: when every complete line is, the open succeeds with them and drops
  * whatever follows the last newline (`dropped` bytes); otherwise the first complete line that is
- * not (zeros or garbage followed by a newline) is damage at its number. `whole` is the number of
- * leading complete lines that are the attempted records. `null` bytes: a missing file.
+ * not (zeros or garbage followed by a newline) is damage at its number. A file with no complete
+ * line whose bytes could not begin a record's line (garbage where the first line's start was) is
+ * damage at line 1 too. `whole` is the number of leading complete lines that are the attempted
+ * records. `null` bytes: a missing file.
  */
 export function expectedOpen(bytes: Buffer | null, attempted: readonly Record[]): ExpectedOpen {
   if (bytes === null) return { kind: 'records', count: 0, whole: 0, dropped: 0 };
@@ -186,6 +189,8 @@ export function expectedOpen(bytes: Buffer | null, attempted: readonly Record[])
     if (expected === null || !bytes.subarray(start, newline + 1).equals(expected)) return { kind: 'damage', line: n + 1, whole: n };
     start = newline + 1;
   }
+  // no complete line, and garbage where the first line's start was: not a line a writer cut off
+  if (n === 0 && bytes.length > 0 && !couldBeCutOff(bytes)) return { kind: 'damage', line: 1, whole: 0 };
   return { kind: 'records', count: n, whole: n, dropped: bytes.length - start };
 }
 

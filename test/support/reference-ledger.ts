@@ -3,7 +3,8 @@
  * as they can be (a map from item to state), and what an open of a file's bytes must give,
  * computed from the bytes alone: the records of the complete lines, in order, until the first
  * line that does not decode or breaks a rule (the open must refuse with that line's number and
- * reason), and whatever follows the last newline dropped as a torn tail.
+ * reason), and whatever follows the last newline dropped as a torn tail, unless the file has no
+ * complete line and what it holds could not begin a record's line (then it is damage at line 1).
  *
  * Decoding uses the codec (`decodeRecord`), which `test/fuzz/codec.test.ts` and
  * `test/codec.test.ts` hold to serde_json; the rules, the counts and the queries here share no
@@ -98,7 +99,7 @@ export type Expected =
       readonly line: number;
       /** Why: the decoder's text, or the rule's. */
       readonly why: string;
-      /** The number of complete lines in the file. */
+      /** The number of lines in the file: its complete ones, or 1 for a file of one line without its newline. */
       readonly lines: number;
     };
 
@@ -106,6 +107,28 @@ export type Expected =
 export type LineDecoder = (bytes: Buffer, start: number, end: number, line: number) => Record;
 
 const decodeLine: LineDecoder = (bytes, start, end) => decodeRecord(bytes, start, end);
+
+/**
+ * How the lines of the Honcho records begin (docs/format.md: `type` first, then `time`), restated
+ * here rather than taken from the codec.
+ */
+const LINE_STARTS = ['decided', 'sent', 'failed'].map((type) => Buffer.from(`{"type":"${type}","time":"`));
+
+/**
+ * Whether `bytes`, all a file holds and no newline in them, could be a line a crash cut off:
+ * they begin as a record's line does, a NUL counting for any byte (one a power loss left
+ * unwritten). Otherwise the file is not a ledger's, and its open is refused at line 1
+ * ({@link notCutOff} says why).
+ */
+export function couldBeCutOff(bytes: Buffer): boolean {
+  return LINE_STARTS.some((start) => {
+    for (let at = 0; at < Math.min(bytes.length, start.length); at++) if (bytes[at] !== 0 && bytes[at] !== start[at]) return false;
+    return true;
+  });
+}
+
+/** Why a file of `size` bytes, none of them a newline, that {@link couldBeCutOff} refuses, is damage at line 1. */
+export const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
 
 /** The number of newlines in `bytes`. */
 export function countLines(bytes: Buffer): number {
@@ -136,5 +159,6 @@ export function expectedOpen(bytes: Buffer, decode: LineDecoder = decodeLine): E
     if (refused !== null) return { kind: 'damaged', line, why: refused.message, lines: total };
     start = newline + 1;
   }
+  if (start === 0 && bytes.length > 0 && !couldBeCutOff(bytes)) return { kind: 'damaged', line: 1, why: notCutOff(bytes.length), lines: 1 };
   return { kind: 'open', reference, complete: start, dropped: bytes.length - start, lines: line };
 }
