@@ -33,7 +33,7 @@ import { ClosedError, ConflictError, DamagedError, type LedgerError, ReadOnlyErr
 import { fingerprintOf } from '../../lib/fingerprint.js';
 import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../../lib/log.js';
 import { UnknownOutcome, Writer } from './append.js';
-import { Connector, endQuietly, serverFailure } from './connection.js';
+import { Connector, connectFailure, endQuietly, serverFailure } from './connection.js';
 import { type Unwatch, watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
@@ -125,6 +125,11 @@ class PgLog<R> implements PostgresLog<R> {
     try {
       let head: Position;
       if (readOnly) {
+        try {
+          (await pool.connect()).release(); // the first contact, for its failure to be told as one
+        } catch (e) {
+          throw connectFailure(place.name, e);
+        }
         await checkServer(pool, place, false);
         head = await lookToRead(pool, place);
       } else {

@@ -82,6 +82,7 @@ function placeOfUri(uri: string): PostgresPlace {
   url.searchParams.set('log', log);
   if (schema !== DEFAULT_SCHEMA) url.searchParams.set('schema', schema);
   url.password = '';
+  url.searchParams.delete('password');
   const name = url.href;
   checkNames(name, log, schema);
   return { connection: { connectionString }, log, schema, name };

@@ -131,3 +131,61 @@ export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> 
   const log = freshLog();
   return { backend: await pgBackend(log, options), cleanup: () => dropLog(log) };
 }
+
+/** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
+export async function otherSchema(tag: string): Promise<string> {
+  return `${(await pgServer()).schema}${tag}`;
+}
+
+/**
+ * Makes a login role `name` with `password` (dropped first if an earlier test left it), and
+ * gives a URI of log `log` as that role.
+ */
+export async function roleUri(name: string, password: string, log: string, grants: (admin: pg.Client, schema: string) => Promise<void> = async () => undefined): Promise<string> {
+  const { schema } = await pgServer();
+  await withAdmin(async (admin) => {
+    await admin.query(`DROP OWNED BY ${name}`).catch(() => undefined);
+    await admin.query(`DROP ROLE IF EXISTS ${name}`);
+    await admin.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
+    await grants(admin, schema);
+  });
+  const uri = new URL(await logUri(log));
+  uri.searchParams.set('user', name);
+  uri.searchParams.set('password', password);
+  return uri.href;
+}
+
+/** Waits until `check` holds, looking every 10 ms; fails after 30 s, so that a test that would hang fails instead. */
+export async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (const start = Date.now(); !(await check()); ) {
+    if (Date.now() - start > 30_000) throw new Error(`waited 30 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The pid of the session that waits for a lock while it appends (one at a time in these tests). */
+export async function waitingAppender(admin: pg.Client): Promise<number> {
+  let pid = 0;
+  await until(async () => {
+    const { rows } = await admin.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'ledgerstore-append' AND wait_event_type = 'Lock' AND query LIKE '%.append(%'",
+    );
+    pid = rows[0]?.pid ?? 0;
+    return pid !== 0;
+  }, 'an append to wait for the log lock');
+  return pid;
+}
+
+/** Holds log `log`'s row lock from `admin`'s session (in a transaction) until `release` is called. */
+export async function holdLogLock(admin: pg.Client, log: string): Promise<{ release: () => Promise<void> }> {
+  const { schema } = await pgServer();
+  await admin.query('BEGIN');
+  await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1 FOR UPDATE`, [log]);
+  return { release: async () => void (await admin.query('ROLLBACK')) };
+}
+
+/** The lines of log `log`, by position, as the database holds them. */
+export async function linesOf(log: string): Promise<string[]> {
+  const { schema } = await pgServer();
+  return withAdmin(async (admin) => (await admin.query<{ line: string }>(`SELECT line FROM "${schema}".records WHERE log = $1 ORDER BY position`, [log])).rows.map((r) => r.line));
+}
