@@ -31,7 +31,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerIoError } from '../../lib/errors.js';
 import type { Position } from '../../lib/log.js';
-import { type Connector, type Session, described, endQuietly, isStatementError, plainly, serverFailure } from './connection.js';
+import { type Connector, type Session, described, isStatementError, plainly, serverFailure } from './connection.js';
 import { identifier, positionOf } from './schema.js';
 import type { PostgresPlace } from './uri.js';
 
@@ -79,7 +79,7 @@ export class Writer {
     const s = identifier(this.place.schema);
     let row: AnswerRow | undefined;
     try {
-      ({ rows: [row] } = await session.client.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines]));
+      ({ rows: [row] } = await session.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines]));
     } catch (e) {
       if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
       return this.resolve(session, batch, e);
@@ -93,7 +93,7 @@ export class Writer {
     if (this.session !== null && !this.session.lost()) return this.session;
     const lost = this.session;
     this.session = null;
-    if (lost !== null) void endQuietly(lost.client);
+    if (lost !== null) void lost.end();
     this.session = await this.connector.session('append');
     return this.session;
   }
@@ -101,7 +101,7 @@ export class Writer {
   /** Finds out whether `batch`, sent on `old`, landed: see the module's comment. */
   private async resolve(old: Session, batch: string, failure: unknown): Promise<Answer> {
     this.session = null;
-    void endQuietly(old.client);
+    void old.end();
     const deadline = Date.now() + this.connector.resolveMs;
     let trouble: unknown = failure;
     for (let wait = 25; Date.now() < deadline; wait = Math.min(2 * wait, 1000)) {
@@ -113,7 +113,7 @@ export class Writer {
         found = await lookUp(fresh, this.place, batch);
         this.session = fresh;
       } catch (e) {
-        if (fresh !== null) void endQuietly(fresh.client);
+        if (fresh !== null) void fresh.end();
         trouble = e;
       }
       if (found === null) {
@@ -140,7 +140,7 @@ export class Writer {
   async close(): Promise<void> {
     const session = this.session;
     this.session = null;
-    await endQuietly(session?.client ?? null);
+    await session?.end();
   }
 }
 
@@ -151,9 +151,9 @@ export class Writer {
  */
 async function fence(fresh: Session, old: Session, deadline: number): Promise<void> {
   const there = 'FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz';
-  await fresh.client.query(`SELECT pg_terminate_backend(pid) ${there}`, [old.pid, old.started]);
+  await fresh.query(`SELECT pg_terminate_backend(pid) ${there}`, [old.pid, old.started]);
   for (;;) {
-    const { rows: [row] } = await fresh.client.query<{ n: string }>(`SELECT count(*) AS n ${there}`, [old.pid, old.started]);
+    const { rows: [row] } = await fresh.query<{ n: string }>(`SELECT count(*) AS n ${there}`, [old.pid, old.started]);
     if (row?.n === '0') return;
     if (Date.now() >= deadline) throw new Error(`the old session (pid ${old.pid}) is still there after it was told to end`);
     await sleep(10);
@@ -162,6 +162,6 @@ async function fence(fresh: Session, old: Session, deadline: number): Promise<vo
 
 /** The batch's place if it was written, else `null`. */
 async function lookUp(fresh: Session, place: PostgresPlace, batch: string): Promise<Answer | null> {
-  const { rows: [row] } = await fresh.client.query<{ from: string; head: string }>(`SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`, [place.log, batch]);
+  const { rows: [row] } = await fresh.query<{ from: string; head: string }>(`SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`, [place.log, batch]);
   return row === undefined ? null : { ok: true, from: positionOf(place.name, row.from), head: positionOf(place.name, row.head) };
 }

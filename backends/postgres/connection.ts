@@ -44,8 +44,12 @@ export interface Queryable {
 /** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
 export type SessionRole = 'append' | 'read' | 'listen';
 
-/** A connected client and which server process serves it. */
-export interface Session {
+/**
+ * A connected client and which server process serves it. Its `query` keeps the process alive
+ * only while a statement is in flight, as a file does not keep it alive either: an open log
+ * does not hold a program that is done (a listening session does, while it listens).
+ */
+export interface Session extends Queryable {
   readonly client: pg.Client;
   /** The server process's pid (`pg_backend_pid()`). */
   readonly pid: number;
@@ -53,6 +57,15 @@ export interface Session {
   readonly started: string;
   /** Set once the connection failed or ended: nothing more is sent on it. */
   readonly lost: () => boolean;
+  /** Ends the session, whatever state it is in (it was lost already, say). */
+  end(): Promise<void>;
+}
+
+/** The sessions a log reads with: a pool, which replaces those it loses. */
+export interface ReadPool extends Queryable {
+  /** Makes (or takes) a session and gives it back: the first contact with the server. */
+  reach(): Promise<void>;
+  end(): Promise<void>;
 }
 
 /** Makes the sessions of one log. */
@@ -114,19 +127,49 @@ export class Connector {
       );
       const row = rows[0];
       if (row === undefined) throw new Error('the server does not list this session in pg_stat_activity');
-      return { client, pid: row.pid, started: row.started, lost: () => lost };
+      const holds = role === 'listen';
+      // node-postgres has ref() and unref() on a client (its socket's); @types/pg leaves them out
+      const handle = client as unknown as { ref(): void; unref(): void };
+      if (!holds) handle.unref();
+      let inFlight = 0;
+      const query: Queryable['query'] = async (text, values) => {
+        if (inFlight++ === 0 && !holds) handle.ref();
+        try {
+          return await client.query(text, values);
+        } finally {
+          if (--inFlight === 0 && !holds) handle.unref();
+        }
+      };
+      const end = async (): Promise<void> => {
+        handle.ref(); // else the process may leave before the server has seen the session end
+        await endQuietly(client);
+      };
+      return { client, pid: row.pid, started: row.started, lost: () => lost, query, end };
     } catch (e) {
       await client.end().catch(() => undefined);
       throw connectFailure(this.place.name, e);
     }
   }
 
-  /** A pool of up to `max` sessions for reads, which replaces the connections it loses. */
-  async pool(max: number): Promise<pg.Pool> {
+  /**
+   * A pool of up to `max` sessions for reads. Its idle sessions do not keep the process alive
+   * (`allowExitOnIdle`); they do while the pool is ended, until the server has seen them end.
+   */
+  async pool(max: number): Promise<ReadPool> {
     const pg = await loadPg();
-    const pool = new pg.Pool({ ...this.config('read'), max, idleTimeoutMillis: 10_000 });
+    const pool = new pg.Pool({ ...this.config('read'), max, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
     pool.on('error', () => undefined); // an idle session lost: the pool drops it and makes another when needed
-    return pool;
+    const clients = new Set<pg.PoolClient>();
+    pool.on('connect', (client) => clients.add(client));
+    pool.on('remove', (client) => clients.delete(client as pg.PoolClient));
+    return {
+      query: (text, values) => pool.query(text, values),
+      reach: async () => (await pool.connect()).release(),
+      end: async () => {
+        for (const client of clients) (client as unknown as { ref(): void }).ref();
+        await endQuietly(pool);
+      },
+    };
   }
 }
 
@@ -206,8 +249,8 @@ export function serverFailure(name: string, doing: string, error: unknown): Ledg
   return new LedgerIoError(name, described(`${doing} failed: ${plainly(error)}`, error));
 }
 
-/** Ends a client, whatever state it is in. */
-export async function endQuietly(client: pg.Client | pg.Pool | null): Promise<void> {
+/** Ends a client or pool, whatever state it is in. */
+async function endQuietly(client: pg.Client | pg.Pool | null): Promise<void> {
   try {
     await client?.end();
   } catch {

@@ -33,7 +33,7 @@ import { ClosedError, ConflictError, DamagedError, type LedgerError, ReadOnlyErr
 import { fingerprintOf } from '../../lib/fingerprint.js';
 import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../../lib/log.js';
 import { UnknownOutcome, Writer } from './append.js';
-import { Connector, connectFailure, endQuietly, serverFailure } from './connection.js';
+import { Connector, type ReadPool, connectFailure, serverFailure } from './connection.js';
 import { type Unwatch, watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
@@ -110,7 +110,7 @@ class PgLog<R> implements PostgresLog<R> {
     private readonly place: PostgresPlace,
     private readonly codec: RecordCodec<R>,
     private readonly connector: Connector,
-    private readonly pool: import('pg').Pool,
+    private readonly pool: ReadPool,
     /** `null` for a read-only log. */
     private readonly writer: Writer | null,
     private count: Position,
@@ -126,7 +126,7 @@ class PgLog<R> implements PostgresLog<R> {
       let head: Position;
       if (readOnly) {
         try {
-          (await pool.connect()).release(); // the first contact, for its failure to be told as one
+          await pool.reach(); // the first contact, for its failure to be told as one
         } catch (e) {
           throw connectFailure(place.name, e);
         }
@@ -135,8 +135,8 @@ class PgLog<R> implements PostgresLog<R> {
       } else {
         const session = await connector.session('append');
         writer = new Writer(connector, place, session);
-        await checkServer(session.client, place, true);
-        head = await prepareToWrite(session.client, place);
+        await checkServer(session, place, true);
+        head = await prepareToWrite(session, place);
       }
       let position = resume === undefined ? 0 : await checkResume(pool, place, resume, head);
       for await (const records of readPages(pool, place, codec, position, head)) {
@@ -153,7 +153,7 @@ class PgLog<R> implements PostgresLog<R> {
       return new PgLog(place, codec, connector, pool, writer, head);
     } catch (e) {
       await writer?.close();
-      await endQuietly(pool);
+      await pool.end();
       throw e;
     }
   }
@@ -247,7 +247,7 @@ class PgLog<R> implements PostgresLog<R> {
     await this.tail; // appends called before close go through
     await Promise.all([...this.watches].map((unwatch) => unwatch()));
     await this.writer?.close();
-    await endQuietly(this.pool);
+    await this.pool.end();
   }
 }
 
@@ -256,7 +256,7 @@ class PgLog<R> implements PostgresLog<R> {
  * gives the position to read from.
  * @throws {@link ResumeMismatchError} when it does not
  */
-async function checkResume(pool: import('pg').Pool, place: PostgresPlace, resume: ResumePoint, head: Position): Promise<Position> {
+async function checkResume(pool: ReadPool, place: PostgresPlace, resume: ResumePoint, head: Position): Promise<Position> {
   if (resume.position === 0) return 0;
   if (resume.position > head) throw new ResumeMismatchError(place.name, resume.position, `the log holds ${head} records`);
   const line = await lineAt(pool, place, resume.position - 1);

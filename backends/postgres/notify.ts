@@ -22,7 +22,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Position } from '../../lib/log.js';
-import { type Connector, type Session, endQuietly } from './connection.js';
+import type { Connector, Session } from './connection.js';
 import { channelOf, headOf, identifier } from './schema.js';
 import type { PostgresPlace } from './uri.js';
 
@@ -81,11 +81,11 @@ class Watcher {
         session.client.once('error', () => resolve());
       });
       void gone.then(() => this.onLost(session));
-      await session.client.query(`LISTEN ${identifier(channel)}`);
+      await session.query(`LISTEN ${identifier(channel)}`);
       this.session = session;
-      this.report(await headOf(session.client, this.place));
+      this.report(await headOf(session, this.place));
     } catch (e) {
-      await endQuietly(session.client);
+      await session.end();
       throw e;
     }
   }
@@ -95,7 +95,7 @@ class Watcher {
     this.heartbeat = setInterval(() => {
       const session = this.session;
       if (session === null || session.lost()) return;
-      headOf(session.client, this.place).then(
+      headOf(session, this.place).then(
         (head) => this.report(head),
         () => undefined, // the session's loss is handled where it is heard of
       );
@@ -106,7 +106,7 @@ class Watcher {
   private onLost(session: Session): void {
     if (this.stopped || this.session !== session) return;
     this.session = null;
-    void endQuietly(session.client);
+    void session.end();
     this.running = this.comeBack();
   }
 
@@ -126,7 +126,7 @@ class Watcher {
   private async release(): Promise<void> {
     const session = this.session;
     this.session = null;
-    await endQuietly(session?.client ?? null);
+    await session?.end();
   }
 
   async stop(): Promise<void> {

@@ -58,9 +58,10 @@ test('a server that is not there: LEDGER_IO that says so, for writing and for re
 
 test("a wrong password: LEDGER_IO with the server's words and what to check; the right one opens", async () => {
   const log = freshLog();
+  await (await (await pgBackend(log)).open()).close(); // the schema, made
   const uri = await roleUri('lst_pw', 'right', log, async (admin, schema) => {
-    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
     await admin.query(`GRANT USAGE ON SCHEMA "${schema}" TO lst_pw`);
+    await admin.query(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO lst_pw`);
   });
   const wrong = uri.replace('password=right', 'password=hunter2');
   const e = await rejects(backendAt(wrong).open(), 'LEDGER_IO');
