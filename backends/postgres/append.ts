@@ -79,7 +79,7 @@ export class Writer {
     const s = identifier(this.place.schema);
     let row: AnswerRow | undefined;
     try {
-      ({ rows: [row] } = await session.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines]));
+      ({ rows: [row] } = await session.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines], { name: 'ledgerstore-append' }));
     } catch (e) {
       if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
       return this.resolve(session, batch, e);

@@ -36,10 +36,19 @@ export function loadPg(): Promise<Pg> {
   return loading;
 }
 
+/** How a statement is run: prepared once per session under `name`; rows as arrays (`rowMode`). */
+export interface StatementOptions {
+  readonly name?: string;
+  readonly rowMode?: 'array';
+}
+
 /** What a client and a pool both do: run one statement. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], options?: StatementOptions): Promise<pg.QueryResult<R>>;
 }
+
+/** node-postgres's form of a statement. */
+const statement = (text: string, values: unknown[] | undefined, options: StatementOptions | undefined): pg.QueryConfig => ({ text, values: values ?? [], ...options });
 
 /** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
 export type SessionRole = 'append' | 'read' | 'listen';
@@ -132,10 +141,10 @@ export class Connector {
       const handle = client as unknown as { ref(): void; unref(): void };
       if (!holds) handle.unref();
       let inFlight = 0;
-      const query: Queryable['query'] = async (text, values) => {
+      const query: Queryable['query'] = async (text, values, options) => {
         if (inFlight++ === 0 && !holds) handle.ref();
         try {
-          return await client.query(text, values);
+          return await client.query(statement(text, values, options));
         } finally {
           if (--inFlight === 0 && !holds) handle.unref();
         }
@@ -163,7 +172,7 @@ export class Connector {
     pool.on('connect', (client) => clients.add(client));
     pool.on('remove', (client) => clients.delete(client as pg.PoolClient));
     return {
-      query: (text, values) => pool.query(text, values),
+      query: (text, values, options) => pool.query(statement(text, values, options)),
       reach: async () => (await pool.connect()).release(),
       end: async () => {
         for (const client of clients) (client as unknown as { ref(): void }).ref();
