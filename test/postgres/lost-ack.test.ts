@@ -12,7 +12,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type PostgresBackend, postgresBackend } from '../../backends/postgres/index.js';
-import { type Record, encodeRecord, honchoCodec } from '../../lib/index.js';
+import { type EventLog, type Record, encodeRecord, honchoCodec } from '../../lib/index.js';
 import { all, decided, rejects, turn } from '../support/ledger.js';
 import { freshLog, holdLogLock, linesOf, logUri, pgServer, until, waitingAppender, withAdmin } from '../support/pg-cluster.js';
 import { PgProxy } from '../support/pg-proxy.js';
@@ -21,6 +21,32 @@ const record = (n: number): Record => decided(turn('lost', n));
 const lines = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, n) => encodeRecord(record(from + n)));
 
 const backend = (uri: string, resolveMs = 10_000): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, timeouts: { resolveMs } });
+
+/** Runs `body` with a proxy, closed afterwards whatever happens. */
+async function withProxy(body: (proxy: PgProxy) => Promise<void>): Promise<void> {
+  const proxy = await PgProxy.start();
+  try {
+    await body(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
+ * Appends `batch` to `writer` (whose connection goes through `proxy`) with the server's answers
+ * lost, and waits until the server has committed it (the log's head at `head`): the append is
+ * then still waiting for an answer that will never come.
+ */
+async function commitUnheard(proxy: PgProxy, writer: EventLog<Record>, log: string, batch: readonly Record[], head: number): Promise<{ appending: Promise<unknown> }> {
+  const { schema } = await pgServer();
+  proxy.loseReplies();
+  const appending = writer.append(batch);
+  appending.catch(() => undefined); // awaited by the caller, after the cut
+  await withAdmin(async (admin) =>
+    until(async () => (await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1`, [log])).rows[0]?.head === String(head), 'the batch to commit'),
+  );
+  return { appending }; // in an object: an async function's promise would wait for it
+}
 
 test('the appending session terminated while it waits for the lock: refused as not written, absent for good, and the log goes on', async () => {
   const log = freshLog();
@@ -40,10 +66,9 @@ test('the appending session terminated while it waits for the lock: refused as n
   await writer.close();
 });
 
-test('a connection cut while the append waits for the lock, its session still there: fenced before the look-up, so it can never commit later', async () => {
-  const log = freshLog();
-  const proxy = await PgProxy.start();
-  try {
+test('a connection cut while the append waits for the lock, its session still there: fenced before the look-up, so it can never commit later', () =>
+  withProxy(async (proxy) => {
+    const log = freshLog();
     const writer = await backend(proxy.through(await logUri(log))).open();
     await writer.append([record(0)]);
     await withAdmin(async (admin) => {
@@ -60,47 +85,29 @@ test('a connection cut while the append waits for the lock, its session still th
     assert.equal(await linesOf(log), lines(0, 1), 'the batch did not land once the lock was free');
     assert.equal(await writer.append([record(1)]), { from: 1, head: 2 });
     await writer.close();
-  } finally {
-    await proxy.close();
-  }
-});
+  }));
 
-test('a commit whose answer is lost, then the connection: found by its batch id, resolved as appended, written once', async () => {
-  const log = freshLog();
-  const proxy = await PgProxy.start();
-  const { schema } = await pgServer();
-  try {
+test('a commit whose answer is lost, then the connection: found by its batch id, resolved as appended, written once', () =>
+  withProxy(async (proxy) => {
+    const log = freshLog();
     const writer = await backend(proxy.through(await logUri(log))).open();
     await writer.append([record(0)]);
-    proxy.loseReplies();
-    const appending = writer.append([record(1), record(2)]);
-    await withAdmin(async (admin) =>
-      until(async () => (await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1`, [log])).rows[0]?.head === '3', 'the batch to commit'),
-    );
+    const { appending } = await commitUnheard(proxy, writer, log, [record(1), record(2)], 3);
     proxy.cut(true);
     assert.equal(await appending, { from: 1, head: 3 });
     assert.is(writer.head, 3);
     assert.equal(await writer.append([record(3)]), { from: 3, head: 4 });
     assert.equal(await linesOf(log), lines(0, 4), 'each record once');
     await writer.close();
-  } finally {
-    await proxy.close();
-  }
-});
+  }));
 
-test('a lost connection whose outcome cannot be found out (the server out of reach): refused, the log stops, and a reopen reads the truth', async () => {
-  const log = freshLog();
-  const proxy = await PgProxy.start();
-  const { schema } = await pgServer();
-  try {
+test('a lost connection whose outcome cannot be found out (the server out of reach): refused, the log stops, and a reopen reads the truth', () =>
+  withProxy(async (proxy) => {
+    const log = freshLog();
     const target = backend(proxy.through(await logUri(log)), 300);
     const writer = await target.open();
     await writer.append([record(0)]);
-    proxy.loseReplies();
-    const appending = writer.append([record(1)]);
-    await withAdmin(async (admin) =>
-      until(async () => (await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1`, [log])).rows[0]?.head === '2', 'the batch to commit'),
-    );
+    const { appending } = await commitUnheard(proxy, writer, log, [record(1)], 2);
     proxy.refusing = true;
     proxy.cut(true);
     const e = await rejects(appending, 'LEDGER_IO');
@@ -113,10 +120,7 @@ test('a lost connection whose outcome cannot be found out (the server out of rea
     assert.equal(await all(again), [record(0), record(1)]);
     assert.equal(await again.append([record(2)]), { from: 2, head: 3 });
     await again.close();
-  } finally {
-    await proxy.close();
-  }
-});
+  }));
 
 test('a lock held longer than lock_timeout: refused by the server, nothing written, and the log goes on on the same session', async () => {
   const log = freshLog();
