@@ -52,3 +52,9 @@ coverage: build
 	rm -rf coverage
 	npx c8 --reporter=text --reporter=json-summary --reporter=json --include 'dist/backends/**' --include 'dist/lib/**' node dist/test/run.js
 	node dist/test/support/coverage-report.js coverage
+
+# The PostgreSQL backend's benchmark (bench/postgres.ts), on a throwaway cluster unless
+# LEDGERSTORE_PG_URL names a server.
+.PHONY: bench-postgres
+bench-postgres: build
+	node dist/bench/postgres.js

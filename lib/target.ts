@@ -8,6 +8,7 @@
  * | `jsonl:<path>` | the same, said explicitly |
  * | `level:<folder>` | LevelDB in `<folder>` (classic-level), records in CBOR |
  * | `memory:` | a fresh log in this process's memory (for tests and trials) |
+ * | `postgres://...`, `postgresql://...` | a log in a PostgreSQL database: a URI as node-postgres takes it, plus `log=<name>` (default `honcho`) |
  *
  * A path that contains a colon is still a path unless it starts with one of these schemes; to
  * name a file called `level:x`, write `jsonl:level:x` or `./level:x`.
@@ -17,6 +18,7 @@
 import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
 import { memoryBackend } from '../backends/memory.js';
+import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
 import { honchoCodec } from './honcho/codec.js';
 import type { Record } from './honcho/record.js';
 import { LedgerError } from './errors.js';
@@ -26,7 +28,7 @@ import type { LogBackend } from './log.js';
 export type Target = string | LogBackend<Record>;
 
 /** The schemes a target string may start with. */
-export const SCHEMES = ['jsonl', 'level', 'memory'] as const;
+export const SCHEMES = ['jsonl', 'level', 'memory', 'postgres', 'postgresql'] as const;
 
 /** A target string that names no ledger: an empty path, or a scheme with nothing after it. */
 export class TargetError extends LedgerError {
@@ -39,7 +41,7 @@ export class TargetError extends LedgerError {
 
 /** The file a target string names when it is a JSONL ledger (a path or `jsonl:<path>`), else `null`. */
 export function jsonlPathOf(target: string): string | null {
-  if (/^(level|memory):/.test(target)) return null;
+  if (/^(level|memory):/.test(target) || isPostgresUri(target)) return null;
   return target.startsWith('jsonl:') ? target.slice('jsonl:'.length) : target;
 }
 
@@ -49,6 +51,7 @@ export function jsonlPathOf(target: string): string | null {
  */
 export function backendFor(target: Target): LogBackend<Record> {
   if (typeof target !== 'string') return target;
+  if (isPostgresUri(target)) return postgresBackend(target, { codec: honchoCodec });
   const scheme = /^(jsonl|level|memory):/.exec(target)?.[1];
   const rest = scheme === undefined ? target : target.slice(scheme.length + 1);
   switch (scheme) {

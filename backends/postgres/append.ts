@@ -1,0 +1,167 @@
+/**
+ * The writer's side of a log: one session that every append of a log object goes through, in
+ * call order, and what is done when that session is lost in the middle of an append.
+ *
+ * An append is one statement, `SELECT ... FROM <schema>.append(log, expected, batch, lines)`,
+ * in autocommit: the server locks the log's row, writes the batch and commits, all inside that
+ * one call, so the lock is never held across a round trip to the client. The batch id is a
+ * fresh uuid made here; the function records it in `batches` in the same transaction.
+ *
+ * How a failure is read:
+ * - No session could be made: nothing was sent, nothing written.
+ * - The server answered with an `ERROR` (a lock or statement timeout, a full disk, a missing
+ *   privilege, ...): the transaction rolled back, nothing was written; the log goes on.
+ * - Anything else after the call was sent (the connection reset or ended, the server said
+ *   `FATAL`, as when an administrator terminates the session): the batch may have committed
+ *   or not, and the old session may even still be waiting for the log's lock and commit later.
+ *   So, on a new session: the old one is **fenced** first (terminated if it is still there, by
+ *   pid and start time so that a reused pid is not hit, and waited for until it is gone), and
+ *   only then is the batch id looked up. Found: the append did land, and resolves as if nothing
+ *   had happened. Absent: it did not, and never will; the append is refused and the log goes on.
+ *   If that cannot be found out within `resolveMs` (the server stays out of reach), the outcome
+ *   stays unknown: the log must stop ({@link UnknownOutcome}) until it is reopened.
+ *
+ * A batch is never sent twice: an append is refused rather than retried, so the only way a
+ * batch could be written twice is a second call with the same id, which is never made (and
+ * which the primary key on `batches` would refuse).
+ *
+ * @module
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LedgerIoError } from '../../lib/errors.js';
+import type { Position } from '../../lib/log.js';
+import { type Connector, type Session, described, isStatementError, plainly, serverFailure } from './connection.js';
+import { identifier, positionOf } from './schema.js';
+import type { PostgresPlace } from './uri.js';
+
+/** What the append function answered: written at `[from, head)`, or a conflict with the head it found. */
+export interface Answer {
+  readonly ok: boolean;
+  readonly from: Position;
+  readonly head: Position;
+}
+
+/** An append whose outcome could not be found out: the log must stop. */
+export class UnknownOutcome extends Error {
+  constructor(readonly failure: LedgerIoError) {
+    super(failure.message, { cause: failure });
+    this.name = 'UnknownOutcome';
+  }
+}
+
+interface AnswerRow {
+  readonly ok: boolean;
+  readonly from: string;
+  readonly head: string;
+}
+
+/** The session appends go through, and the resolution of a lost one. */
+export class Writer {
+  private session: Session | null;
+
+  constructor(
+    private readonly connector: Connector,
+    private readonly place: PostgresPlace,
+    first: Session,
+  ) {
+    this.session = first;
+  }
+
+  /**
+   * Appends `lines` as one batch, expecting the head `expected` (`null`: any).
+   * @throws {@link LedgerIoError} when nothing was written
+   * @throws {@link UnknownOutcome} when whether it was written could not be found out
+   */
+  async append(lines: readonly string[], expected: Position | null): Promise<Answer> {
+    const session = await this.current();
+    const batch = randomUUID();
+    const s = identifier(this.place.schema);
+    let row: AnswerRow | undefined;
+    try {
+      ({ rows: [row] } = await session.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines], { name: 'ledgerstore-append' }));
+    } catch (e) {
+      if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
+      return this.resolve(session, batch, e);
+    }
+    if (row === undefined) throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
+    return { ok: row.ok, from: positionOf(this.place.name, row.from), head: positionOf(this.place.name, row.head) };
+  }
+
+  /** The session to append on: the last one, or a new one when it was lost (nothing is sent on a lost one). */
+  private async current(): Promise<Session> {
+    if (this.session !== null && !this.session.lost()) return this.session;
+    const lost = this.session;
+    this.session = null;
+    if (lost !== null) void lost.end();
+    this.session = await this.connector.session('append');
+    return this.session;
+  }
+
+  /** Finds out whether `batch`, sent on `old`, landed: see the module's comment. */
+  private async resolve(old: Session, batch: string, failure: unknown): Promise<Answer> {
+    this.session = null;
+    void old.end();
+    const deadline = Date.now() + this.connector.resolveMs;
+    let trouble: unknown = failure;
+    for (let wait = 25; Date.now() < deadline; wait = Math.min(2 * wait, 1000)) {
+      let fresh: Session | null = null;
+      let found: Answer | null | undefined; // undefined: not found out yet
+      try {
+        fresh = await this.connector.session('append');
+        await fence(fresh, old, deadline);
+        found = await lookUp(fresh, this.place, batch);
+        this.session = fresh;
+      } catch (e) {
+        if (fresh !== null) void fresh.end();
+        trouble = e;
+      }
+      if (found === null) {
+        throw new LedgerIoError(
+          this.place.name,
+          described(`the connection was lost during an append (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`, failure),
+        );
+      }
+      if (found !== undefined) return found;
+      await sleep(Math.max(0, Math.min(wait, deadline - Date.now())));
+    }
+    throw new UnknownOutcome(
+      new LedgerIoError(
+        this.place.name,
+        described(
+          `the connection was lost during an append (${plainly(failure)}), and whether its batch was written could not be found out within ${this.connector.resolveMs} ms (${plainly(trouble)}); every append is refused until the ledger is reopened, which reads what the database holds`,
+          failure,
+        ),
+      ),
+    );
+  }
+
+  /** Ends the session. */
+  async close(): Promise<void> {
+    const session = this.session;
+    this.session = null;
+    await session?.end();
+  }
+}
+
+/**
+ * Ends `old`'s server process if it is still there, and waits until it is gone: only then can
+ * it no longer commit what it was sent.
+ * @throws when it is still there at `deadline`
+ */
+async function fence(fresh: Session, old: Session, deadline: number): Promise<void> {
+  const there = 'FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz';
+  await fresh.query(`SELECT pg_terminate_backend(pid) ${there}`, [old.pid, old.started]);
+  for (;;) {
+    const { rows: [row] } = await fresh.query<{ n: string }>(`SELECT count(*) AS n ${there}`, [old.pid, old.started]);
+    if (row?.n === '0') return;
+    if (Date.now() >= deadline) throw new Error(`the old session (pid ${old.pid}) is still there after it was told to end`);
+    await sleep(10);
+  }
+}
+
+/** The batch's place if it was written, else `null`. */
+async function lookUp(fresh: Session, place: PostgresPlace, batch: string): Promise<Answer | null> {
+  const { rows: [row] } = await fresh.query<{ from: string; head: string }>(`SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`, [place.log, batch]);
+  return row === undefined ? null : { ok: true, from: positionOf(place.name, row.from), head: positionOf(place.name, row.head) };
+}

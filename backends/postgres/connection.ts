@@ -1,0 +1,268 @@
+/**
+ * Connections to the server, and what their failures mean.
+ *
+ * - node-postgres is loaded on first use, not when ledgerstore is imported: it costs about 50 ms
+ *   at start, which a command on a JSONL ledger should not pay.
+ * - Every client gets a connect timeout (node-postgres waits forever by default), TCP keepalive,
+ *   and the server-side `lock_timeout` and `statement_timeout`: a statement the server cancels
+ *   rolls back, so a timeout there is an answer ("nothing was written"). No client-side query
+ *   timeout is set: node-postgres's only stops waiting, and the statement may still commit.
+ * - A session opened for a read-only log runs every transaction read-only
+ *   (`default_transaction_read_only`), so that nothing it sends can write.
+ * - Every client and pool has an `error` listener: an idle connection that the server drops
+ *   emits one, and an unheard `error` event would end the process.
+ *
+ * A failure is either the server's answer to a statement (an `ERROR`: the statement, and in
+ * autocommit its transaction, rolled back) or not (a lost connection, a `FATAL` such as an
+ * administrator's termination): then whether a statement that was sent took effect is not
+ * known, and only a look at the database after fencing the old session can tell
+ * (`append.ts`).
+ *
+ * @module
+ */
+import type * as pg from 'pg';
+import { LedgerIoError } from '../../lib/errors.js';
+import { DEFAULT_TIMEOUTS, type Timeouts } from './timeouts.js';
+import type { PostgresPlace } from './uri.js';
+
+/** node-postgres's module. */
+export type Pg = typeof import('pg').default;
+
+let loading: Promise<Pg> | null = null;
+
+/** node-postgres, loaded once. */
+export function loadPg(): Promise<Pg> {
+  loading ??= import('pg').then((module) => module.default);
+  return loading;
+}
+
+/** How a statement is run: prepared once per session under `name`; rows as arrays (`rowMode`). */
+export interface StatementOptions {
+  readonly name?: string;
+  readonly rowMode?: 'array';
+}
+
+/** What a client and a pool both do: run one statement. */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], options?: StatementOptions): Promise<pg.QueryResult<R>>;
+}
+
+/** node-postgres's form of a statement. */
+const statement = (text: string, values: unknown[] | undefined, options: StatementOptions | undefined): pg.QueryConfig => ({ text, values: values ?? [], ...options });
+
+/** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
+export type SessionRole = 'append' | 'read' | 'listen';
+
+/**
+ * A connected client and which server process serves it. Its `query` keeps the process alive
+ * only while a statement is in flight, as a file does not keep it alive either: an open log
+ * does not hold a program that is done (a listening session does, while it listens).
+ */
+export interface Session extends Queryable {
+  readonly client: pg.Client;
+  /** The server process's pid (`pg_backend_pid()`). */
+  readonly pid: number;
+  /** When that process started, as the server writes it: with the pid, it names the session even if the pid is reused. */
+  readonly started: string;
+  /** Set once the connection failed or ended: nothing more is sent on it. */
+  readonly lost: () => boolean;
+  /** Ends the session, whatever state it is in (it was lost already, say). */
+  end(): Promise<void>;
+}
+
+/** The sessions a log reads with: a pool, which replaces those it loses. */
+export interface ReadPool extends Queryable {
+  /** Makes (or takes) a session and gives it back: the first contact with the server. */
+  reach(): Promise<void>;
+  end(): Promise<void>;
+}
+
+/** Makes the sessions of one log. */
+export class Connector {
+  private readonly timeouts: Required<Timeouts>;
+
+  constructor(
+    private readonly place: PostgresPlace,
+    readonly readOnly: boolean,
+    timeouts: Timeouts,
+  ) {
+    this.timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
+  }
+
+  get resolveMs(): number {
+    return this.timeouts.resolveMs;
+  }
+
+  get heartbeatMs(): number {
+    return this.timeouts.heartbeatMs;
+  }
+
+  /** The client settings for a session of `role`. */
+  private config(role: SessionRole): pg.ClientConfig {
+    const { connectMs, lockMs, statementMs } = this.timeouts;
+    return {
+      ...(this.readOnly ? withStartupOption(this.place.connection, READ_ONLY) : this.place.connection),
+      application_name: `ledgerstore-${role}`,
+      connectionTimeoutMillis: connectMs,
+      keepAlive: true,
+      lock_timeout: lockMs,
+      statement_timeout: statementMs,
+    };
+  }
+
+  /**
+   * A new session for `role`, connected.
+   * @throws {@link LedgerIoError} saying why the server could not be reached or refused
+   */
+  async session(role: SessionRole): Promise<Session> {
+    const pg = await loadPg();
+    let client: pg.Client;
+    try {
+      client = new pg.Client(this.config(role));
+    } catch (e) {
+      throw connectFailure(this.place.name, e); // node-postgres refused its settings
+    }
+    let lost = false;
+    client.on('error', () => {
+      lost = true;
+    });
+    client.on('end', () => {
+      lost = true;
+    });
+    try {
+      await client.connect();
+      const { rows } = await client.query<{ pid: number; started: string }>(
+        'SELECT pg_backend_pid() AS pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()',
+      );
+      const row = rows[0];
+      if (row === undefined) throw new Error('the server does not list this session in pg_stat_activity');
+      const holds = role === 'listen';
+      // node-postgres has ref() and unref() on a client (its socket's); @types/pg leaves them out
+      const handle = client as unknown as { ref(): void; unref(): void };
+      if (!holds) handle.unref();
+      let inFlight = 0;
+      const query: Queryable['query'] = async (text, values, options) => {
+        if (inFlight++ === 0 && !holds) handle.ref();
+        try {
+          return await client.query(statement(text, values, options));
+        } finally {
+          if (--inFlight === 0 && !holds) handle.unref();
+        }
+      };
+      const end = async (): Promise<void> => {
+        handle.ref(); // else the process may leave before the server has seen the session end
+        await endQuietly(client);
+      };
+      return { client, pid: row.pid, started: row.started, lost: () => lost, query, end };
+    } catch (e) {
+      await client.end().catch(() => undefined);
+      throw connectFailure(this.place.name, e);
+    }
+  }
+
+  /**
+   * A pool of up to `max` sessions for reads. Its idle sessions do not keep the process alive
+   * (`allowExitOnIdle`); they do while the pool is ended, until the server has seen them end.
+   */
+  async pool(max: number): Promise<ReadPool> {
+    const pg = await loadPg();
+    const pool = new pg.Pool({ ...this.config('read'), max, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
+    pool.on('error', () => undefined); // an idle session lost: the pool drops it and makes another when needed
+    const clients = new Set<pg.PoolClient>();
+    pool.on('connect', (client) => clients.add(client));
+    pool.on('remove', (client) => clients.delete(client as pg.PoolClient));
+    return {
+      query: (text, values, options) => pool.query(statement(text, values, options)),
+      reach: async () => (await pool.connect()).release(),
+      end: async () => {
+        for (const client of clients) (client as unknown as { ref(): void }).ref();
+        await endQuietly(pool);
+      },
+    };
+  }
+}
+
+/** The server setting that makes every transaction of a session read-only. */
+const READ_ONLY = '-c default_transaction_read_only=on';
+
+/**
+ * `connection` with `option` added to the server options sent at connect (`options`), after
+ * those it has already: the URI's `options=`, else `PGOPTIONS`. (Given as a setting, it would
+ * be overridden by the URI's; sent at connect, it holds before the first statement.)
+ */
+function withStartupOption(connection: PostgresPlace['connection'], option: string): PostgresPlace['connection'] {
+  if ('connectionString' in connection) {
+    const url = new URL(connection.connectionString);
+    const before = url.searchParams.get('options') ?? process.env.PGOPTIONS ?? '';
+    url.searchParams.set('options', `${before} ${option}`.trim());
+    return { connectionString: url.href };
+  }
+  return { ...connection, options: `${process.env.PGOPTIONS ?? ''} ${option}`.trim() };
+}
+
+/** The SQLSTATE of a server's error (`28P01`, `42501`, ...), or `undefined`. */
+export function sqlState(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * Whether `error` is the server's answer to a statement that it then rolled back: an `ERROR`
+ * with its SQLSTATE. Anything else (a lost connection, a `FATAL` or `PANIC` that ends the
+ * session) leaves the statement's outcome unknown.
+ */
+export function isStatementError(error: unknown): boolean {
+  return sqlState(error) !== undefined && (error as { severity?: unknown }).severity === 'ERROR';
+}
+
+/** What to tell an operator about a server's SQLSTATE, by its class or code. */
+const ADVICE: { readonly [state: string]: string } = {
+  '28P01': 'check the user and password in the URI (or PGPASSWORD, ~/.pgpass)',
+  '28000': "the server's pg_hba.conf does not let this user in from here",
+  '3D000': 'create the database, or name one that exists',
+  '53300': 'the server has no connection left; raise max_connections or close other clients',
+  '57P03': 'the server is starting or stopping; try again when it is up',
+  '42501': 'the role lacks a privilege it needs (see docs/postgres.md, "Roles")',
+  '25006': 'the server accepts only reads (a standby, or default_transaction_read_only); open the ledger read-only or connect to the primary',
+  '55P03': 'another session held the log longer than lock_timeout; nothing was written, try again',
+  '57014': 'the statement ran longer than statement_timeout or was cancelled; nothing was written',
+};
+
+/** What the system or node-postgres said, as an operator should read it. */
+export function plainly(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { code } = error as { code?: unknown };
+  const state = sqlState(error);
+  if (state !== undefined) return `${error.message} (SQLSTATE ${state})${ADVICE[state] === undefined ? '' : `; ${ADVICE[state]}`}`;
+  if (code === 'ECONNREFUSED' || code === 'ENOENT') return `no server answers there (${String(code)}); check that PostgreSQL runs and that the URI's host and port name it`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name does not resolve (${String(code)}); check the URI's host`;
+  if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `${error.message} (${code})`;
+  if (/timeout/i.test(error.message)) return `${error.message}: no answer from the server in time; check that it runs and is reachable`;
+  return error.message;
+}
+
+/** An error whose message is already what an operator should read (LedgerIoError prints it as it is). */
+export function described(text: string, cause: unknown): Error {
+  return new Error(text, { cause });
+}
+
+/** A failure to connect: nothing was sent. */
+export function connectFailure(name: string, error: unknown): LedgerIoError {
+  if (error instanceof LedgerIoError) return error;
+  return new LedgerIoError(name, described(`cannot connect to PostgreSQL: ${plainly(error)}`, error));
+}
+
+/** A failure of what the log was `doing` (`reading record 5`, `appending`). */
+export function serverFailure(name: string, doing: string, error: unknown): LedgerIoError {
+  if (error instanceof LedgerIoError) return error;
+  return new LedgerIoError(name, described(`${doing} failed: ${plainly(error)}`, error));
+}
+
+/** Ends a client or pool, whatever state it is in. */
+async function endQuietly(client: pg.Client | pg.Pool | null): Promise<void> {
+  try {
+    await client?.end();
+  } catch {
+    // it was lost already: there is nothing to end
+  }
+}

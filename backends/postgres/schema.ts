@@ -1,0 +1,293 @@
+/**
+ * The tables and the append function, their versions and migrations, and the checks of the
+ * server a log is opened on.
+ *
+ * Everything lives in one schema (`ledgerstore` unless the target says otherwise), shared by
+ * every log of the database; a log is a row of `logs` and its records are rows of `records`:
+ *
+ * | table | one row per | columns |
+ * |---|---|---|
+ * | `meta` | format (one row) | `format` = `ledgerstore/pg`, `version` |
+ * | `logs` | log | `name`, `head`: the number of records, moved only by `append` |
+ * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text` |
+ * | `batches` | append | `log`, `id` (a uuid the client made), `from`, `head`, `at` |
+ *
+ * `append(log, expected, batch, lines)` is the only writer. It locks the log's row, compares the
+ * head with `expected` (a conflict returns `ok = false` and the head, writing nothing), inserts
+ * the lines at `head ... head + n - 1`, moves the head, records the batch id, notifies the
+ * channel `<schema>.<log>` with the new head, and forces `synchronous_commit` on for its
+ * transaction. Because every append to a log holds that row lock until it commits, positions are
+ * given out in commit order and a reader that sees position p sees every position below it.
+ *
+ * The schema is made by the first writable open, in one transaction behind an advisory lock
+ * (two processes starting at once would otherwise race on `CREATE`). Its version is in `meta`:
+ * a writable open of an older version applies the migrations after it, in order, in that same
+ * transaction; a version this ledgerstore does not know (a newer one) is refused, and nothing
+ * is changed. A read-only open looks and never writes: a database with no schema, or no row for
+ * the log, is an empty log.
+ *
+ * @module
+ */
+import { DamagedError, LedgerIoError } from '../../lib/errors.js';
+import type { Position } from '../../lib/log.js';
+import { type Queryable, serverFailure, sqlState } from './connection.js';
+import type { PostgresPlace } from './uri.js';
+
+/** What `meta.format` says of a ledgerstore schema. */
+export const FORMAT = 'ledgerstore/pg';
+/** The version of the schema that this ledgerstore writes and reads. */
+export const SCHEMA_VERSION = 1;
+
+/** A step from the version before it to `version`, written down for the record. */
+interface Migration {
+  readonly version: number;
+  readonly what: string;
+  /** The statements, for the schema `schema`. */
+  readonly statements: (schema: string) => readonly string[];
+}
+
+/**
+ * Every version's step, oldest first. A new version adds one at the end and never changes an
+ * earlier one: a database at that version has run it already. (The schema itself is created
+ * before the first step, if it is missing.)
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    what: 'the first schema: meta, logs, records, batches and append()',
+    statements: (schema) => {
+      const s = identifier(schema);
+      return [
+        `CREATE TABLE ${s}.meta (format text PRIMARY KEY, version integer NOT NULL)`,
+        // fillfactor leaves room on the page for the head's updates to stay HOT
+        `CREATE TABLE ${s}.logs (
+           name text PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9._-]{1,48}$'),
+           head bigint NOT NULL DEFAULT 0 CHECK (head >= 0)
+         ) WITH (fillfactor = 50)`,
+        // no foreign key to logs: its check per inserted row doubles the cost of a large batch
+        `CREATE TABLE ${s}.records (
+           log text NOT NULL,
+           position bigint NOT NULL CHECK (position >= 0),
+           line text NOT NULL,
+           PRIMARY KEY (log, position)
+         )`,
+        `CREATE TABLE ${s}.batches (
+           log text NOT NULL,
+           id uuid NOT NULL,
+           "from" bigint NOT NULL,
+           head bigint NOT NULL,
+           at timestamptz NOT NULL DEFAULT now(),
+           PRIMARY KEY (log, id)
+         )`,
+        `CREATE FUNCTION ${s}.append(p_log text, p_expected bigint, p_batch uuid, p_lines text[])
+         RETURNS TABLE (ok boolean, "from" bigint, head bigint)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_head bigint;
+           v_n bigint := coalesce(cardinality(p_lines), 0);
+         BEGIN
+           -- For this transaction's commit, whatever the session says. (A SET clause on the
+           -- function would not do: it is undone when the function returns, before the commit.)
+           IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+             PERFORM set_config('synchronous_commit', 'on', true);
+           END IF;
+           SELECT l.head INTO v_head FROM ${s}.logs l WHERE l.name = p_log FOR NO KEY UPDATE;
+           IF NOT FOUND THEN
+             RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+           END IF;
+           IF p_expected IS NOT NULL AND p_expected <> v_head THEN
+             RETURN QUERY SELECT false, v_head, v_head;
+             RETURN;
+           END IF;
+           IF v_n = 0 THEN
+             RETURN QUERY SELECT true, v_head, v_head;
+             RETURN;
+           END IF;
+           INSERT INTO ${s}.records (log, position, line)
+             SELECT p_log, v_head + t.o - 1, t.l FROM unnest(p_lines) WITH ORDINALITY AS t(l, o);
+           UPDATE ${s}.logs l SET head = v_head + v_n WHERE l.name = p_log;
+           INSERT INTO ${s}.batches (log, id, "from", head) VALUES (p_log, p_batch, v_head, v_head + v_n);
+           -- delivered when the transaction commits, and only if it does
+           PERFORM pg_notify(${literal(`${schema}.`)} || p_log, (v_head + v_n)::text);
+           RETURN QUERY SELECT true, v_head, v_head + v_n;
+         END
+         $fn$`,
+        `INSERT INTO ${s}.meta (format, version) VALUES (${literal(FORMAT)}, 1)`,
+      ];
+    },
+  },
+];
+
+/** `text` as an SQL string literal. */
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+/** A checked schema name as an SQL identifier. */
+export function identifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** The channel on which `append` tells of a log's new head. */
+export function channelOf(place: PostgresPlace): string {
+  return `${place.schema}.${place.log}`;
+}
+
+/** A bigint column, which node-postgres gives as text, as a position. */
+export function positionOf(name: string, value: unknown): Position {
+  const n = typeof value === 'number' ? value : Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new DamagedError(name, 0, `the database gives ${String(value)} as a position, which is not one`);
+  return n;
+}
+
+/** The failure of an open whose server or role cannot hold a log, said plainly. */
+function refusal(name: string, why: string): LedgerIoError {
+  return new LedgerIoError(name, new Error(why));
+}
+
+/**
+ * Checks the server before anything is read: its encoding (records are UTF-8 text), and for
+ * writing that it syncs (`fsync`) and accepts writes (not a standby).
+ * @throws {@link LedgerIoError} saying what is wrong and what to do
+ */
+export async function checkServer(db: Queryable, place: PostgresPlace, writable: boolean): Promise<void> {
+  let row: { encoding: string; fsync: string; recovery: boolean; readonly: string } | undefined;
+  try {
+    ({ rows: [row] } = await db.query<{ encoding: string; fsync: string; recovery: boolean; readonly: string }>(
+      `SELECT current_setting('server_encoding') AS encoding, current_setting('fsync') AS fsync,
+              pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS readonly`,
+    ));
+  } catch (e) {
+    throw serverFailure(place.name, 'looking at the server', e);
+  }
+  if (row === undefined) throw refusal(place.name, 'the server did not say what it is');
+  if (row.encoding !== 'UTF8') {
+    throw refusal(place.name, `the database's encoding is ${row.encoding}; ledgerstore stores records as UTF-8 text and needs a UTF8 database (createdb -E UTF8)`);
+  }
+  if (!writable) return;
+  if (row.fsync !== 'on') {
+    throw refusal(place.name, 'the server runs with fsync=off, so an acknowledged append would not survive a crash of its machine; turn fsync on, or open the ledger read-only');
+  }
+  if (row.recovery || row.readonly === 'on') {
+    throw refusal(place.name, 'the server accepts only reads (a standby, or default_transaction_read_only); connect to the primary, or open the ledger read-only');
+  }
+}
+
+/** The schema's version, or `null` when it has no `meta` table (no ledgerstore schema yet). */
+async function versionOf(db: Queryable, place: PostgresPlace): Promise<number | null> {
+  const s = identifier(place.schema);
+  const { rows: [present] } = await db.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [`${s}.meta`]);
+  if (present?.present !== true) return null;
+  const { rows } = await db.query<{ format: string; version: number }>(`SELECT format, version FROM ${s}.meta`);
+  const ours = rows.find((row) => row.format === FORMAT);
+  if (ours === undefined) throw new DamagedError(place.name, 0, `the schema ${place.schema} has a meta table that is not ledgerstore's (no ${FORMAT} row): not a schema that ledgerstore made`);
+  return ours.version;
+}
+
+/** Damage: a schema of a version that this ledgerstore cannot read as it is. */
+function otherVersion(place: PostgresPlace, version: number, writable: boolean): DamagedError {
+  const what =
+    version > SCHEMA_VERSION
+      ? 'a later ledgerstore made it; use that version, or a later one'
+      : writable
+        ? 'it has no migration to this version'
+        : 'open it for writing once, which migrates it';
+  return new DamagedError(place.name, 0, `the schema ${place.schema} is in version ${version} of ledgerstore's PostgreSQL format, which this ledgerstore does not read (it reads version ${SCHEMA_VERSION}): ${what}`);
+}
+
+/**
+ * For a writable open, in one transaction: makes the schema, or migrates it, checks that the
+ * role may write the log, and adds the log's row. Gives the log's head. On any refusal the
+ * transaction rolls back and nothing is changed.
+ * @throws {@link DamagedError} for a schema of another version; {@link LedgerIoError} for a role that may not write, or a server failure
+ */
+export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promise<Position> {
+  const s = identifier(place.schema);
+  let doing = 'opening a transaction';
+  try {
+    await db.query('BEGIN');
+    try {
+      doing = 'waiting for the schema lock';
+      await db.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`ledgerstore schema ${place.schema}`]);
+      doing = `looking at the schema ${place.schema}`;
+      const version = await versionOf(db, place);
+      if (version !== null && version > SCHEMA_VERSION) throw otherVersion(place, version, true);
+      if (version === null) {
+        const { rows: [there] } = await db.query<{ there: boolean }>('SELECT to_regnamespace($1) IS NOT NULL AS there', [s]);
+        doing = `creating the schema ${place.schema}`;
+        if (there?.there !== true) await db.query(`CREATE SCHEMA ${s}`);
+      }
+      for (const migration of MIGRATIONS) {
+        if (migration.version <= (version ?? 0)) continue;
+        doing = `${version === null ? 'creating' : 'migrating'} the schema ${place.schema} (version ${migration.version}: ${migration.what})`;
+        for (const statement of migration.statements(place.schema)) await db.query(statement);
+        await db.query(`UPDATE ${s}.meta SET version = $1 WHERE format = $2`, [migration.version, FORMAT]);
+      }
+      doing = 'checking the role';
+      await checkMayWrite(db, place);
+      doing = `adding the log ${place.log}`;
+      await db.query(`INSERT INTO ${s}.logs (name) VALUES ($1) ON CONFLICT DO NOTHING`, [place.log]);
+      const head = await headOf(db, place);
+      doing = 'committing';
+      await db.query('COMMIT');
+      return head;
+    } catch (e) {
+      await db.query('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  } catch (e) {
+    if (e instanceof DamagedError || e instanceof LedgerIoError) throw e;
+    throw serverFailure(place.name, doing, e);
+  }
+}
+
+/** Refuses a role that lacks a privilege an append needs, naming each. */
+async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void> {
+  const s = identifier(place.schema);
+  const needs: readonly [string, string, string][] = [
+    ['table', `${s}.logs`, 'INSERT'],
+    ['table', `${s}.logs`, 'UPDATE'],
+    ['table', `${s}.records`, 'INSERT'],
+    ['table', `${s}.batches`, 'INSERT'],
+    ['function', `${s}.append(text, bigint, uuid, text[])`, 'EXECUTE'],
+  ];
+  const { rows: [row] } = await db.query<{ role: string; has: boolean[] }>(
+    `SELECT current_user AS role, ARRAY[${needs.map(([kind], n) => `has_${kind}_privilege($${2 * n + 1}, $${2 * n + 2})`).join(', ')}] AS has`,
+    needs.flatMap(([, object, privilege]) => [object, privilege]),
+  );
+  const missing = needs.filter((_, n) => row?.has[n] !== true).map(([, object, privilege]) => `${privilege} on ${object}`);
+  if (missing.length > 0) {
+    throw refusal(place.name, `the role ${row?.role ?? '?'} may not write this log: it lacks ${missing.join(', ')}; open the ledger read-only, or grant them (see docs/postgres.md, "Roles")`);
+  }
+}
+
+/**
+ * For a read-only open: looks, writes nothing. Gives the log's head, 0 when the database has no
+ * ledgerstore schema or no such log.
+ * @throws {@link DamagedError} for a schema of another version
+ */
+export async function lookToRead(db: Queryable, place: PostgresPlace): Promise<Position> {
+  try {
+    const version = await versionOf(db, place);
+    if (version === null) return 0;
+    if (version !== SCHEMA_VERSION) throw otherVersion(place, version, false);
+    return await headOf(db, place);
+  } catch (e) {
+    if (e instanceof DamagedError) throw e;
+    throw serverFailure(place.name, `looking at the schema ${place.schema}`, e);
+  }
+}
+
+/**
+ * The log's head in the database now; 0 when it has no row, or (for a reader that opened
+ * before any writer made the schema) no table.
+ */
+export async function headOf(db: Queryable, place: PostgresPlace): Promise<Position> {
+  try {
+    const { rows: [row] } = await db.query<{ head: string }>(`SELECT head FROM ${identifier(place.schema)}.logs WHERE name = $1`, [place.log]);
+    return row === undefined ? 0 : positionOf(place.name, row.head);
+  } catch (e) {
+    if (sqlState(e) === '42P01') return 0;
+    throw e;
+  }
+}

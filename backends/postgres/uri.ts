@@ -1,0 +1,116 @@
+/**
+ * Where a PostgreSQL log lives: a connection URI as node-postgres takes it
+ * (`postgres://user:password@host:port/database?...` or `postgresql://...`), with two more query
+ * parameters that name the log inside the database, or the same as an object.
+ *
+ * - `log=<name>` (default `honcho`): several ledgers share one database, one log each. A name is
+ *   1 to 48 of `A-Z a-z 0-9 . _ -`, so that `<schema>.<log>`, the log's notification channel,
+ *   fits PostgreSQL's 63 bytes.
+ * - `schema=<name>` (default `ledgerstore`): the schema that holds ledgerstore's tables and
+ *   function, 1 to 14 of `a-z 0-9 _`, not starting with a digit.
+ *
+ * Everything else in the URI is node-postgres's (`host=/run/postgresql` for a Unix socket,
+ * `sslmode`, `application_name`, `options`, ...), and so are the `PG*` environment variables it
+ * falls back on. A target that names nothing is refused with {@link TargetError} before any
+ * connection is made.
+ *
+ * @module
+ */
+import { TargetError } from '../../lib/target.js';
+
+/** The log a URI names when it has no `log=`. */
+export const DEFAULT_LOG = 'honcho';
+/** The schema that holds ledgerstore's tables when the URI has no `schema=`. */
+export const DEFAULT_SCHEMA = 'ledgerstore';
+
+const LOG_NAME = /^[A-Za-z0-9._-]{1,48}$/;
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,13}$/;
+const SCHEME = /^postgres(?:ql)?:\/\//i;
+
+/** A PostgreSQL log named by its parts rather than by a URI. */
+export interface PostgresServer {
+  /** A host name, an address, or a Unix socket's folder (`/run/postgresql`). Default: node-postgres's (`PGHOST`, else localhost). */
+  readonly host?: string;
+  readonly port?: number;
+  readonly user?: string;
+  /** Never shown: the log's name in messages leaves it out. */
+  readonly password?: string;
+  readonly database?: string;
+  /** Default `honcho`. */
+  readonly log?: string;
+  /** Default `ledgerstore`. */
+  readonly schema?: string;
+}
+
+/** A log's place, checked: how to connect, which log, and its name for messages. */
+export interface PostgresPlace {
+  /** What node-postgres connects with: a URI without ledgerstore's parameters, or the parts. */
+  readonly connection: { readonly connectionString: string } | (Omit<PostgresServer, 'log' | 'schema'> & { readonly options?: string });
+  readonly log: string;
+  readonly schema: string;
+  /** The URI without its password, for messages. */
+  readonly name: string;
+}
+
+/** Whether a target string is a PostgreSQL URI (`postgres://` or `postgresql://`). */
+export function isPostgresUri(target: string): boolean {
+  return SCHEME.test(target);
+}
+
+/**
+ * The place `target` names.
+ * @throws {@link TargetError} when it names no log: not a URI, a log or schema name that is not allowed
+ */
+export function placeOf(target: string | PostgresServer): PostgresPlace {
+  return typeof target === 'string' ? placeOfUri(target) : placeOfParts(target);
+}
+
+function placeOfUri(uri: string): PostgresPlace {
+  if (!isPostgresUri(uri)) throw new TargetError(uri, 'a PostgreSQL target starts with postgres:// or postgresql://');
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    // A password can be in it: the message must not repeat the URI.
+    throw new TargetError(redacted(uri), 'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)');
+  }
+  const log = single(url, 'log', DEFAULT_LOG);
+  const schema = single(url, 'schema', DEFAULT_SCHEMA);
+  url.searchParams.delete('log');
+  url.searchParams.delete('schema');
+  const connectionString = url.href;
+  url.searchParams.set('log', log);
+  if (schema !== DEFAULT_SCHEMA) url.searchParams.set('schema', schema);
+  url.password = '';
+  url.searchParams.delete('password');
+  const name = url.href;
+  checkNames(name, log, schema);
+  return { connection: { connectionString }, log, schema, name };
+}
+
+function placeOfParts({ log = DEFAULT_LOG, schema = DEFAULT_SCHEMA, ...connection }: PostgresServer): PostgresPlace {
+  const host = connection.host ?? '';
+  const at = host.startsWith('/') ? `?host=${encodeURIComponent(host)}` : '';
+  const authority = `${connection.user === undefined ? '' : `${encodeURIComponent(connection.user)}@`}${host.startsWith('/') ? '' : host}${connection.port === undefined ? '' : `:${connection.port}`}`;
+  const query = `${at === '' ? '?' : `${at}&`}log=${encodeURIComponent(log)}${schema === DEFAULT_SCHEMA ? '' : `&schema=${encodeURIComponent(schema)}`}`;
+  const name = `postgres://${authority}/${encodeURIComponent(connection.database ?? '')}${query}`;
+  checkNames(name, log, schema);
+  return { connection, log, schema, name };
+}
+
+/** The one value of parameter `key`, or `fallback`; a parameter given twice is refused. */
+function single(url: URL, key: string, fallback: string): string {
+  const values = url.searchParams.getAll(key);
+  if (values.length > 1) throw new TargetError(redacted(url.href), `${key}= is given ${values.length} times`);
+  return values[0] ?? fallback;
+}
+
+function checkNames(name: string, log: string, schema: string): void {
+  if (!LOG_NAME.test(log)) throw new TargetError(name, `the log name ${JSON.stringify(log)} is not 1 to 48 of A-Z a-z 0-9 . _ -`);
+  if (!SCHEMA_NAME.test(schema)) throw new TargetError(name, `the schema name ${JSON.stringify(schema)} is not 1 to 14 of a-z 0-9 _, not starting with a digit`);
+}
+
+/** `uri` with what may be a password (between `:` and `@` after the scheme) left out. */
+function redacted(uri: string): string {
+  return uri.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:*****@');
+}

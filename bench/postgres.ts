@@ -1,0 +1,292 @@
+/**
+ * The PostgreSQL backend's benchmark (`make bench-postgres`): each figure beside its limit on
+ * this machine and server, measured in the same run, and the ratio of the two.
+ *
+ * - Appends, against a bare loop of single-row `INSERT`s in autocommit with
+ *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs):
+ *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
+ *   ledger group-commits); 4 processes at once, 16 appenders each.
+ * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
+ *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
+ *   of the same rows through `psql`.
+ * - Follow latency: from `append` resolving to a follower in another process (a read-only log's
+ *   `watch`, then `read`) having the record, p50 and p99.
+ *
+ * The server is the one `LEDGERSTORE_PG_URL` names, else a throwaway cluster
+ * (`test/support/pg-cluster.ts`, fsync on). Figures go to stdout; nothing here judges them.
+ *
+ *     node dist/bench/postgres.js [--replay <records>]      (default 1,000,000)
+ *
+ * (`--child ...` is how it runs a measuring process.)
+ *
+ * @module
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { postgresBackend } from '../backends/postgres/index.js';
+import { fillLedger } from '../lib/copy.js';
+import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
+import { Ledger } from '../lib/honcho/ledger.js';
+import type { Record } from '../lib/honcho/record.js';
+import { logUri, pgServer } from '../test/support/pg-cluster.js';
+import { childSays, progress, progressDone, syntheticLedger } from './common.js';
+
+const SCRIPT = fileURLToPath(import.meta.url);
+const BARE = 2000;
+const SINGLE = 2000;
+const CONCURRENT = 8000;
+const APPENDERS = 16;
+const PROCESSES = 4;
+const PER_PROCESS = 4000;
+const FOLLOWED = 400;
+/** Rounds of each append measurement, taking turns with the bare loop; the median ratio is reported. */
+const ROUNDS = 3;
+
+const now = (): number => performance.now() / 1000;
+const record = (who: string, n: number, why = 'bench'): Record => ({
+  type: 'decided',
+  time: '2026-09-28T10:00:00.000Z',
+  item: { type: 'turn', session: `bench-${who}`, turn: n },
+  action: n % 4 === 0 ? { type: 'skip', why } : { type: 'turn', workspace: 'trusted', speaker: why },
+});
+
+interface Rate {
+  readonly count: number;
+  readonly seconds: number;
+}
+const perSecond = ({ count, seconds }: Rate): number => count / seconds;
+
+/** `n` single-row INSERTs, each its own commit, `synchronous_commit` on. */
+async function bareCommits(uri: string, table: string, n: number): Promise<Rate> {
+  const client = new pg.Client({ connectionString: uri.replace(/[?&](log|schema)=[^&]*/g, '') });
+  await client.connect();
+  try {
+    await client.query('SET synchronous_commit = on');
+    const line = encodeRecord(record('bare', 1));
+    const start = now();
+    for (let i = 0; i < n; i++) await client.query(`INSERT INTO ${table} (line) VALUES ($1)`, [line]);
+    return { count: n, seconds: now() - start };
+  } finally {
+    await client.end();
+  }
+}
+
+/** `n` records appended to a fresh log by `appenders` callers at once (1: each awaited). */
+async function ledgerAppends(uri: string, who: string, n: number, appenders: number): Promise<Rate> {
+  const ledger = await Ledger.open(uri);
+  try {
+    let next = 0;
+    const start = now();
+    await Promise.all(
+      Array.from({ length: appenders }, async () => {
+        while (next < n) await ledger.append(record(who, next++));
+      }),
+    );
+    return { count: n, seconds: now() - start };
+  } finally {
+    await ledger.close();
+  }
+}
+
+/** A child: appends when told to go, says its rate. */
+async function appendChild(uri: string, who: string, n: number, appenders: number): Promise<void> {
+  const ledger = await Ledger.open(uri);
+  await ledger.close(); // the log's row made, before the parent's clock starts
+  process.stdout.write('ready\n');
+  await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
+  const rate = await ledgerAppends(uri, who, n, appenders);
+  process.stdout.write(`${JSON.stringify(rate)}\n`);
+}
+
+/** `PROCESSES` children appending to one log at once: the records of all over the time from go to the last done. */
+async function processAppends(uri: string, round: number): Promise<Rate> {
+  const children = Array.from({ length: PROCESSES }, (_, p) =>
+    spawn(process.execPath, [SCRIPT, '--child', 'append', uri, `p${round}-${p}`, String(PER_PROCESS), String(APPENDERS)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  );
+  const lines = children.map((child) => {
+    child.stdout.setEncoding('utf8');
+    const said: string[] = [];
+    let buffered = '';
+    const waiters: (() => void)[] = [];
+    child.stdout.on('data', (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+        said.push(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        waiters.splice(0).forEach((w) => w());
+      }
+    });
+    return async (n: number): Promise<string> => {
+      while (said.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
+      return said[n - 1] as string;
+    };
+  });
+  await Promise.all(lines.map((line) => line(1)));
+  const start = now();
+  for (const child of children) child.stdin.write('go\n');
+  await Promise.all(lines.map((line) => line(2)));
+  const seconds = now() - start;
+  for (const child of children) child.stdin.end();
+  return { count: PROCESSES * PER_PROCESS, seconds };
+}
+
+/** A follower child: watches, reads each new record, and says how long after its append it had it. */
+async function followChild(uri: string, count: number): Promise<void> {
+  const log = await postgresBackend(uri, { codec: honchoCodec }).open({ readOnly: true });
+  let next = log.head;
+  const latencies: number[] = [];
+  let reading = Promise.resolve();
+  let done: () => void = () => undefined;
+  const finished = new Promise<void>((resolve) => (done = resolve));
+  await log.watch(() => {
+    reading = reading.then(async () => {
+      for await (const r of log.read(next)) {
+        const seen = performance.timeOrigin + performance.now();
+        next++;
+        if (r.type === 'decided' && r.action.type === 'skip') latencies.push(seen - Number(r.action.why));
+        else if (r.type === 'decided' && r.action.type === 'turn') latencies.push(seen - Number(r.action.speaker));
+      }
+      if (latencies.length >= count) done();
+    });
+  });
+  process.stdout.write('ready\n');
+  await finished;
+  await log.close();
+  process.stdout.write(`${JSON.stringify(latencies)}\n`);
+}
+
+async function followLatency(uri: string): Promise<number[]> {
+  const child = spawn(process.execPath, [SCRIPT, '--child', 'follow', uri, String(FOLLOWED)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.setEncoding('utf8');
+  let out = '';
+  const ready = new Promise<void>((resolve) =>
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      if (out.includes('ready\n')) resolve();
+    }),
+  );
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const log = await postgresBackend(uri, { codec: honchoCodec }).open();
+  await ready;
+  for (let n = 0; n < FOLLOWED; n++) {
+    // the time of the append's call, in the record: the follower's clock is the same machine's
+    await log.append([record('follow', n, String(performance.timeOrigin + performance.now()))]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await log.close();
+  await closed;
+  return (JSON.parse(out.slice(out.indexOf('ready\n') + 6)) as number[]).sort((a, b) => a - b);
+}
+
+/** The psql next to the server's binaries (or on PATH). */
+function psql(): string {
+  try {
+    return path.join(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim(), 'psql');
+  } catch {
+    return 'psql';
+  }
+}
+
+/** `COPY` of the log's lines to stdout, in CSV with delimiters no canonical line has (text format would double backslashes), read by psql into /dev/null. */
+function bareCopyOut(uri: string, schema: string, log: string): Rate {
+  const plain = uri.replace(/[?&](log|schema)=[^&]*/g, '');
+  const start = now();
+  const out = execFileSync(psql(), [plain, '-X', '-q', '-c', `COPY (SELECT line FROM "${schema}".records WHERE log = '${log}' ORDER BY position) TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`], {
+    maxBuffer: 1 << 30,
+  });
+  const seconds = now() - start;
+  let count = 0;
+  for (let at = out.indexOf(10); at !== -1; at = out.indexOf(10, at + 1)) count++;
+  return { count, seconds };
+}
+
+async function replay(uri: string): Promise<Rate> {
+  const start = now();
+  const ledger = await Ledger.open(uri, { readOnly: true });
+  const seconds = now() - start;
+  const count = ledger.size;
+  await ledger.close();
+  return { count, seconds };
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+
+async function main(): Promise<void> {
+  const replayAt = process.argv.indexOf('--replay');
+  const replayRecords = replayAt === -1 ? 1_000_000 : Number(process.argv[replayAt + 1]);
+  const { schema } = await pgServer();
+  const base = await logUri('bench-bare');
+  const admin = new pg.Client({ connectionString: base.replace(/[?&](log|schema)=[^&]*/g, '') });
+  await admin.connect();
+  const settings = (await admin.query<{ v: string }>("SELECT current_setting('server_version') || ', fsync ' || current_setting('fsync') || ', synchronous_commit ' || current_setting('synchronous_commit') AS v")).rows[0]?.v;
+  await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
+  console.log(`PostgreSQL ${settings}; Node ${process.version}`);
+
+  const rows: [string, number, number][] = [];
+  const measure = async (what: string, engine: (round: number) => Promise<Rate>, bareCount: number): Promise<void> => {
+    const ratios: number[] = [];
+    const rates: number[] = [];
+    const bares: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      progress(`${what}: round ${round + 1} of ${ROUNDS}`);
+      const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, bareCount));
+      const rate = perSecond(await engine(round));
+      bares.push(bare);
+      rates.push(rate);
+      ratios.push(rate / bare);
+    }
+    progressDone();
+    rows.push([what, median(rates), median(bares)]);
+    console.log(`${what}: ${Math.round(median(rates))} records/s; bare commit loop ${Math.round(median(bares))}/s; ratio ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+  };
+  await measure('appends, 1 writer', (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1), BARE);
+  await measure(`appends, ${APPENDERS} at once in one process`, (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS), BARE);
+  await measure(`appends, ${PROCESSES} processes x ${APPENDERS} at once`, (round) => processAppends(logUriSync(base, `procs-${round}`), round), BARE);
+
+  const latencies = await followLatency(logUriSync(base, 'follow'));
+  console.log(`follow latency (append resolved -> a follower process has it), ${latencies.length} records: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, max ${(latencies.at(-1) ?? 0).toFixed(2)} ms`);
+
+  const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const { file } = await syntheticLedger(dataDir, replayRecords, 1);
+  const replayLog = `replay-${replayRecords}`;
+  const replayUri = logUriSync(base, replayLog);
+  const source = await Ledger.open(file, { readOnly: true });
+  const start = now();
+  await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) => progress(`filling ${replayLog}: ${n}`));
+  progressDone();
+  await source.close();
+  console.log(`filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`);
+  const copies: number[] = [];
+  const replays: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    copies.push(perSecond(bareCopyOut(base, schema, replayLog)));
+    replays.push(perSecond(await childSays<Rate>([SCRIPT, '--child', 'replay', replayUri], 'replay')));
+  }
+  const ratio = median(replays) / median(copies);
+  console.log(`replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`);
+  await admin.end();
+}
+
+/** `uri` (of log bench-bare) for another log. */
+function logUriSync(uri: string, log: string): string {
+  const url = new URL(uri);
+  url.searchParams.set('log', log);
+  return url.href;
+}
+
+const [flag, kind, ...rest] = process.argv.slice(2);
+if (flag === '--child') {
+  const [uri = '', a = '', b = '', c = ''] = rest;
+  if (kind === 'append') await appendChild(uri, a, Number(b), Number(c));
+  else if (kind === 'follow') await followChild(uri, Number(a));
+  else if (kind === 'replay') process.stdout.write(JSON.stringify(await replay(uri)));
+  else throw new Error(`bench/postgres: no child ${kind}`);
+} else {
+  await main();
+}

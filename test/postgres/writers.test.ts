@@ -1,0 +1,108 @@
+/**
+ * Several writers on one PostgreSQL log, in one process, each with its own sessions: conflicts
+ * on `expectedHead`, what a writer reads of the others' records, hearing of their appends
+ * (`watch`), and a reader that tails the log while they write.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConflictError, type Record } from '../../lib/index.js';
+import { all, decided, edit, failure, rejects, skip, turn } from '../support/ledger.js';
+import { freshLog, pgBackend, until } from '../support/pg-cluster.js';
+
+const record = (who: string, n: number): Record => decided(edit(who, n), skip(who));
+
+test('two writers expecting the same head: one lands, the other gets LEDGER_CONFLICT with the head it found, reads the winner\'s records and lands after them', async () => {
+  const backend = await pgBackend();
+  const a = await backend.open();
+  await a.append([record('a', 0)]);
+  const b = await backend.open();
+  for (let round = 0; round < 10; round++) {
+    const head = Math.max(a.head, b.head);
+    const before = new Map([a, b].map((log) => [log, log.head]));
+    const [fromA, fromB] = await Promise.allSettled([
+      a.append([record('a', 1 + 2 * round)], { expectedHead: head }),
+      b.append([record('b', 2 * round), record('b', 2 * round + 1)], { expectedHead: head }),
+    ]);
+    const won = [fromA, fromB].filter((r) => r.status === 'fulfilled');
+    assert.is(won.length, 1, `round ${round}: exactly one of the two lands`);
+    const [winner, loser, lost] = fromA.status === 'fulfilled' ? [a, b, fromB] : [b, a, fromA];
+    assert.ok(lost.status === 'rejected' && lost.reason instanceof ConflictError, `round ${round}: the other is a conflict`);
+    const conflict = lost.reason as ConflictError;
+    assert.equal([conflict.expected, conflict.actual], [head, winner.head]);
+    assert.is(loser.head, before.get(loser), "the loser's head is what it reached itself, unmoved by the conflict");
+    const theirs = await all(loser, head);
+    assert.is(theirs.length, winner.head - head, "the loser reads the winner's records, past its own head");
+    const retry = lost === fromB ? [record('b', 2 * round), record('b', 2 * round + 1)] : [record('a', 1 + 2 * round)];
+    assert.equal(await loser.append(retry, { expectedHead: conflict.actual }), { from: conflict.actual, head: conflict.actual + retry.length });
+  }
+  assert.equal(await all(a), await all(b));
+  await a.close();
+  await b.close();
+});
+
+test("a watch hears of every head other writers commit, a read-only log's too, and stops when told", async () => {
+  const backend = await pgBackend();
+  const writer = await backend.open();
+  await writer.append([record('w', 0)]);
+  const reader = await backend.open({ readOnly: true });
+  const heard: number[] = [];
+  const readerHeard: number[] = [];
+  const other = await backend.open();
+  try {
+    // a watch keeps the process alive while it listens: the logs' close ends it, whatever fails
+    const unwatch = await other.watch((head) => heard.push(head));
+    await reader.watch((head) => readerHeard.push(head));
+    assert.equal(heard, [1], 'the head when the watch starts');
+    for (let n = 1; n <= 20; n++) await writer.append([record('w', n)]);
+    await until(async () => heard.at(-1) === 21 && readerHeard.at(-1) === 21, 'the watches to hear of head 21');
+    for (const heads of [heard, readerHeard]) assert.ok(heads.every((h, n) => n === 0 || h > (heads[n - 1] as number)), `heads only rise: ${heads.join(' ')}`);
+    assert.equal(await all(reader, 1), Array.from({ length: 20 }, (_, n) => record('w', n + 1)), 'and read gives the records');
+    await unwatch();
+    await writer.append([record('w', 21)]);
+    await until(async () => readerHeard.at(-1) === 22, 'the reader to hear of head 22');
+    assert.is(heard.at(-1), 21, 'nothing heard after unwatch, while the other watch heard of 22');
+  } finally {
+    await Promise.all([writer.close(), reader.close(), other.close()]);
+  }
+  await rejects(other.watch(() => undefined), 'LEDGER_CLOSED');
+});
+
+test('a reader tailing the log while three writers append never sees a hole, nor a later record before an earlier one', async () => {
+  const backend = await pgBackend();
+  const writers = await Promise.all([0, 1, 2].map(() => backend.open()));
+  const reader = await backend.open({ readOnly: true });
+  const seen: Record[] = [];
+  let writing = true;
+  const tail = (async () => {
+    let reads = 0;
+    while (writing || reads === 0) {
+      for await (const r of reader.read(seen.length)) seen.push(r);
+      reads++;
+    }
+    return reads;
+  })();
+  await Promise.all(writers.map(async (w, n) => {
+    for (let b = 0; b < 60; b++) await w.append([record(`w${n}`, 2 * b), record(`w${n}`, 2 * b + 1)]);
+  }));
+  writing = false;
+  const reads = await tail;
+  for await (const r of reader.read(seen.length)) seen.push(r);
+  const final = await all(writers[0] as (typeof writers)[0]);
+  assert.is(final.length, 360);
+  assert.equal(seen, final, `what the tailing reader saw, over ${reads} reads, is the log's order`);
+  await Promise.all([...writers, reader].map((l) => l.close()));
+});
+
+test('an append to a log that another writer changed under it is refused, not misplaced: a ConflictError names both heads', async () => {
+  const backend = await pgBackend(freshLog());
+  const a = await backend.open();
+  const b = await backend.open();
+  await a.append([decided(turn('c', 1))]);
+  const e = await failure(b.append([decided(turn('c', 2))], { expectedHead: 0 }));
+  assert.ok(e instanceof ConflictError);
+  assert.match((e as Error).message, /expected the log's head at 0, but it is at 1; read what was appended and try again$/);
+  await a.close();
+  await b.close();
+});
+
+test.run();

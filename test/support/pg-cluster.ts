@@ -1,0 +1,191 @@
+/**
+ * The PostgreSQL server of a test run, shared by every test file of the run: a throwaway cluster
+ * that `pg-keeper.ts` starts on first use and removes when the run ends, or the server that
+ * `LEDGERSTORE_PG_URL` names (`postgres://user:password@host/db`), where the run keeps to a
+ * schema of its own (`lst_<pid>`), dropped at the end.
+ *
+ * Where the server's binaries are missing (and no `LEDGERSTORE_PG_URL` is given), every test
+ * that needs the server fails with the keeper's message, which says how to install them: the
+ * tests are never skipped.
+ *
+ * Each test takes a log of its own ({@link freshLog}), so tests never see each other's records.
+ */
+import { spawn } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
+import { honchoCodec } from '../../lib/index.js';
+import type { Record } from '../../lib/index.js';
+
+const KEEPER = fileURLToPath(new URL('./pg-keeper.js', import.meta.url));
+
+/** Where the run's server is. */
+export interface PgServer {
+  /** A URI of the server, without `log=` and `schema=`. */
+  readonly url: string;
+  /** The schema the run's logs live in. */
+  readonly schema: string;
+}
+
+let starting: Promise<PgServer> | null = null;
+
+/** The run's server, started on first use. */
+export function pgServer(): Promise<PgServer> {
+  starting ??= start();
+  return starting;
+}
+
+async function start(): Promise<PgServer> {
+  const given = process.env.LEDGERSTORE_PG_URL;
+  const schema = `lst_${process.pid}`;
+  const args = given === undefined || given === '' ? ['cluster'] : ['schema', given, schema];
+  const said = await keeper(args);
+  if (given !== undefined && given !== '') return { url: given, schema };
+  const { host, port, user, database } = said as { host: string; port: number; user: string; database: string };
+  const url = new URL(`postgresql:///${database}`);
+  url.searchParams.set('host', host);
+  url.searchParams.set('port', String(port));
+  url.searchParams.set('user', user);
+  return { url: url.href, schema };
+}
+
+/** Starts the keeper and gives what it said on its first line; it lives until this process ends. */
+function keeper(args: readonly string[]): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk;
+      const newline = out.indexOf('\n');
+      if (newline === -1) return;
+      const said = JSON.parse(out.slice(0, newline)) as { error?: string };
+      if (said.error !== undefined) reject(new Error(`the tests' PostgreSQL server: ${said.error}`));
+      else resolve(said);
+      // the run may end without waiting for it: its stdin closing is what stops it
+      child.unref();
+      (child.stdin as unknown as Socket).unref();
+      (child.stdout as unknown as Socket).unref();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`the tests' PostgreSQL server: its keeper exited (${code}) before it said where the server is`)));
+  });
+}
+
+let logs = 0;
+
+/** A log name no other test of the run has. */
+export function freshLog(prefix = 't'): string {
+  logs++;
+  return `${prefix}${logs}`;
+}
+
+/** The URI of log `log` in the run's schema, with more query parameters if given. */
+export async function logUri(log: string, more: { readonly [key: string]: string } = {}): Promise<string> {
+  const { url, schema } = await pgServer();
+  const uri = new URL(url);
+  uri.searchParams.set('log', log);
+  uri.searchParams.set('schema', schema);
+  for (const [key, value] of Object.entries(more)) uri.searchParams.set(key, value);
+  return uri.href;
+}
+
+/** A backend of a fresh log (or of `log`) of Honcho records. */
+export async function pgBackend(log = freshLog(), options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<PostgresBackend<Record>> {
+  return postgresBackend(await logUri(log), { codec: honchoCodec, ...options });
+}
+
+/** A plain client of the server, as the run's superuser, for what tests look at or break by hand. */
+export async function pgAdmin(): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: (await pgServer()).url });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/** Runs `body` with an admin client, ended afterwards. */
+export async function withAdmin<T>(body: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = await pgAdmin();
+  try {
+    return await body(admin);
+  } finally {
+    await admin.end().catch(() => undefined);
+  }
+}
+
+/** Removes log `log` from the run's schema: its records, batches and row. */
+export async function dropLog(log: string): Promise<void> {
+  const { schema } = await pgServer();
+  await withAdmin(async (admin) => {
+    for (const table of ['records', 'batches', 'logs']) {
+      await admin.query(`DELETE FROM "${schema}".${table} WHERE ${table === 'logs' ? 'name' : 'log'} = $1`, [log]).catch((e: unknown) => {
+        if ((e as { code?: unknown }).code !== '42P01') throw e; // no schema yet: nothing to remove
+      });
+    }
+  });
+}
+
+/** A fresh log's backend for the conformance suite, and how to remove the log. */
+export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<{ backend: PostgresBackend<Record>; cleanup: () => Promise<void> }> {
+  const log = freshLog();
+  return { backend: await pgBackend(log, options), cleanup: () => dropLog(log) };
+}
+
+/** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
+export async function otherSchema(tag: string): Promise<string> {
+  return `${(await pgServer()).schema}${tag}`;
+}
+
+/**
+ * Makes a login role `name` with `password` (dropped first if an earlier test left it), and
+ * gives a URI of log `log` as that role.
+ */
+export async function roleUri(name: string, password: string, log: string, grants: (admin: pg.Client, schema: string) => Promise<void> = async () => undefined): Promise<string> {
+  const { schema } = await pgServer();
+  await withAdmin(async (admin) => {
+    await admin.query(`DROP OWNED BY ${name}`).catch(() => undefined);
+    await admin.query(`DROP ROLE IF EXISTS ${name}`);
+    await admin.query(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
+    await grants(admin, schema);
+  });
+  const uri = new URL(await logUri(log));
+  uri.searchParams.set('user', name);
+  uri.searchParams.set('password', password);
+  return uri.href;
+}
+
+/** Waits until `check` holds, looking every 10 ms; fails after 30 s, so that a test that would hang fails instead. */
+export async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (const start = Date.now(); !(await check()); ) {
+    if (Date.now() - start > 30_000) throw new Error(`waited 30 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The pid of the session that waits for a lock while it appends (one at a time in these tests). */
+export async function waitingAppender(admin: pg.Client): Promise<number> {
+  let pid = 0;
+  await until(async () => {
+    const { rows } = await admin.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'ledgerstore-append' AND wait_event_type = 'Lock' AND query LIKE '%.append(%'",
+    );
+    pid = rows[0]?.pid ?? 0;
+    return pid !== 0;
+  }, 'an append to wait for the log lock');
+  return pid;
+}
+
+/** Holds log `log`'s row lock from `admin`'s session (in a transaction) until `release` is called. */
+export async function holdLogLock(admin: pg.Client, log: string): Promise<{ release: () => Promise<void> }> {
+  const { schema } = await pgServer();
+  await admin.query('BEGIN');
+  await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1 FOR UPDATE`, [log]);
+  return { release: async () => void (await admin.query('ROLLBACK')) };
+}
+
+/** The lines of log `log`, by position, as the database holds them. */
+export async function linesOf(log: string): Promise<string[]> {
+  const { schema } = await pgServer();
+  return withAdmin(async (admin) => (await admin.query<{ line: string }>(`SELECT line FROM "${schema}".records WHERE log = $1 ORDER BY position`, [log])).rows.map((r) => r.line));
+}
