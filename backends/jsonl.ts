@@ -78,35 +78,17 @@
  */
 import * as path from 'node:path';
 import {
-  ClosedError,
-  asDamage,
   DamagedError,
   FileReplacedError,
   InvalidRecordError,
-  LedgerError,
+  type LedgerError,
   LedgerIoError,
   LockedError,
   NotAFileError,
-  ReadOnlyError,
   ResumeMismatchError,
-  StoppedError,
 } from '../lib/errors.js';
-import { assertExpectedHead } from '../lib/expected-head.js';
-import { fingerprintOf } from '../lib/fingerprint.js';
-import {
-  type AppendOptions,
-  type Appended,
-  type EventLog,
-  type LogBackend,
-  type LogCapabilities,
-  MAX_LINE_BYTES,
-  type OpenOptions,
-  type Position,
-  type RecordCodec,
-  type Repair,
-  type ResumePoint,
-  lineTooLong,
-} from '../lib/log.js';
+import { type LogBackend, type LogCapabilities, MAX_LINE_BYTES, type OpenOptions, type Position, type RecordCodec, type ResumePoint, lineTooLong } from '../lib/log.js';
+import { StoredLog } from '../lib/log-base.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS, nodeFileIO } from './file-io.js';
 
 /** How to open a JSONL log. */
@@ -124,9 +106,6 @@ const FILE_MODE = 0o600;
 const DEFAULT_CHUNK = 8 << 20;
 /** Every this many records, `read(from)` remembers where a record starts, to seek near it. */
 const SEEK_STRIDE = 4096;
-
-/** The logs this process has open for writing, by absolute path: one writer per file. */
-const writers = new Set<string>();
 
 /** A JSONL log at `file`. */
 export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBackend<R> {
@@ -272,15 +251,14 @@ function isCursorAt(value: unknown, position: Position): value is Cursor {
 }
 
 /**
- * Checks that the file still holds, right before `resume`'s position, the record it held, and
- * gives where to read from. Without a cursor the position is found by counting lines.
- * @throws {@link ResumeMismatchError} when it does not
+ * Finds where `resume`'s position is in the file: its cursor (found by counting lines when the
+ * point has none), and the line before it, without its newline, for its fingerprint.
+ * @throws {@link ResumeMismatchError} when the file holds no such line there
  */
-function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize: number, resume: ResumePoint): Cursor {
+function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize: number, resume: ResumePoint): { cursor: Cursor; line: Buffer } {
   const mismatch = (why: string): never => {
     throw new ResumeMismatchError(file, resume.position, why);
   };
-  if (resume.position === 0) return { position: 0, offset: 0, lastLineStart: -1 };
   let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
   if (cursor === null) {
     let n = 0;
@@ -306,122 +284,105 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   const line = Buffer.allocUnsafe(length);
   const got = readAt(io, fd, file, line, 0, length, lastLineStart);
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
-  if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
-  return cursor;
+  return { cursor, line: line.subarray(0, length - 1) };
 }
 
-class JsonlLog<R> implements EventLog<R> {
-  readonly capabilities = CAPABILITIES;
-  private closed = false;
-  private stopped: LedgerError | null = null;
+class JsonlLog<R> extends StoredLog<R> {
+  private readonly codec: RecordCodec<R>;
+  private readonly io: FileIO;
+  private readonly chunkSize: number;
+  private readonly absolute: string;
+  private fd: Fd | null = null;
+  /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
+  private identity: string | null = null;
+  /** The file's size when it was opened: what the read-through reads. */
+  private size = 0;
+  /** The length of the whole lines: where the next append goes. */
+  private length = 0;
+  /** Where the last record's line starts (-1 when there is none). */
+  private lastLineStart = -1;
   /** The last line this log appended, without its newline (`null` until it appends). */
   private lastLine: Buffer | null = null;
+  /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
+  private starts: number[] | null = [];
 
-  private constructor(
-    readonly name: string,
-    private readonly absolute: string,
-    private readonly codec: RecordCodec<R>,
-    private readonly io: FileIO,
-    private readonly chunkSize: number,
-    private readonly readOnly: boolean,
-    private fd: Fd | null,
-    /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
-    private identity: string | null,
-    /** The length of the whole lines: where the next append goes. */
-    private length: number,
-    private count: Position,
-    readonly repaired: Repair | null,
-    /** Where the last record's line starts (-1 when there is none). */
-    private lastLineStart: number,
-    /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
-    private starts: number[] | null,
-  ) {}
-
-  static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<JsonlLog<R>> {
-    const io = options.io ?? nodeFileIO;
-    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
-    const lineStarts = options.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8'));
+  private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
-    if (!readOnly) {
-      if (writers.has(absolute)) throw new LockedError(file);
-      writers.add(absolute);
-    }
-    let fd: Fd | null = null;
-    try {
-      const opened = openRegular(io, file, readOnly);
-      fd = opened?.fd ?? null;
-      if (fd !== null && !readOnly) {
-        lock(io, fd, file);
-        // A writer that created the file may have died before it synced the directory: sync it
-        // now, before anything appended here is acknowledged, or a power loss could take the
-        // file's name, and every record in it, away. Through a symbolic link, that is the
-        // directory of the file the link leads to.
-        syncDirectory(io, realPath(io, file));
-      }
-      const size = fd === null ? 0 : sizeOf(io, fd, file);
-      if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
-      const from = fd === null || resume === undefined ? { position: 0, offset: 0, lastLineStart: -1 } : resumeCursor(io, fd, file, size, chunkSize, resume);
-      const starts: number[] | null = from.offset === 0 ? [] : null;
-      let count = resume?.position ?? 0;
-      let complete = from.offset;
-      let lastLineStart = from.lastLineStart;
-      if (fd !== null) {
-        for (const piece of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
-          if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
-          const { buffer, position, ends } = piece;
-          let start = 0;
-          for (const end of ends) {
-            if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
-            try {
-              // with its newline, as memoryd hands the line to serde: errors at the end read alike
-              const record = options.codec.decode(buffer, start, end + 1);
-              const replayed = replay?.(record, count);
-              if (replayed instanceof Promise) await replayed;
-            } catch (e) {
-              throw asDamage(file, count + 1, e);
-            }
-            lastLineStart = position + start;
-            count++;
-            start = end + 1;
-          }
-          complete = position + start;
-        }
-      }
-      let repaired: Repair | null = null;
-      if (complete < size) {
-        if (complete === 0) refuseUnlessCutOff(io, fd as Fd, file, size, lineStarts);
-        if (!readOnly) cut(io, fd as Fd, file, complete);
-        repaired = { at: complete, dropped: size - complete, cut: !readOnly };
-      }
-      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, opened?.identity ?? null, complete, count, repaired, lastLineStart, starts);
-    } catch (e) {
-      if (fd !== null) closeQuietly(io, fd);
-      if (!readOnly) writers.delete(absolute);
-      throw e;
-    }
+    super({ name: file, capabilities: CAPABILITIES, codec: options.codec, readOnly, writerKey: absolute });
+    this.codec = options.codec;
+    this.io = options.io ?? nodeFileIO;
+    this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    this.absolute = absolute;
   }
 
-  get head(): Position {
-    return this.count;
+  static open<R>(file: string, options: JsonlOptions<R>, openOptions: OpenOptions<R>): Promise<JsonlLog<R>> {
+    return new JsonlLog(file, options, openOptions.readOnly ?? false).start(openOptions);
   }
 
-  append(records: readonly R[], options: AppendOptions = {}): Promise<Appended> {
-    try {
-      return Promise.resolve(this.appendNow(records, options));
-    } catch (e) {
-      return Promise.reject(e);
+  protected override _open(): void {
+    const { io, name: file } = this;
+    const opened = openRegular(io, file, this.readOnly);
+    if (opened === null) return;
+    this.fd = opened.fd;
+    this.identity = opened.identity;
+    if (!this.readOnly) {
+      lock(io, opened.fd, file);
+      // A writer that created the file may have died before it synced the directory: sync it
+      // now, before anything appended here is acknowledged, or a power loss could take the
+      // file's name, and every record in it, away. Through a symbolic link, that is the
+      // directory of the file the link leads to.
+      syncDirectory(io, realPath(io, file));
+    }
+    this.size = sizeOf(io, opened.fd, file);
+  }
+
+  protected _storedBefore(resume: ResumePoint): Buffer {
+    if (this.fd === null) throw new ResumeMismatchError(this.name, resume.position, 'the log holds no records');
+    const { cursor, line } = resumeCursor(this.io, this.fd, this.name, this.size, this.chunkSize, resume);
+    this.length = cursor.offset;
+    this.lastLineStart = cursor.lastLineStart;
+    this.starts = null; // the records before the point are not read
+    return line;
+  }
+
+  /**
+   * The complete lines from where the open starts, a chunk at a time, each line decoded when it
+   * is reached (after the lines before it were replayed); then the tail after the last newline,
+   * cut (by a writer) once every line before it was taken.
+   */
+  protected *_entries(from: Position): Generator<Iterable<R>> {
+    const { io, fd, name: file } = this;
+    if (fd === null) return;
+    let count = from;
+    for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
+      if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
+      yield this.decoded(piece, count);
+      count += piece.ends.length;
+    }
+    if (this.length < this.size) {
+      if (this.length === 0) refuseUnlessCutOff(io, fd, file, this.size, this.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8')));
+      if (!this.readOnly) cut(io, fd, file, this.length);
+      this.repair = { at: this.length, dropped: this.size - this.length, cut: !this.readOnly };
     }
   }
 
-  /** The whole append, synchronously: appends run in call order and none interleave. */
-  private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.readOnly) throw new ReadOnlyError(this.name);
-    if (this.stopped instanceof FileReplacedError) throw new FileReplacedError(this.name, this.stopped.how);
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    const from = this.count;
-    assertExpectedHead(this.name, expectedHead, from);
-    if (records.length === 0) return { from, head: from };
+  /** The records of a chunk read through at open, the first at `count`, noting where they start and end. */
+  private *decoded({ buffer, position, ends }: Chunk, count: Position): Generator<R> {
+    const starts = this.starts;
+    let start = 0;
+    for (const end of ends) {
+      if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
+      // with its newline, as memoryd hands the line to serde: errors at the end read alike
+      yield this.codec.decode(buffer, start, end + 1);
+      this.lastLineStart = position + start;
+      count++;
+      start = end + 1;
+      this.length = position + start;
+    }
+  }
+
+  /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
+  protected _append(records: readonly R[]): void {
     const bytes = linesOf(records.map((record) => this.codec.encode(record)));
     const fd = this.fd ?? this.createFile();
     try {
@@ -437,13 +398,11 @@ class JsonlLog<R> implements EventLog<R> {
       this.fail(fd, new LedgerIoError(this.name, e), true);
     }
     this.confirmAtPath(fd);
-    if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
+    if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
     this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
     this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
-    this.count += records.length;
-    return { from, head: this.count };
   }
 
   /**
@@ -481,7 +440,7 @@ class JsonlLog<R> implements EventLog<R> {
     } catch {
       cutBack = false;
     }
-    if (always || !cutBack) this.stopped = failure;
+    if (always || !cutBack) this.stop(failure);
     throw failure;
   }
 
@@ -526,8 +485,8 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       syncDirectory(this.io, realPath(this.io, this.absolute));
     } catch (e) {
-      this.stopped = e as LedgerIoError;
-      throw this.stopped;
+      this.stop(e as LedgerIoError);
+      throw e;
     }
   }
 
@@ -555,18 +514,17 @@ class JsonlLog<R> implements EventLog<R> {
     return fd;
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.fd === null || from >= this.count) return;
+  /** The records from `from` up to the head now, a chunk at a time, from the nearest remembered start before it. */
+  protected *_read(from: Position): Generator<R[]> {
     const fd = this.fd;
+    if (fd === null || from >= this.count) return;
     const end = this.length; // the records up to the head now; later appends are not read
     // After a resumed open the starts of the records before it are not known yet: find them,
     // by their newlines alone, once.
     this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
-    const stride = Math.floor(Math.max(0, from) / SEEK_STRIDE);
+    const stride = Math.floor(from / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     const offset = this.starts[stride] as number;
-    // A chunk at a time, so that a reader of a large log lets others run between chunks.
     for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
       const records: R[] = [];
       let start = 0;
@@ -575,35 +533,34 @@ class JsonlLog<R> implements EventLog<R> {
           try {
             records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
           } catch (e) {
-            throw asDamage(this.name, position + 1, e);
+            yield records; // the records before it, then it fails in its place
+            throw e;
           }
         }
         position++;
         start = lineEnd + 1;
       }
-      yield* records;
-      if (this.closed) throw new ClosedError(this.name);
+      yield records;
     }
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    const cursor: Cursor = { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
-    if (this.count === 0 || this.fd === null) return { position: 0, cursor: null, fingerprint: '' };
-    // The last line this log wrote is at hand: a read model asks after every append.
-    if (this.lastLine !== null) return { position: this.count, cursor, fingerprint: fingerprintOf(this.lastLine) };
-    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
-    const got = readAt(this.io, this.fd, this.name, line, 0, line.length, this.lastLineStart);
-    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
-    return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
+  protected override _cursor(): Cursor {
+    return { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  /** The last line, without its newline: at hand when this log wrote it (a read model asks after every append), else read back. */
+  protected _storedLast(): Buffer {
+    if (this.lastLine !== null) return this.lastLine;
+    const fd = this.fd as Fd; // a log with records has its file
+    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
+    const got = readAt(this.io, fd, this.name, line, 0, line.length, this.lastLineStart);
+    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, fd, this.name), this.length);
+    return line;
+  }
+
+  protected _close(): void {
     if (this.fd !== null) closeQuietly(this.io, this.fd);
     this.fd = null;
-    if (!this.readOnly) writers.delete(this.absolute);
   }
 }
 

@@ -1,4 +1,5 @@
 import { honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { FaultyIO } from '../support/faulty-io.js';
 import { Home } from '../support/ledger.js';
 import { suite } from './suite.js';
 
@@ -6,8 +7,11 @@ suite({
   name: 'jsonl',
   factory: () => {
     const home = new Home();
-    return { backend: jsonlBackend(home.path, { codec: honchoCodec }), cleanup: () => home.remove() };
+    const io = new FaultyIO();
+    return { backend: jsonlBackend(home.path, { codec: honchoCodec, io }), io, cleanup: () => home.remove() };
   },
+  // a failed fdatasync stops the log
+  stop: ({ io }) => io.fail('datasync'),
 });
 
 suite({

@@ -25,10 +25,15 @@ export interface Subject {
   readonly cleanup: () => Promise<void> | void;
 }
 
-export interface SuiteOptions {
+export interface SuiteOptions<S extends Subject = Subject> {
   readonly name: string;
   /** A fresh, empty log for each test. */
-  readonly factory: () => Promise<Subject> | Subject;
+  readonly factory: () => Promise<S> | S;
+  /**
+   * Makes the next append to a log of `subject` fail so that the log stops (a failed sync),
+   * where the backend can be made to: the guards' order is then pinned with a stopped log too.
+   */
+  readonly stop?: (subject: S) => void;
 }
 
 
@@ -71,7 +76,7 @@ async function code(promise: Promise<unknown>): Promise<string> {
 }
 
 /** Runs a body with a fresh subject from `factory`, cleaned up afterwards whatever happens. */
-function subjects(factory: SuiteOptions['factory']): (body: (subject: Subject) => Promise<void>) => Promise<void> {
+function subjects<S extends Subject>(factory: () => Promise<S> | S): (body: (subject: S) => Promise<void>) => Promise<void> {
   return async (body) => {
     const subject = await factory();
     try {
@@ -83,7 +88,7 @@ function subjects(factory: SuiteOptions['factory']): (body: (subject: Subject) =
 }
 
 /** Registers and runs the conformance tests for one backend. */
-export function suite({ name, factory }: SuiteOptions): void {
+export function suite<S extends Subject>({ name, factory, stop }: SuiteOptions<S>): void {
   const test = uvuSuite(`conformance: ${name}`);
   const withSubject = subjects(factory);
 
@@ -211,8 +216,45 @@ export function suite({ name, factory }: SuiteOptions): void {
       await log.close();
       assert.is(await code(log.append(records.slice(0, 1))), 'LEDGER_CLOSED');
       assert.is(await code(all(log)), 'LEDGER_CLOSED');
+      assert.is(await code(log.resumePoint()), 'LEDGER_CLOSED');
       await log.close();
     }));
+
+  // The guards, in one order (lib/log-base.ts): closed, read-only, stopped, the records, the
+  // expected head, the empty batch. Each append below breaks every guard after the one it is
+  // refused by.
+  const invalid = { ...(records[0] as Record), time: 'now' } as Record;
+
+  test('the guards refuse in one order: closed, read-only, the records, the expected head, then an empty batch resolves', () =>
+    withSubject(async ({ backend }) => {
+      const writer = await backend.open();
+      await writer.append(records.slice(0, 1));
+      assert.is(await code(writer.append([invalid], { expectedHead: 7 })), 'LEDGER_INVALID_RECORD');
+      assert.is(await code(writer.append([], { expectedHead: 7 })), 'LEDGER_CONFLICT');
+      assert.equal(await writer.append([], { expectedHead: 1 }), { from: 1, head: 1 });
+      await writer.close();
+      const reader = await backend.open({ readOnly: true });
+      assert.is(await code(reader.append([invalid], { expectedHead: 7 })), 'LEDGER_READ_ONLY');
+      assert.is(await code(reader.append([])), 'LEDGER_READ_ONLY');
+      await reader.close();
+      assert.is(await code(reader.append([invalid], { expectedHead: 7 })), 'LEDGER_CLOSED');
+      assert.is(await code(writer.append([invalid], { expectedHead: 7 })), 'LEDGER_CLOSED');
+    }));
+
+  if (stop !== undefined) {
+    test('the guards on a stopped log: an invalid record, a wrong head, an empty batch are LEDGER_STOPPED; closed comes first', () =>
+      withSubject(async (subject) => {
+        const log = await subject.backend.open();
+        await log.append(records.slice(0, 1));
+        stop(subject);
+        assert.ok((await code(log.append(records.slice(1, 2)))) !== 'ok', 'the append meant to stop the log failed');
+        assert.is(await code(log.append([invalid], { expectedHead: 7 })), 'LEDGER_STOPPED');
+        assert.is(await code(log.append(records.slice(1, 2), { expectedHead: 7 })), 'LEDGER_STOPPED');
+        assert.is(await code(log.append([])), 'LEDGER_STOPPED');
+        await log.close();
+        assert.is(await code(log.append([invalid])), 'LEDGER_CLOSED');
+      }));
+  }
 
   test('a read-only open refuses appends', () =>
     withSubject(async ({ backend }) => {
@@ -272,7 +314,7 @@ export function suite({ name, factory }: SuiteOptions): void {
  * The part of the suite about the Honcho ledger on a backend: its rules and its answers. Run by
  * {@link suite} for every backend, and on its own with ledger options (a read model, say).
  */
-export function ledgerSuite({ name, factory, options }: SuiteOptions & { readonly options?: () => LedgerOptions }): void {
+export function ledgerSuite<S extends Subject>({ name, factory, options }: SuiteOptions<S> & { readonly options?: () => LedgerOptions }): void {
   const test = uvuSuite(`conformance, the ledger: ${name}`);
   const withSubject = subjects(factory);
 
