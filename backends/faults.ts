@@ -39,18 +39,9 @@
  *
  * @module
  */
-import { ClosedError, LedgerIoError, StoppedError } from '../lib/errors.js';
-import type {
-  Appended,
-  AppendOptions,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  Repair,
-  ResumePoint,
-} from '../lib/log.js';
+import { LedgerIoError } from '../lib/errors.js';
+import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, Repair, ResumePoint } from '../lib/log.js';
+import { LogBase } from '../lib/log-base.js';
 
 /**
  * When an injected failure strikes an append: `'before'` the inner log is called (nothing is
@@ -335,7 +326,7 @@ class Backend<R> implements FaultyBackend<R> {
   }
 
   async open(options?: OpenOptions<R>): Promise<EventLog<R>> {
-    const log = new FaultyLog(await this.inner.open(options), this.faults, () => this.openLogs.delete(log));
+    const log = new FaultyLog(await this.inner.open(options), this.faults, () => this.openLogs.delete(log), options?.readOnly ?? false);
     this.openLogs.add(log);
     return log;
   }
@@ -346,43 +337,42 @@ class Backend<R> implements FaultyBackend<R> {
   }
 }
 
-/** An append waiting in the wrapper. */
-interface Waiting<R> {
-  readonly call: Call;
-  readonly records: readonly R[];
-  readonly options: AppendOptions | undefined;
-  readonly resolve: (appended: Appended) => void;
-  readonly reject: (error: unknown) => void;
-  /** Whether its delay is over. */
-  ready: boolean;
-  timer: ReturnType<typeof setTimeout> | undefined;
+/** An append's delay: it starts when the append is called, and a crash ends it at once. */
+class Delay {
+  readonly over: Promise<void>;
+  private finish: () => void = () => undefined;
+  private readonly timer: ReturnType<typeof setTimeout>;
+
+  constructor(ms: number) {
+    this.over = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+    this.timer = setTimeout(() => this.end(), ms);
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    this.finish();
+  }
 }
 
-class FaultyLog<R> implements EventLog<R> {
-  /** The appends not yet handed to the inner log, in call order. */
-  private readonly waiting: Waiting<R>[] = [];
-  /** Whether an append is with the inner log now. */
-  private handing = false;
-  /** Appends called and not yet settled, and who waits for there to be none. */
-  private unsettled = 0;
-  private readonly onQuiet: (() => void)[] = [];
-  private closed = false;
-  private closing: Promise<void> | null = null;
-  /** The failure after which the writer no longer knows where the log ends. */
-  private stopped: LedgerIoError | null = null;
+/**
+ * The wrapper's log: the base's guards, call order, closed reads and close, around the inner
+ * log, which checks the records, the expected head and the empty batch in its turn.
+ */
+class FaultyLog<R> extends LogBase<R> {
+  /** Set by a crash: appends not yet handed to the inner log are lost. */
+  private crashed = false;
+  /** The delays still running. */
+  private readonly delays = new Set<Delay>();
 
   constructor(
     private readonly inner: EventLog<R>,
     private readonly faults: Faults,
     private readonly onClosed: () => void,
-  ) {}
-
-  get name(): string {
-    return this.inner.name;
-  }
-
-  get capabilities(): LogCapabilities {
-    return this.inner.capabilities;
+    readOnly: boolean,
+  ) {
+    super({ name: inner.name, capabilities: inner.capabilities, readOnly });
   }
 
   get head(): Position {
@@ -393,114 +383,71 @@ class FaultyLog<R> implements EventLog<R> {
     return this.inner.repaired;
   }
 
+  /** Numbered first, whatever its outcome; then the guards; then its turn, after its delay. */
   append(records: readonly R[], options?: AppendOptions): Promise<Appended> {
     let call: Call;
     try {
       call = this.faults.next();
+      this.assertAppendable();
     } catch (e) {
       this.faults.counts.rejected++;
       return Promise.reject(e);
     }
-    if (this.closed) {
-      this.faults.counts.rejected++;
-      return Promise.reject(new ClosedError(this.name));
+    const delay = call.delay > 0 ? new Delay(call.delay) : null;
+    if (delay !== null) this.delays.add(delay);
+    // A copy, so that a caller who reuses its array while this one waits does not change it.
+    const copy = records.slice();
+    return this.inTurn(() => this.perform(call, delay, copy, options)).then(
+      (appended) => {
+        this.faults.counts.acknowledged++;
+        return appended;
+      },
+      (e: unknown) => {
+        this.faults.counts.rejected++;
+        throw e;
+      },
+    );
+  }
+
+  /** One append's turn: its delay, then lost in a crash, stopped, or its fault around the inner append. */
+  private async perform(call: Call, delay: Delay | null, records: readonly R[], options: AppendOptions | undefined): Promise<Appended> {
+    if (delay !== null) {
+      await delay.over;
+      this.delays.delete(delay);
     }
-    this.unsettled++;
-    return new Promise<Appended>((resolve, reject) => {
-      // A copy, so that a caller who reuses its array while this one waits does not change it.
-      const waiting: Waiting<R> = { call, records: records.slice(), options, resolve, reject, ready: call.delay === 0, timer: undefined };
-      if (!waiting.ready) {
-        waiting.timer = setTimeout(() => {
-          waiting.ready = true;
-          waiting.timer = undefined;
-          this.pump();
-        }, call.delay);
-      }
-      this.waiting.push(waiting);
-      this.pump();
-    });
-  }
-
-  /** Hands the first waiting append to the inner log, if its delay is over and none is there. */
-  private pump(): void {
-    const first = this.waiting[0];
-    if (this.handing || first === undefined || !first.ready) return;
-    this.waiting.shift();
-    this.handing = true;
-    void this.handOver(first).then(() => {
-      this.handing = false;
-      this.settled();
-      this.pump();
-    });
-  }
-
-  /** Applies the append's fault around the inner append and settles it. Never rejects. */
-  private async handOver(waiting: Waiting<R>): Promise<void> {
-    try {
-      waiting.resolve(await this.perform(waiting));
-      this.faults.counts.acknowledged++;
-    } catch (e) {
-      waiting.reject(e);
-      this.faults.counts.rejected++;
-    }
-  }
-
-  private async perform({ call, records, options }: Waiting<R>): Promise<Appended> {
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
+    if (this.crashed) throw this.faults.inject(this.name, call.number, 'crash');
+    this.assertRunning();
     const { fault } = call;
     if (fault?.when === 'before') throw this.faults.inject(this.name, call.number, fault);
     // Called before the first await: with no delay and nothing waiting, the inner append
     // starts within the caller's own call, as it would without the wrapper.
     const appended = await this.inner.append(records, options);
     if (fault?.when === 'after') {
-      this.stopped = this.faults.inject(this.name, call.number, fault);
-      throw this.stopped;
+      const failure = this.faults.inject(this.name, call.number, fault);
+      this.stop(failure);
+      throw failure;
     }
     return appended;
   }
 
-  private settled(): void {
-    this.unsettled--;
-    if (this.unsettled === 0) for (const wake of this.onQuiet.splice(0)) wake();
-  }
-
-  /** Resolves once every append called so far has settled. */
-  private quiet(): Promise<void> {
-    return this.unsettled === 0 ? Promise.resolve() : new Promise((resolve) => this.onQuiet.push(resolve));
-  }
-
-  async *read(from?: Position): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    yield* this.inner.read(from);
+  protected async *_read(from: Position): AsyncIterable<R[]> {
+    for await (const record of this.inner.read(from)) yield [record];
   }
 
   /** The inner log's point, once every append called so far has settled. */
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    await this.quiet();
+  protected _resumePoint(): Promise<ResumePoint> {
     return this.inner.resumePoint();
   }
 
-  /** Refuses new appends, lets those called already land, then closes the inner log. */
-  close(): Promise<void> {
-    this.closed = true;
-    this.closing ??= (async () => {
-      await this.quiet();
-      await this.inner.close();
-      this.onClosed();
-    })();
-    return this.closing;
+  protected async _close(): Promise<void> {
+    await this.inner.close();
+    this.onClosed();
   }
 
-  /** Loses every append still waiting in the wrapper, then closes. */
+  /** Loses every append still waiting in the wrapper (each fails in its turn, at once), then closes. */
   crash(): Promise<void> {
-    this.closed = true;
-    for (const lost of this.waiting.splice(0)) {
-      if (lost.timer !== undefined) clearTimeout(lost.timer);
-      lost.reject(this.faults.inject(this.name, lost.call.number, 'crash'));
-      this.faults.counts.rejected++;
-      this.settled();
-    }
+    this.crashed = true;
+    for (const delay of this.delays) delay.end();
     return this.close();
   }
 }

@@ -35,19 +35,19 @@ import { assertExpectedHead } from './expected-head.js';
 import { fingerprintOf } from './fingerprint.js';
 import type { AppendOptions, Appended, EventLog, LogCapabilities, OpenOptions, Position, RecordCodec, Repair, ResumePoint } from './log.js';
 
-/** Records as a backend hands them over: in order, a batch at a time (a chunk of a file, a page of rows). */
-export type Batches<R> = Iterable<readonly R[]> | AsyncIterable<readonly R[]>;
+/**
+ * Records as a backend hands them over: in order, a batch at a time (a chunk of a file, a page
+ * of rows). A batch may be lazy (each record decoded as it is reached, so that a record that
+ * does not read fails in its place, after the records before it were replayed); it is gone
+ * through whole before the next is asked for.
+ */
+export type Batches<R> = Iterable<Iterable<R>> | AsyncIterable<Iterable<R>>;
 
 /** What a log is, for the base: fixed when it is made. */
-export interface LogSpec<R> {
+export interface LogSpec {
   /** The log's name in messages: a file's path, a folder, a URI. */
   readonly name: string;
   readonly capabilities: LogCapabilities;
-  /**
-   * Checks the records appended, once, when `append` is called; `null` for a log that hands
-   * them on to another log that checks them (a wrapper).
-   */
-  readonly codec: RecordCodec<R> | null;
   readonly readOnly: boolean;
 }
 
@@ -58,20 +58,16 @@ export interface LogSpec<R> {
 const writers = new Set<unknown>();
 
 /**
- * The calls every log answers the same way: guards, call order, closed reads, resume points
- * after the appends called before them, and close. A subclass writes {@link LogBase._append},
- * {@link LogBase._read}, {@link LogBase._resumePoint} and {@link LogBase._close}.
+ * The calls every log answers the same way: the guards, call order, closed reads, resume points
+ * after the appends called before them, and close. A subclass writes `append` (with
+ * {@link LogBase.assertAppendable} and {@link LogBase.inTurn}), {@link LogBase._read},
+ * {@link LogBase._resumePoint} and {@link LogBase._close}; a log over storage of its own
+ * extends {@link StoredLog}, which writes `append` once for every backend.
  */
 export abstract class LogBase<R> implements EventLog<R> {
   readonly name: string;
   readonly capabilities: LogCapabilities;
   protected readonly readOnly: boolean;
-  /** Checks the records appended (see {@link LogSpec.codec}). */
-  private readonly checker: RecordCodec<R> | null;
-  /** The head: set by the read-through at open, moved by each append. */
-  protected count: Position = 0;
-  /** What the open cut off at the end, or `null`. */
-  protected repair: Repair | null = null;
   private closed = false;
   private closing: Promise<void> | null = null;
   /** Why appends are refused until a reopen, once an append left the log's end uncertain. */
@@ -81,36 +77,15 @@ export abstract class LogBase<R> implements EventLog<R> {
   /** The last of them, settled either way: the next turn starts after it. */
   private tail: Promise<unknown> = Promise.resolve();
 
-  protected constructor({ name, capabilities, codec, readOnly }: LogSpec<R>) {
+  protected constructor({ name, capabilities, readOnly }: LogSpec) {
     this.name = name;
     this.capabilities = capabilities;
-    this.checker = codec;
     this.readOnly = readOnly;
   }
 
-  get head(): Position {
-    return this.count;
-  }
-
-  get repaired(): Repair | null {
-    return this.repair;
-  }
-
-  /** Whether `close` was called. */
-  protected get isClosed(): boolean {
-    return this.closed;
-  }
-
-  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
-    let checked: readonly R[];
-    try {
-      this.assertAppendable();
-      checked = this.checked(records);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.inTurn(() => this.appendInTurn(checked, expectedHead));
-  }
+  abstract get head(): Position;
+  abstract get repaired(): Repair | null;
+  abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
 
   async *read(from: Position = 0): AsyncIterable<R> {
     this.assertOpen();
@@ -221,16 +196,71 @@ export abstract class LogBase<R> implements EventLog<R> {
     return settled;
   }
 
-  /** The records, each checked by the codec into a fresh value, all before any is written. */
-  private checked(records: readonly R[]): readonly R[] {
-    const codec = this.checker;
-    if (codec === null) return records.slice();
-    const checked = new Array<R>(records.length);
-    for (let n = 0; n < records.length; n++) checked[n] = codec.normalize(records[n]);
-    return checked;
+  /**
+   * The records from `from` (a whole number) up to the head when the read starts, in batches.
+   * A record that does not read is thrown in its place, after the records before it (a refusal
+   * becomes damage at its position).
+   */
+  protected abstract _read(from: Position): Batches<R>;
+
+  /** The point at the head now (no append is running). */
+  protected abstract _resumePoint(): ResumePoint | Promise<ResumePoint>;
+
+  /** Releases the storage (after every append called settled). */
+  protected abstract _close(): void | Promise<void>;
+}
+
+/**
+ * A log over storage of its own (a file, a database): the base's calls, `append` (the records
+ * checked by the codec, then in its turn the expected head and the empty batch), and the open:
+ * the one writer per process, the resume check and the read-through. A backend writes its I/O:
+ * {@link StoredLog._open}, {@link StoredLog._storedBefore}, {@link StoredLog._entries},
+ * {@link StoredLog._storedLast}, {@link StoredLog._append}, {@link LogBase._read} and
+ * {@link LogBase._close}, and opens a log with {@link StoredLog.start}.
+ */
+export abstract class StoredLog<R> extends LogBase<R> {
+  /** Checks the records appended, once, when `append` is called. */
+  private readonly checker: RecordCodec<R>;
+  /** What this log holds while open for writing, among {@link writers}; `null` when none. */
+  private readonly writerKey: unknown;
+  private holding = false;
+  /** The head: set by the read-through at open, moved by each append. */
+  protected count: Position = 0;
+  /** What the open cut off at the end, or `null`. */
+  protected repair: Repair | null = null;
+
+  /**
+   * @param codec checks the records appended
+   * @param writerKey what one writer per process holds (see {@link writers}); `null` for none
+   */
+  protected constructor(spec: LogSpec & { readonly codec: RecordCodec<R>; readonly writerKey: unknown }) {
+    super(spec);
+    this.checker = spec.codec;
+    this.writerKey = spec.writerKey;
   }
 
-  /** An append's turn: stopped (again), the expected head, the empty batch, then the write. */
+  get head(): Position {
+    return this.count;
+  }
+
+  get repaired(): Repair | null {
+    return this.repair;
+  }
+
+  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
+    let checked: R[];
+    try {
+      this.assertAppendable();
+      // every record checked before any is written: one that is not valid refuses the batch
+      checked = new Array<R>(records.length);
+      for (let n = 0; n < records.length; n++) checked[n] = this.checker.normalize(records[n]);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.inTurn(() => this.appendInTurn(checked, expectedHead));
+  }
+
+  /** An append's turn: stopped (again: an earlier append may have stopped the log), the expected head, the empty batch, then the write. */
   private appendInTurn(records: readonly R[], expectedHead: Position | undefined): Appended | Promise<Appended> {
     this.assertRunning();
     const from = this.count;
@@ -250,47 +280,6 @@ export abstract class LogBase<R> implements EventLog<R> {
     }
     this.count = Math.max(this.count, placed.head);
     return placed;
-  }
-
-  /**
-   * Writes `records` (checked, at least one) durably as one batch, after every earlier append.
-   * Returns where they went when the storage decides that (several writers), else nothing: they
-   * went at the head. A failure after which the log's end is not known calls {@link stop} first.
-   * @param expectedHead the caller's, for a backend with several writers to check as it writes
-   *   (`undefined` otherwise: the base checked it)
-   */
-  protected abstract _append(records: readonly R[], expectedHead: Position | undefined): void | Appended | Promise<void | Appended>;
-
-  /**
-   * The records from `from` (a whole number) up to the head when the read starts, in batches.
-   * A batch that a record fails to read in is given up to that record, then the error thrown
-   * (a refusal becomes damage at its position).
-   */
-  protected abstract _read(from: Position): Batches<R>;
-
-  /** The point at the head now (no append is running). */
-  protected abstract _resumePoint(): ResumePoint | Promise<ResumePoint>;
-
-  /** Releases the storage (after every append called settled). */
-  protected abstract _close(): void | Promise<void>;
-}
-
-/**
- * A log over storage of its own (a file, a database): the base's calls, and the open: the one
- * writer per process, the resume check and the read-through. A backend writes its I/O:
- * {@link StoredLog._open}, {@link StoredLog._storedBefore}, {@link StoredLog._entries},
- * {@link StoredLog._storedLast}, and the {@link LogBase} methods, and opens a log with
- * {@link StoredLog.start}.
- */
-export abstract class StoredLog<R> extends LogBase<R> {
-  /** What this log holds while open for writing, among {@link writers}; `null` when none. */
-  private readonly writerKey: unknown;
-  private holding = false;
-
-  /** @param writerKey what one writer per process holds (see {@link writers}); `null` for none */
-  protected constructor(spec: LogSpec<R> & { readonly writerKey: unknown }) {
-    super(spec);
-    this.writerKey = spec.writerKey;
   }
 
   /**
@@ -316,12 +305,9 @@ export abstract class StoredLog<R> extends LogBase<R> {
       }
       try {
         for await (const batch of this._entries(position)) {
-          if (replay === undefined) {
-            position += batch.length;
-            continue;
-          }
           for (const record of batch) {
-            const replayed = replay(record, position);
+            // read whether or not there is a replay: an open reads every record through
+            const replayed = replay?.(record, position);
             if (replayed instanceof Promise) await replayed;
             position++;
           }
@@ -385,13 +371,22 @@ export abstract class StoredLog<R> extends LogBase<R> {
 
   /**
    * The records from `from` (0, or the resume point's position) to the end, for the read-through,
-   * in batches; a record that does not read ends its batch before it and is then thrown, as
-   * {@link LogBase._read} does.
+   * in batches; a record that does not read is thrown in its place, as {@link LogBase._read}
+   * does. Decoded lazily, a record is read only once every record before it was replayed.
    */
   protected abstract _entries(from: Position): Batches<R>;
 
   /** The stored form of the last record (at `head - 1`; called only when there is one), or `undefined` when it is missing. */
   protected abstract _storedLast(): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;
+
+  /**
+   * Writes `records` (checked, at least one) durably as one batch, after every earlier append.
+   * Returns where they went when the storage decides that (several writers), else nothing: they
+   * went at the head. A failure after which the log's end is not known calls {@link LogBase.stop} first.
+   * @param expectedHead the caller's, for a backend with several writers to check as it writes
+   *   (`undefined` otherwise: the base checked it)
+   */
+  protected abstract _append(records: readonly R[], expectedHead: Position | undefined): void | Appended | Promise<void | Appended>;
 
   /** The backend's locator of the head, for a resume point (JSON data); `null` when it needs none. */
   protected _cursor(): unknown {
