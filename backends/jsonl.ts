@@ -87,7 +87,7 @@ import {
   NotAFileError,
   ResumeMismatchError,
 } from '../lib/errors.js';
-import { type LogBackend, type LogCapabilities, MAX_LINE_BYTES, type OpenOptions, type Position, type RecordCodec, type ResumePoint, lineTooLong } from '../lib/log.js';
+import { type LogBackend, type LogCapabilities, MAX_LINE_BYTES, checkedEncoder, type OpenOptions, type Position, type RecordCodec, type ResumePoint, lineTooLong } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS, nodeFileIO } from './file-io.js';
 
@@ -289,6 +289,7 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
 
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
+  private readonly encode: (record: R) => string;
   private readonly io: FileIO;
   private readonly chunkSize: number;
   private readonly absolute: string;
@@ -310,6 +311,7 @@ class JsonlLog<R> extends StoredLog<R> {
     const absolute = path.resolve(file);
     super({ name: file, capabilities: CAPABILITIES, codec: options.codec, readOnly, writerKey: absolute });
     this.codec = options.codec;
+    this.encode = checkedEncoder(options.codec);
     this.io = options.io ?? nodeFileIO;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
     this.absolute = absolute;
@@ -383,7 +385,7 @@ class JsonlLog<R> extends StoredLog<R> {
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
   protected _append(records: readonly R[]): void {
-    const bytes = linesOf(records.map((record) => this.codec.encode(record)));
+    const bytes = linesOf(records.map(this.encode));
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);

@@ -23,7 +23,7 @@
  *
  * @module
  */
-import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
+import { type LogBackend, type LogCapabilities, type OpenOptions, type Position, type RecordCodec, type ResumePoint, checkedEncoder } from '../lib/log.js';
 import { type Batches, StoredLog } from '../lib/log-base.js';
 
 /** How to make an in-memory log. */
@@ -49,7 +49,7 @@ const BATCH = 4096;
  * ```
  */
 export function memoryBackend<R>(options: MemoryOptions<R>): LogBackend<R> {
-  const store: Store<R> = { name: options.name ?? 'memory:', codec: options.codec, records: [] };
+  const store: Store<R> = { name: options.name ?? 'memory:', codec: options.codec, encode: checkedEncoder(options.codec), records: [] };
   return {
     name: store.name,
     capabilities: CAPABILITIES,
@@ -61,6 +61,8 @@ export function memoryBackend<R>(options: MemoryOptions<R>): LogBackend<R> {
 interface Store<R> {
   readonly name: string;
   readonly codec: RecordCodec<R>;
+  /** The text of a stored record, for a fingerprint. */
+  readonly encode: (record: R) => string;
   /** Every record appended, normalized and deeply frozen, in order. */
   readonly records: R[];
 }
@@ -100,12 +102,12 @@ class MemoryLog<R> extends StoredLog<R> {
   }
 
   protected _storedBefore({ position }: ResumePoint): string | undefined {
-    const { records, codec } = this.store;
-    return position <= records.length ? codec.encode(records[position - 1] as R) : undefined;
+    const { records, encode } = this.store;
+    return position <= records.length ? encode(records[position - 1] as R) : undefined;
   }
 
   protected _storedLast(): string {
-    return this.store.codec.encode(this.store.records[this.count - 1] as R);
+    return this.store.encode(this.store.records[this.count - 1] as R);
   }
 
   /** Stored whole, synchronously: checked already, so nothing can fail half-way. */

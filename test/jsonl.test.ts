@@ -29,6 +29,7 @@ import * as assert from 'uvu/assert';
 import {
   type EventLog,
   type FileIO,
+  InvalidRecordError,
   type FileStatus,
   Ledger,
   MAX_LINE_BYTES,
@@ -425,6 +426,43 @@ test('a codec that does not refuse long records: the log refuses the batch with 
     await log.append(['short']);
     await log.close();
     assert.is(readFileSync(home.path, 'utf8'), 'short\n');
+  });
+});
+
+test('a codec whose encode does not check: its normalize refuses an invalid record, and the line is never written', async () => {
+  await withHome(async (home) => {
+    const encoded: string[] = [];
+    const codec: RecordCodec<string> = {
+      normalize: (v) => {
+        if (typeof v !== 'string' || v.includes('\n')) throw new InvalidRecordError(`${JSON.stringify(v)} is not one line`);
+        return v;
+      },
+      encode: (v) => (encoded.push(v), v),
+      decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString(),
+    };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await rejects(log.append(['fine', 'two\nlines']), 'LEDGER_INVALID_RECORD', 'a ledger record could not be encoded: "two\\nlines" is not one line');
+    assert.equal(encoded, [], 'nothing was encoded');
+    await log.append(['fine']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), 'fine\n');
+  });
+});
+
+test('the records the log checked are encoded without a second check, by the codec\'s encodeChecked', async () => {
+  await withHome(async (home) => {
+    const calls: string[] = [];
+    const codec: RecordCodec<Record> = {
+      ...honchoCodec,
+      normalize: (v) => (calls.push('normalize'), honchoCodec.normalize(v)),
+      encode: (r) => (calls.push('encode'), honchoCodec.encode(r)),
+      encodeChecked: (r) => (calls.push('encodeChecked'), honchoCodec.encode(r)),
+    };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await log.append([A, B]);
+    assert.equal(calls, ['normalize', 'normalize', 'encodeChecked', 'encodeChecked']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
   });
 });
 

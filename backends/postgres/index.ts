@@ -30,7 +30,7 @@
  * @module
  */
 import { ConflictError } from '../../lib/errors.js';
-import type { Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../../lib/log.js';
+import { type Appended, type EventLog, type LogBackend, type LogCapabilities, type OpenOptions, type Position, type RecordCodec, type ResumePoint, checkedEncoder } from '../../lib/log.js';
 import { StoredLog } from '../../lib/log-base.js';
 import { UnknownOutcome, Writer } from './append.js';
 import { Connector, type ReadPool, connectFailure, serverFailure } from './connection.js';
@@ -105,6 +105,7 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   /** The line this log last appended, at `head - 1` (for the resume point's fingerprint). */
   private lastLine: string | null = null;
   private readonly watches = new Set<Unwatch>();
+  private readonly encode: (record: R) => string;
 
   private constructor(
     private readonly place: PostgresPlace,
@@ -115,6 +116,7 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     // several writers: the server's lock on the log's row keeps them apart, not this process
     super({ name: place.name, capabilities: CAPABILITIES, codec, readOnly, writerKey: null });
     this.connector = new Connector(place, readOnly, timeouts);
+    this.encode = checkedEncoder(codec);
   }
 
   static open<R>(place: PostgresPlace, { codec, timeouts = {} }: PostgresOptions<R>, options: OpenOptions<R>): Promise<PgLog<R>> {
@@ -156,7 +158,7 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   /** One batch, one statement: the server checks `expectedHead` under the log's lock, and says where the batch went. */
   protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
     const writer = this.writer as Writer; // a writable log has its writer
-    const lines = records.map((record) => this.codec.encode(record));
+    const lines = records.map(this.encode);
     let answer;
     try {
       answer = await writer.append(lines, expectedHead ?? null);

@@ -556,6 +556,7 @@ export function decodeItemText(text: string): Item {
 export const honchoCodec: RecordCodec<Record> = {
   normalize: normalizeRecord,
   encode: encodeRecord,
+  encodeChecked: encodeValid,
   decode: decodeRecord,
   // encodeValid writes `type` first, then `time`
   lineStarts: RECORD_VARIANTS.map((type) => `{"type":"${type}","time":"`),
