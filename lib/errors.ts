@@ -3,12 +3,16 @@
  * programs can branch on, a message that says what failed and where, and, where an operator has
  * something to do, the runbook entry that says what (`runbook`).
  *
+ * Here: the base, the one list of codes, and the errors of logs and ledgers. The errors of a
+ * layer above live with it, under a code of this list: the Honcho rules' in `honcho/errors.ts`,
+ * a target string's in `target.ts`. How a system error is put in words is `system-errors.ts`.
+ *
  * The texts of the Honcho ledger's errors are memoryd's, word for word (spec 000, "The errors'
  * text"), so that an operator sees the same line whichever engine wrote the ledger.
+ *
+ * @module
  */
-import { constants as osConstants } from 'node:os';
-import { getSystemErrorMap } from 'node:util';
-import type { Item } from './honcho/record.js';
+import { describeSystemError, systemErrorName } from './system-errors.js';
 
 /** The stable codes, one per kind of failure. */
 export type LedgerErrorCode =
@@ -53,6 +57,12 @@ export abstract class LedgerError extends Error {
   /** The runbook entry for an operator, when there is something to do by hand. */
   readonly runbook: RunbookAnchor | undefined = undefined;
 
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    // once, for every class: a stack trace and `String(e)` name the class that was thrown
+    this.name = new.target.name;
+  }
+
   /** The message with its runbook pointer, once: what a command-line tool prints. */
   get report(): string {
     if (this.runbook === undefined) return this.message;
@@ -71,46 +81,6 @@ export function isLedgerError(error: unknown, code?: LedgerErrorCode): error is 
  * the record is refused and nothing is written; met while reading a log through, it is damage.
  */
 export abstract class RecordRefusedError extends LedgerError {}
-
-/**
- * What `strerror` says of the errnos that libuv has no name for, so that Node.js reports them as
- * `UNKNOWN` (an operator over quota must be told so).
- */
-const UNNAMED_BY_LIBUV: { readonly [name: string]: string } = {
-  EDQUOT: 'disk quota exceeded',
-  ENOLCK: 'no locks available',
-  ESTALE: 'stale file handle',
-  EREMOTEIO: 'remote i/o error',
-};
-
-/** The name of a (negative, as Node.js gives it) errno, from the system's table. */
-function errnoName(errno: number): string | undefined {
-  return Object.entries(osConstants.errno).find(([, value]) => value === -errno)?.[0];
-}
-
-/** A system error's name (`ENOENT`, `EDQUOT`, ...), even where Node.js says `UNKNOWN`. */
-export function systemErrorName(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const { errno, code } = error as NodeJS.ErrnoException;
-  if ((code === undefined || code === 'UNKNOWN') && typeof errno === 'number') return errnoName(errno) ?? code;
-  return code;
-}
-
-/** Describes a Node.js system error the way `strerror` does, with its name: `no such file or directory (ENOENT)`. */
-export function describeSystemError(error: unknown): string {
-  if (error instanceof Error) {
-    const { errno, code } = error as NodeJS.ErrnoException;
-    if (typeof errno === 'number') {
-      const known = getSystemErrorMap().get(errno);
-      if (known !== undefined) return `${known[1]} (${known[0]})`;
-      const name = errnoName(errno);
-      if (name !== undefined) return `${UNNAMED_BY_LIBUV[name] ?? `system error ${-errno}`} (${name})`;
-    }
-    if (typeof code === 'string') return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
-    return error.message;
-  }
-  return String(error);
-}
 
 /**
  * A record refused while a log is read through is damage at its line (a JSONL line, a LevelDB
@@ -136,7 +106,6 @@ export class LedgerIoError extends LedgerError {
   /** @param during what the failed call was for (`write` unless said) */
   constructor(readonly path: string, cause: unknown, readonly during: IoDirection = 'write') {
     super(`${path}: ${describeSystemError(cause)}`, { cause });
-    this.name = 'LedgerIoError';
     this.errno = systemErrorName(cause);
     this.runbook = during === 'read' ? 'ledger-unreadable' : 'ledger-unwritable';
   }
@@ -152,7 +121,6 @@ export class NotAFileError extends LedgerError {
   /** @param what what is there, as a message says it (`a named pipe (FIFO)`) */
   constructor(readonly path: string, readonly what: string) {
     super(`${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`);
-    this.name = 'NotAFileError';
   }
 }
 
@@ -170,7 +138,6 @@ export class DamagedError extends LedgerError {
    */
   constructor(readonly path: string, readonly line: number, readonly why: string, options?: ErrorOptions) {
     super(`${path}:${line}: ${why}; ${RUNBOOK}`, options);
-    this.name = 'DamagedError';
   }
 }
 
@@ -179,7 +146,6 @@ export class InvalidRecordError extends RecordRefusedError {
   readonly code = 'LEDGER_INVALID_RECORD';
   constructor(readonly why: string) {
     super(`a ledger record could not be encoded: ${why}`);
-    this.name = 'InvalidRecordError';
   }
 }
 
@@ -188,32 +154,6 @@ export class DecodeError extends RecordRefusedError {
   readonly code = 'LEDGER_DECODE';
   constructor(readonly why: string) {
     super(why);
-    this.name = 'DecodeError';
-  }
-}
-
-/** How the rule errors name an item: `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`. */
-function itemName(item: Item): string {
-  return item.type === 'turn'
-    ? `turn ${item.turn} of session ${item.session}`
-    : `part ${item.part} of edit ${item.id}`;
-}
-
-/** A second `decided` record for an item. */
-export class AlreadyDecidedError extends RecordRefusedError {
-  readonly code = 'LEDGER_ALREADY_DECIDED';
-  constructor(readonly item: Item) {
-    super(`${itemName(item)}: decided already`);
-    this.name = 'AlreadyDecidedError';
-  }
-}
-
-/** A `sent` or `failed` record for an item that is not waiting (undecided, skipped, or done). */
-export class NotWaitingError extends RecordRefusedError {
-  readonly code = 'LEDGER_NOT_WAITING';
-  constructor(readonly item: Item) {
-    super(`${itemName(item)}: not waiting to be sent`);
-    this.name = 'NotWaitingError';
   }
 }
 
@@ -238,7 +178,6 @@ export class LockedError extends LedgerError {
         : `${path}: the ${holder === 'index' ? 'index' : 'LevelDB ledger'} is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read`,
       options,
     );
-    this.name = 'LockedError';
   }
 }
 
@@ -247,7 +186,6 @@ export class ClosedError extends LedgerError {
   readonly code = 'LEDGER_CLOSED';
   constructor(readonly path: string) {
     super(`${path}: the ledger is closed`);
-    this.name = 'ClosedError';
   }
 }
 
@@ -256,7 +194,6 @@ export class ReadOnlyError extends LedgerError {
   readonly code = 'LEDGER_READ_ONLY';
   constructor(readonly path: string) {
     super(`${path}: the ledger was opened read-only; open it for writing to append`);
-    this.name = 'ReadOnlyError';
   }
 }
 
@@ -270,7 +207,6 @@ export class StoppedError extends LedgerError {
   override readonly runbook = 'ledger-unwritable';
   constructor(readonly path: string, readonly failure: Error) {
     super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
-    this.name = 'StoppedError';
   }
 }
 
@@ -294,7 +230,6 @@ export class FileReplacedError extends LedgerError {
       `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
         'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger',
     );
-    this.name = 'FileReplacedError';
   }
 }
 
@@ -312,7 +247,6 @@ export class IndexBehindError extends LedgerError {
       `${path}: the read model could not take in records the log holds (${failure.message}); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
       { cause: failure },
     );
-    this.name = 'IndexBehindError';
   }
 }
 
@@ -321,7 +255,6 @@ export class ConflictError extends LedgerError {
   readonly code = 'LEDGER_CONFLICT';
   constructor(readonly path: string, readonly expected: number, readonly actual: number) {
     super(`${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`);
-    this.name = 'ConflictError';
   }
 }
 
@@ -332,7 +265,6 @@ export class TargetNotEmptyError extends LedgerError {
   constructor(readonly target: string, readonly records: number | null) {
     const what = records === null ? 'exists already and is not an empty ledger' : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${target}: ${what}; a copy goes only to an empty ledger`);
-    this.name = 'TargetNotEmptyError';
   }
 }
 
@@ -346,7 +278,6 @@ export class LedgerExistsError extends LedgerError {
   constructor(readonly target: string, readonly records: number | null, options?: ErrorOptions) {
     const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
-    this.name = 'LedgerExistsError';
   }
 }
 
@@ -355,7 +286,6 @@ export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';
   constructor(readonly target: string, why: string) {
     super(`${target}: the copy does not read back as its source: ${why}; remove the target before copying again`);
-    this.name = 'CopyMismatchError';
   }
 }
 
@@ -367,6 +297,5 @@ export class ResumeMismatchError extends LedgerError {
   readonly code = 'LEDGER_RESUME_MISMATCH';
   constructor(readonly path: string, readonly position: number, why: string) {
     super(`${path}: cannot resume at record ${position}: ${why}`);
-    this.name = 'ResumeMismatchError';
   }
 }

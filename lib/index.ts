@@ -20,6 +20,8 @@
  * @module
  */
 export * from './errors.js';
+export * from './honcho/errors.js';
+export { describeSystemError, systemErrorName } from './system-errors.js';
 export type * from './log.js';
 export { MAX_LINE_BYTES } from './log.js';
 export { assertExpectedHead, headMatches } from './expected-head.js';

@@ -35,7 +35,6 @@ export class TargetError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
   constructor(readonly target: string, why: string) {
     super(`${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder> or memory:`);
-    this.name = 'TargetError';
   }
 }
 

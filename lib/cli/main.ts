@@ -17,7 +17,7 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { describeSystemError } from '../errors.js';
+import { describeSystemError } from '../system-errors.js';
 import { UsageError, parseArgs } from './args.js';
 import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
 import type { Command } from './context.js';

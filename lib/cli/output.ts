@@ -5,7 +5,8 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import { LedgerError, describeSystemError } from '../errors.js';
+import { LedgerError } from '../errors.js';
+import { describeSystemError } from '../system-errors.js';
 import { Progress } from './progress.js';
 
 /** The reader of stdout went away or stdout failed: stop writing. */
