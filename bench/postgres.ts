@@ -29,7 +29,7 @@ import pg from 'pg';
 import { postgresBackend } from '../backends/postgres/index.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
-import { Ledger } from '../lib/honcho/ledger.js';
+import { Ledger } from '../lib/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
 import { childSays, progress, progressDone, syntheticLedger } from './common.js';

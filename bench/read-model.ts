@@ -28,7 +28,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ledger } from '../lib/honcho/ledger.js';
+import { Ledger } from '../lib/ledger.js';
 import { childSays, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);

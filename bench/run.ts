@@ -33,7 +33,7 @@ import { levelBackend } from '../backends/level.js';
 import { memoryBackend } from '../backends/memory.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
-import { Ledger } from '../lib/honcho/ledger.js';
+import { Ledger } from '../lib/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
 import type { LogBackend } from '../lib/log.js';
 import type { Target } from '../lib/target.js';

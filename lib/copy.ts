@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { ConflictError, CopyMismatchError, TargetNotEmptyError } from './errors.js';
 import { encodeRecord } from './honcho/codec.js';
-import { Ledger } from './honcho/ledger.js';
+import { HonchoLedger } from './honcho/ledger.js';
 import type { Counts, Record } from './honcho/record.js';
 import type { LogBackend, Repair } from './log.js';
 import { withReplayHook } from './replay-hook.js';
@@ -67,7 +67,7 @@ export interface Copied {
  */
 export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, options: CopyOptions = {}): Promise<Copied> {
   const signal = options.signal;
-  const source = await Ledger.open(heeding(from, signal), { readOnly: true });
+  const source = await HonchoLedger.open(heeding(from, signal), { readOnly: true });
   try {
     // the source's records are digested as they are copied, so that the check reads only the copy
     const digests: string[] = [];
@@ -148,7 +148,7 @@ async function appendExpecting(append: Promise<unknown>, target: string): Promis
  * and the digests of its records, {@link BATCH} at a time, with those taken while copying.
  */
 async function verifyCopy(
-  source: Ledger,
+  source: HonchoLedger,
   digests: readonly string[],
   to: LogBackend<Record>,
   signal: AbortSignal | undefined,
@@ -156,7 +156,7 @@ async function verifyCopy(
 ): Promise<void> {
   const reading = told('reading the copy');
   reading(0);
-  const copy = await Ledger.open(
+  const copy = await HonchoLedger.open(
     withReplayHook(to, (position) => {
       if ((position & 0xfff) === 0xfff) reading(position + 1);
     }),

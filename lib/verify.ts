@@ -6,7 +6,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import type { Ledger } from './honcho/ledger.js';
+import type { HonchoLedger } from './honcho/ledger.js';
 import { encodeAction, encodeItem } from './honcho/codec.js';
 import type { Workspace } from './honcho/record.js';
 
@@ -28,7 +28,7 @@ const digest = (): ReturnType<typeof createHash> => createHash('sha256');
  * The digests of everything `ledger` answers.
  * @param onProgress called now and then with how many of the decided items are digested, of how many
  */
-export async function answerDigests(ledger: Ledger, onProgress?: (done: number, total: number) => void): Promise<AnswerDigests> {
+export async function answerDigests(ledger: HonchoLedger, onProgress?: (done: number, total: number) => void): Promise<AnswerDigests> {
   const { decided } = await ledger.counts();
   let done = 0;
   const outbox = digest();

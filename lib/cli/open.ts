@@ -9,7 +9,7 @@ import { levelFolder } from '../../backends/level.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
 import { jsonlBackend } from '../../backends/jsonl.js';
 import { honchoCodec } from '../honcho/codec.js';
-import { Ledger } from '../honcho/ledger.js';
+import { Ledger } from '../ledger.js';
 import type { Record } from '../honcho/record.js';
 import type { LogBackend, Repair } from '../log.js';
 import { withReplayHook } from '../replay-hook.js';
@@ -100,7 +100,6 @@ export class NoLedgerError extends LedgerError {
     verb: string,
   ) {
     super(`${target}: ${why}; there is no ledger to ${verb}`);
-    this.name = 'NoLedgerError';
   }
 }
 

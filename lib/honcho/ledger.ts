@@ -20,7 +20,6 @@
  */
 import { ClosedError, IndexBehindError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, Repair } from '../log.js';
-import { type Target, backendFor } from '../target.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
@@ -75,8 +74,11 @@ const noticeOnStderr = (message: string): void => {
   process.stderr.write(`ledgerstore: ${message}\n`);
 };
 
-/** An open Honcho ledger. */
-export class Ledger {
+/**
+ * An open Honcho ledger, on the backend it was given. (The public `Ledger`, `lib/ledger.ts`, is
+ * this class with `open` taking a target string too: this layer knows no backend.)
+ */
+export class HonchoLedger {
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   /** Set when `close` is called: no append is taken from then on. */
@@ -90,20 +92,19 @@ export class Ledger {
   /** The resolvers of waits that a close must end. */
   private readonly closers = new Set<() => void>();
 
-  private constructor(
+  protected constructor(
     private readonly log: EventLog<Record>,
     private readonly state: LedgerState,
   ) {}
 
   /**
-   * Opens the ledger at `target` and reads it through: a JSONL file's path (memoryd's default),
-   * a URI (`jsonl:<path>`, `level:<folder>`, `memory:`; see `target.ts`), or a backend.
+   * Opens the ledger on `backend` and reads it through. Made by the class it is called on, so
+   * that the public `Ledger`'s open gives a `Ledger`.
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
    * @throws `LockedError` when another writer has it open (or another process the read model)
    */
-  static async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
-    const backend = backendFor(target);
+  static async open(backend: LogBackend<Record>, options: LedgerOptions = {}): Promise<HonchoLedger> {
     const readOnly = options.readOnly ?? false;
     if (options.index === undefined) {
       const projection = new Projection();
@@ -115,12 +116,12 @@ export class Ledger {
           projection.apply(record);
         },
       });
-      return new Ledger(log, new MemoryState(projection));
+      return new this(log, new MemoryState(projection));
     }
     const model = await ReadModel.open(options.index);
     try {
       const log = await openIndexed(backend, model, readOnly, options.onNotice ?? noticeOnStderr);
-      return new Ledger(log, model);
+      return new this(log, model);
     } catch (e) {
       await model.close().catch(() => undefined);
       throw e;

@@ -10,8 +10,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeSyntheticLedger } from '../../bench/workload.js';
+import { writeJsonlWhole } from '../../backends/jsonl-write-whole.js';
 import { copyLedger } from '../../lib/copy.js';
+import { syntheticLines } from '../../lib/honcho/synthetic.js';
 import { Ledger, type Record, backendFor, decodeRecord, encodeRecord } from '../../lib/index.js';
 import { withHome } from '../support/ledger.js';
 import { freshLog, linesOf, logUri, pgBackend } from '../support/pg-cluster.js';
@@ -21,7 +22,7 @@ const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
 
 test('a 30k-record ledger copies from JSONL to PostgreSQL and back byte for byte, and its export is the file', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 30_000, seed: 8 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 30_000, seed: 8 }));
     const original = readFileSync(home.path);
     const log = freshLog();
     const uri = await logUri(log);
@@ -53,7 +54,7 @@ test('the shared vectors are stored as their canonical lines, exactly: the datab
 
 test('the CLI takes a postgres:// ledger: counts', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 2000, seed: 9 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 2000, seed: 9 }));
     const uri = await logUri(freshLog());
     await copyLedger(backendFor(home.path), backendFor(uri));
     const fromFile = spawnSync(process.execPath, [CLI, 'counts', home.path, '--json'], { encoding: 'utf8' });

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LedgerError } from '../../errors.js';
-import type { Ledger } from '../../honcho/ledger.js';
+import type { HonchoLedger } from '../../honcho/ledger.js';
 import type { Counts } from '../../honcho/record.js';
 import { type AnswerDigests, answerDigests, differences, differingAnswers } from '../../verify.js';
 import type { Command, Context } from '../context.js';
@@ -23,7 +23,7 @@ interface Read {
 }
 
 /** The digests of what `ledger` answers, with their progress. */
-function digestsOf(ledger: Ledger, name: string, { err }: Context): Promise<AnswerDigests> {
+function digestsOf(ledger: HonchoLedger, name: string, { err }: Context): Promise<AnswerDigests> {
   const progress = err.progress;
   return progress.around(async () => {
     progress.start(`digesting the answers of ${name}`, (await ledger.counts()).decided);
