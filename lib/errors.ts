@@ -258,15 +258,23 @@ export class ConflictError extends LedgerError {
   }
 }
 
-/** A copy's target that already holds records, or something else: a copy never writes over a ledger. */
-export class TargetNotEmptyError extends LedgerError {
+/**
+ * A copy's destination that already holds records, or something else: a copy never writes over
+ * a ledger. (A destination, not a target: a target is where a ledger is, `target.ts`.)
+ */
+export class DestinationNotEmptyError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
   /** @param records how many it holds, or `null` for something there that is not an empty ledger */
-  constructor(readonly target: string, readonly records: number | null) {
+  constructor(readonly destination: string, readonly records: number | null) {
     const what = records === null ? 'exists already and is not an empty ledger' : `holds ${records} record${records === 1 ? '' : 's'} already`;
-    super(`${target}: ${what}; a copy goes only to an empty ledger`);
+    super(`${destination}: ${what}; a copy goes only to an empty ledger`);
   }
 }
+
+/** @deprecated the name {@link DestinationNotEmptyError} had before 0.2: a copy's destination is not a target */
+export const TargetNotEmptyError = DestinationNotEmptyError;
+/** @deprecated see the value of the same name */
+export type TargetNotEmptyError = DestinationNotEmptyError;
 
 /**
  * A target for a new ledger (`ledgerstore gen`) that is there already: a file that exists, or a
@@ -281,11 +289,11 @@ export class LedgerExistsError extends LedgerError {
   }
 }
 
-/** A copy whose target does not read back as its source: what differs, and where. */
+/** A copy whose destination does not read back as its source: what differs, and where. */
 export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';
-  constructor(readonly target: string, why: string) {
-    super(`${target}: the copy does not read back as its source: ${why}; remove the target before copying again`);
+  constructor(readonly destination: string, why: string) {
+    super(`${destination}: the copy does not read back as its source: ${why}; remove the target before copying again`);
   }
 }
 

@@ -113,7 +113,7 @@ test('a cut-off last line is dropped and cut, wherever the cut fell, and the nex
       writeFileSync(home.path, Buffer.concat([Buffer.from(whole), tail]));
       const ledger = await Ledger.open(home.path);
       assert.ok(ledger.repaired, where);
-      assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, where);
+      assert.equal(ledger.repaired, { at: whole.length, dropped: tail.length, cut: true }, where);
       assert.is(readFileSync(home.path, 'utf8'), whole, `${where}: cut from the file`);
       assert.is(ledger.size, 2);
       assert.not.ok(await ledger.isDecided(WIDE.item));
@@ -144,7 +144,7 @@ test('a tail of NUL bytes, as a power loss leaves it, is cut off too', async () 
     await withHome(async (home) => {
       writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), tail]));
       const ledger = await Ledger.open(home.path);
-      assert.equal(ledger.repair, { at: line(A).length, dropped: tail.length, cut: true });
+      assert.equal(ledger.repaired, { at: line(A).length, dropped: tail.length, cut: true });
       assert.is(readFileSync(home.path, 'utf8'), line(A));
       await ledger.close();
     });
@@ -163,7 +163,7 @@ test('a read-only open ignores a cut-off tail and changes nothing', async () => 
     const bytes = Buffer.from(line(A) + line(B).slice(0, 20));
     writeFileSync(home.path, bytes);
     const ledger = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(ledger.repair, { at: line(A).length, dropped: 20, cut: false });
+    assert.equal(ledger.repaired, { at: line(A).length, dropped: 20, cut: false });
     assert.is(ledger.size, 1);
     await ledger.close();
     assert.equal(readFileSync(home.path), bytes);
@@ -223,10 +223,10 @@ test('a file with no newline that begins as a record\'s line does, NULs counting
     await withHome(async (home) => {
       writeFileSync(home.path, tail);
       const reader = await Ledger.open(home.path, { readOnly: true });
-      assert.equal(reader.repair, { at: 0, dropped: tail.length, cut: false }, what);
+      assert.equal(reader.repaired, { at: 0, dropped: tail.length, cut: false }, what);
       await reader.close();
       const ledger = await Ledger.open(home.path);
-      assert.equal(ledger.repair, { at: 0, dropped: tail.length, cut: true }, what);
+      assert.equal(ledger.repaired, { at: 0, dropped: tail.length, cut: true }, what);
       await ledger.close();
       assert.is(statSync(home.path).size, 0, what);
     });
@@ -479,10 +479,10 @@ test('a torn tail longer than a line may hold is dropped, and cut by a writer', 
     const huge = 70 << 20;
     writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
     const reader = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(reader.repair, { at: line(A).length, dropped: huge, cut: false });
+    assert.equal(reader.repaired, { at: line(A).length, dropped: huge, cut: false });
     await reader.close();
     const writer = await Ledger.open(home.path);
-    assert.equal(writer.repair, { at: line(A).length, dropped: huge, cut: true });
+    assert.equal(writer.repaired, { at: line(A).length, dropped: huge, cut: true });
     await writer.close();
     assert.is(readFileSync(home.path, 'utf8'), line(A));
   });

@@ -82,7 +82,7 @@ test('a generated ledger opens under the rules and its counts add up', async () 
     const ledger = await Ledger.open(file, { readOnly: true });
     try {
       assert.is(ledger.size, RECORDS);
-      assert.is(ledger.repaired, false);
+      assert.is(ledger.repaired, null);
       const counts = await ledger.counts();
       const records = written.map((line) => decodeRecordText(line));
       const of = (type: Record['type']): number => records.filter((r) => r.type === type).length;

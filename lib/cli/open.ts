@@ -81,8 +81,8 @@ function absence(target: string): string | null {
  * Says on stderr what an operator should know of a ledger just read through read-only: a
  * cut-off last line it ignored, or that it is not there at all (an empty ledger, or a typo).
  */
-export function readNotices(err: Stderr, path: string, ledger: { readonly size: number; readonly repair: Repair | null }): void {
-  const repair = ledger.repair;
+export function readNotices(err: Stderr, path: string, ledger: { readonly size: number; readonly repaired: Repair | null }): void {
+  const repair = ledger.repaired;
   if (repair !== null) {
     err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
     return;

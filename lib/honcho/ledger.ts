@@ -133,12 +133,15 @@ export class HonchoLedger {
     return this.log.name;
   }
 
-  /** Whether `open` dropped a last line that a crash cut off. */
-  get repaired(): boolean {
-    return this.log.repaired !== null;
+  /**
+   * What `open` dropped at the end, a last line a crash cut off, and whether it was cut from the
+   * file; `null` when nothing: the log's `repaired`, as `EventLog` has it.
+   */
+  get repaired(): Repair | null {
+    return this.log.repaired;
   }
 
-  /** What `open` dropped, and whether it was cut from the file; `null` when nothing. */
+  /** @deprecated the same as {@link HonchoLedger.repaired} (which, before 0.2, said only whether there was one) */
   get repair(): Repair | null {
     return this.log.repaired;
   }

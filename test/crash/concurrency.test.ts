@@ -20,7 +20,7 @@ import { type Action, type Item, Ledger, type Record, type Target, decodeRecord,
 import { seedFor } from '../support/fuzz-runner.js';
 import { FaultyIO } from '../support/faulty-io.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/promises.js';
+import { mulberry32 } from '../support/guarantees.js';
 import { ReferenceLedger } from '../support/reference-ledger.js';
 import { scaled } from '../support/scale.js';
 

@@ -23,7 +23,7 @@ import { syntheticLines } from '../../lib/honcho/synthetic.js';
 import { DamagedError, Ledger, LedgerError, type Record, decodeRecord } from '../../lib/index.js';
 import { seedFor } from '../support/fuzz-runner.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/promises.js';
+import { mulberry32 } from '../support/guarantees.js';
 import { type Expected, type LineDecoder, expectedOpen } from '../support/reference-ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
@@ -192,7 +192,7 @@ async function openDamaged(damaged: Damaged, what: string): Promise<Outcome> {
     const read: Record[] = [];
     for await (const r of ledger.records()) read.push(r);
     assert.ok(read.length === reference.records.length && read.every((r, n) => JSON.stringify(r) === JSON.stringify(reference.records[n])), `${what}: the records read back`);
-    assert.equal(ledger.repair, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: true }, `${what}: the repair`);
+    assert.equal(ledger.repaired, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: true }, `${what}: the repair`);
     assert.ok(readFileSync(home.path).equals(damaged.bytes.subarray(0, expected.complete)), `${what}: only a torn tail may be cut`);
     return expected.dropped === 0 ? 'undetected' : 'taken for a torn tail';
   } finally {

@@ -40,7 +40,7 @@ import { FaultyLevel } from '../support/faulty-level.js';
 import { CALLS, type Call, type Fault, InjectingIO, libuvKnows } from '../support/injecting-io.js';
 import { VIEW } from '../support/level-db.js';
 import type { Home } from '../support/ledger.js';
-import { BASE_SEED, RuleModel, checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/promises.js';
+import { BASE_SEED, RuleModel, checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
 import { SCALE } from '../support/scale.js';
 
 const CODES = ['EIO', 'ENOSPC', 'EDQUOT'] as const;
@@ -257,7 +257,7 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
     if (!cutFailed()) {
       assert.is(b.size, believed.length, `${context}, phase B: the reopen does not hold what phase A acknowledged`);
       // cut by this open, or by one that failed after its cut (its sync failing)
-      assert.ok((file() ?? Buffer.alloc(0)).equals(fileOf(believed)), `${context}, phase B: the torn tail was not cut (${JSON.stringify(b.repair)})`);
+      assert.ok((file() ?? Buffer.alloc(0)).equals(fileOf(believed)), `${context}, phase B: the torn tail was not cut (${JSON.stringify(b.repaired)})`);
     }
     // what it holds, read apart from the layer (whose reads are the workload's, and may fail)
     const reader = await Ledger.open(home.path, { readOnly: true });

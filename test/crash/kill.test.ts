@@ -37,7 +37,7 @@ import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerOptions, type Record } from '../../lib/index.js';
 import { type Home, withHome } from '../support/ledger.js';
-import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/promises.js';
+import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/guarantees.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const CHILD = fileURLToPath(new URL('../support/crash-child.js', import.meta.url));
@@ -224,11 +224,11 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
         const found = await recordsOf(ledger);
         checkRecovered(found, { attempted: records, acked }, context, true);
         if (backend !== 'level') {
-          checkJsonlRepair(before, existsSync(place.path) ? readFileSync(place.path) : null, found, ledger.repair, context);
+          checkJsonlRepair(before, existsSync(place.path) ? readFileSync(place.path) : null, found, ledger.repaired, context);
         } else {
-          assert.is(ledger.repair, null, `${context}: a LevelDB log has nothing to repair`);
+          assert.is(ledger.repaired, null, `${context}: a LevelDB log has nothing to repair`);
         }
-        if (ledger.repair !== null) stats.tornTails++;
+        if (ledger.repaired !== null) stats.tornTails++;
         // promise 4, and with a read model promise 5: the state is a fresh replay's
         await checkLedgerState(ledger, found, context);
         assert.equal(

@@ -35,7 +35,7 @@ import { DamagedError, Ledger, type LedgerErrorCode, type Record, honchoCodec, i
 import { withFastHome } from '../support/fast-home.js';
 import { type Home, decided, turn } from '../support/ledger.js';
 import { type FileState, PowerLossIO, SECTOR, crashChoices, firstSector, imagesOf, materialize } from '../support/power-loss-io.js';
-import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, expectedOpen, fileOf, lineOf, recordsOf } from '../support/promises.js';
+import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, expectedOpen, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 /** Where the simulated ledger lives (in the simulation only). */
@@ -282,13 +282,13 @@ async function checkState(
     for (const index of rejected) {
       assert.ok(index >= found.length, `${context}: promise 2 broken: record ${index + 1}, whose append was rejected before the power loss, is back`);
     }
-    checkJsonlRepair(bytes, existsSync(home.path) ? readFileSync(home.path) : null, found, ledger.repair, context);
+    checkJsonlRepair(bytes, existsSync(home.path) ? readFileSync(home.path) : null, found, ledger.repaired, context);
     await checkLedgerState(ledger, found, context);
     if (bytes === null) stats.missing++;
-    else if (ledger.repair === null) stats.clean++;
+    else if (ledger.repaired === null) stats.clean++;
     else {
       stats.tails++;
-      const fillers = state.fillers(ledger.repair.at);
+      const fillers = state.fillers(ledger.repaired.at);
       if (fillers.size > 0) count(stats.filledTails, [...fillers].sort().join(' + '));
     }
     if (appendAfter) {

@@ -31,7 +31,7 @@ import * as assert from 'uvu/assert';
 import { Ledger, type Record } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { type Home, decided, skip, turn } from '../support/ledger.js';
-import { fileOf, lineOf } from '../support/promises.js';
+import { fileOf, lineOf } from '../support/guarantees.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const HOLDER = fileURLToPath(new URL('../support/hold-ledger.js', import.meta.url));

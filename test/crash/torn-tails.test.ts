@@ -23,7 +23,7 @@ import * as assert from 'uvu/assert';
 import { DamagedError, Ledger, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { type Home, conclude, decided, edit, fleet, sent, skip, turn } from '../support/ledger.js';
-import { checkLedgerState, fileOf, lineOf, recordsOf } from '../support/promises.js';
+import { checkLedgerState, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
 import { SCALE } from '../support/scale.js';
 
 /** The lines before the torn one. */
@@ -64,8 +64,8 @@ async function torn(home: Home, base: readonly Record[], tail: Buffer, chunkSize
   const ledger = await Ledger.open(backend);
   stats.opens++;
   try {
-    if (tail.length === 0) assert.is(ledger.repair, null, `${context}: a repair with no tail`);
-    else assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, `${context}: the repair`);
+    if (tail.length === 0) assert.is(ledger.repaired, null, `${context}: a repair with no tail`);
+    else assert.equal(ledger.repaired, { at: whole.length, dropped: tail.length, cut: true }, `${context}: the repair`);
     assert.ok(readFileSync(home.path).equals(whole), `${context}: the file is not its whole lines after the open`);
     const found = await recordsOf(ledger);
     assert.equal(found.map(lineOf), base.map(lineOf), `${context}: the records`);
@@ -79,7 +79,7 @@ async function torn(home: Home, base: readonly Record[], tail: Buffer, chunkSize
   const again = await Ledger.open(backend, { readOnly: true });
   stats.opens++;
   try {
-    assert.is(again.repair, null, `${context}: something to repair after the append`);
+    assert.is(again.repaired, null, `${context}: something to repair after the append`);
     assert.equal((await recordsOf(again)).map(lineOf), [...base, NEXT].map(lineOf), `${context}: the records after the append`);
   } finally {
     await again.close();
@@ -94,7 +94,7 @@ async function tornReadOnly(home: Home, base: readonly Record[], tail: Buffer, c
   const ledger = await Ledger.open(home.path, { readOnly: true });
   stats.opens++;
   try {
-    assert.equal(ledger.repair, tail.length === 0 ? null : { at: bytes.length - tail.length, dropped: tail.length, cut: false }, `${context}: the repair`);
+    assert.equal(ledger.repaired, tail.length === 0 ? null : { at: bytes.length - tail.length, dropped: tail.length, cut: false }, `${context}: the repair`);
     assert.equal((await recordsOf(ledger)).map(lineOf), base.map(lineOf), `${context}: the records`);
   } finally {
     await ledger.close();

@@ -90,7 +90,7 @@ test('a file shorter than fstat said (it shrank under the open): the whole lines
     for (const readOnly of [true, false]) {
       const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io, chunkSize: 1000 }), { readOnly });
       assert.is(ledger.size, 40);
-      assert.equal(ledger.repair, { at: Buffer.byteLength(head), dropped: 100, cut: !readOnly });
+      assert.equal(ledger.repaired, { at: Buffer.byteLength(head), dropped: 100, cut: !readOnly });
       await ledger.close();
       assert.is(readFileSync(home.path, 'utf8'), head, 'the lines are left whole');
     }

@@ -17,7 +17,7 @@ import * as assert from 'uvu/assert';
 import type { Record } from '../../lib/index.js';
 import { all } from '../support/ledger.js';
 import { freshLog, logUri, pgBackend } from '../support/pg-cluster.js';
-import { BASE_SEED, Rng, checkRules } from '../support/promises.js';
+import { BASE_SEED, Rng, checkRules } from '../support/guarantees.js';
 
 const WRITER = fileURLToPath(new URL('../support/pg-writer.js', import.meta.url));
 

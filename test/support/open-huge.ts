@@ -36,5 +36,5 @@ try {
   process.exit(0);
 }
 const after = peakBytes();
-process.stdout.write(`${JSON.stringify({ size: ledger.size, repair: ledger.repair, counts: await ledger.counts(), peakGrowth: after - before })}\n`);
+process.stdout.write(`${JSON.stringify({ size: ledger.size, repair: ledger.repaired, counts: await ledger.counts(), peakGrowth: after - before })}\n`);
 await ledger.close();

@@ -45,7 +45,7 @@ export async function checkOpen(path: string, bytes: Buffer, expected: Expected,
     const read: Record[] = [];
     for await (const r of ledger.records()) read.push(r);
     deepStrictEqual(read, reference.records, `${mode} open: the records read back in order`);
-    deepStrictEqual(ledger.repair, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: !readOnly }, `${mode} open: what was dropped`);
+    deepStrictEqual(ledger.repaired, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: !readOnly }, `${mode} open: what was dropped`);
     const left = readOnly ? bytes : bytes.subarray(0, expected.complete);
     deepStrictEqual(readFileSync(path), left, readOnly ? 'a read-only open changes nothing' : 'a writable open cuts the torn tail and nothing else');
     return expected.dropped === 0 ? 'opened' : 'repaired';

@@ -20,7 +20,7 @@
 import { postgresBackend } from '../../backends/postgres/index.js';
 import { ConflictError, type Record, honchoCodec } from '../../lib/index.js';
 import { decided, edit, skip, turn } from './ledger.js';
-import { Rng } from './promises.js';
+import { Rng } from './guarantees.js';
 
 const [uri, writer, mode, countText, seedText] = process.argv.slice(2);
 if (uri === undefined || seedText === undefined) throw new Error('usage: pg-writer.js <uri> <writer> <mode> <count> <seed>');

@@ -52,7 +52,7 @@
 import * as path from 'node:path';
 import type { Fd, FileIO, FileStatus } from '../../backends/file-io.js';
 import { systemError } from './faulty-io.js';
-import type { Rng } from './promises.js';
+import type { Rng } from './guarantees.js';
 
 /** The block size: a block the file did not have at its sync may hold garbage. */
 export const BLOCK = 4096;

@@ -27,7 +27,7 @@ function blank(bytes: Buffer): boolean {
 async function append({ args: [path = ''], values, switches, out, err, stdin }: Context): Promise<number> {
   const progress = err.progress;
   const ledger = await openLedger(path, err, { readOnly: false, index: values.get('index') });
-  const repair = ledger.repair;
+  const repair = ledger.repaired;
   if (repair !== null) err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;
   let appended = 0;

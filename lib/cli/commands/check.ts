@@ -33,7 +33,7 @@ async function stateOf(path: string, err: Stderr): Promise<Projection> {
       },
     }),
   );
-  readNotices(err, path, { size: log.head, repair: log.repaired });
+  readNotices(err, path, { size: log.head, repaired: log.repaired });
   await log.close();
   return projection;
 }

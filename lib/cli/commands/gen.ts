@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { writeJsonlFile } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
-import { LedgerExistsError, LedgerIoError, TargetNotEmptyError } from '../../errors.js';
+import { LedgerExistsError, LedgerIoError, DestinationNotEmptyError } from '../../errors.js';
 import { syntheticLines, workload } from '../../honcho/synthetic.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
@@ -60,7 +60,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
     }
     // A file that appeared meanwhile: say what gen refuses, not what the file system said.
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
-    if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+    if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
     err.warn(report(e));
     err.warn(`${path}: gen stopped; ${what}`);
     return 1;

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type CopyPhase, type Copied, copyLedger } from '../../copy.js';
-import { TargetNotEmptyError } from '../../errors.js';
+import { DestinationNotEmptyError } from '../../errors.js';
 import { encodeRecord } from '../../honcho/codec.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
@@ -33,7 +33,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const source = backendAt(from, err.progress);
   backendAt(to);
   requireLedger(from, 'copy');
-  const destination = await prepareDestination(to, err, async (count) => new TargetNotEmptyError(to, await count()));
+  const destination = await prepareDestination(to, err, async (count) => new DestinationNotEmptyError(to, await count()));
   const progress = err.progress;
   const started = performance.now();
   let copied: Copied;
@@ -62,7 +62,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     err.warn(`copy stopped; ${what}`);
     return 1;
   }
-  readNotices(err, from, { size: copied.records, repair: copied.sourceRepair });
+  readNotices(err, from, { size: copied.records, repaired: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
   if (switches.has('json')) {
