@@ -2,7 +2,8 @@
  * A Node.js system error in words, as `strerror` says it, with its name: what a
  * {@link LedgerIoError} reports, and what the command line prints for a failure it did not
  * expect. Even where Node.js has no name for an errno (it says `UNKNOWN`), the system's table
- * has one, and an operator over quota must be told so.
+ * has one, and an operator over quota must be told so. And the other way: a system error made
+ * as Node.js makes them, for a refusal of the library's own that must read as the system's would.
  *
  * @module
  */
@@ -47,4 +48,17 @@ export function describeSystemError(error: unknown): string {
     return error.message;
   }
   return String(error);
+}
+
+/**
+ * The error `node:fs` throws when the system call `syscall` fails with `code` (on `path`), made
+ * exactly as Node.js makes it (`uvException`): the code and libuv's words for it, and for an
+ * errno that libuv has no name for (EDQUOT, ENOLCK, ... in Node 20) code `UNKNOWN` and
+ * "unknown error", with the errno alone saying which.
+ */
+export function systemError(code: string, syscall: string, path?: string): NodeJS.ErrnoException {
+  const errno = -((osConstants.errno as { readonly [code: string]: number })[code] ?? 0);
+  const [name, words] = getSystemErrorMap().get(errno) ?? ['UNKNOWN', 'unknown error'];
+  const error: NodeJS.ErrnoException = new Error(`${name}: ${words}, ${syscall}${path === undefined ? '' : ` '${path}'`}`);
+  return Object.assign(error, { errno, code: name, syscall }, path === undefined ? {} : { path });
 }

@@ -43,7 +43,7 @@ import {
   normalizeRecord,
 } from '../lib/index.js';
 import { withFastHome } from './support/fast-home.js';
-import { FaultyIO } from './support/faulty-io.js';
+import { InjectingIO } from './support/injecting-io.js';
 import {
   collect,
   conclude,
@@ -296,7 +296,7 @@ test('the file is created by the first append, with mode 0600, whatever the umas
 
 test('the first append syncs the directory once, after creating the file', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     await log.append([B]);
@@ -312,7 +312,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
   await withHome(async (home) => {
     for (const content of ['', line(A)]) {
       writeFileSync(home.path, content);
-      const io = new FaultyIO();
+      const io = new InjectingIO();
       const log = await openLog(home.path, io);
       assert.is(io.count('syncDirectory'), 1, 'synced at open');
       await log.append([B]);
@@ -322,7 +322,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
       assert.is(io.count('syncDirectory'), 1, 'a reader syncs nothing');
       await reader.close();
     }
-    const failing = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    const failing = new InjectingIO().fail('syncDirectory', 1, 'EIO');
     await rejects(openLog(home.path, failing), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
     assert.equal(failing.open.size, 0, 'nothing held after a failed open');
   });
@@ -330,7 +330,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
 
 test('a file created by another writer after the open is adopted only with its directory synced', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     writeFileSync(home.path, ''); // made, empty, by someone else
     await log.append([A]);
@@ -605,7 +605,7 @@ test('a character device or a socket at the path is refused before it is opened'
         [socket, 'a socket'],
       ] as const) {
         for (const readOnly of [true, false]) {
-          const io = new FaultyIO();
+          const io = new InjectingIO();
           await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
           assert.is(io.count('openRead') + io.count('openReadWrite'), 0, `${path}: opened`);
         }
@@ -616,8 +616,8 @@ test('a character device or a socket at the path is refused before it is opened'
   });
 });
 
-/** A {@link FaultyIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
-class SwappedIO extends FaultyIO {
+/** A {@link InjectingIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
+class SwappedIO extends InjectingIO {
   override statusOf(path: string): FileStatus {
     super.statusOf(path);
     return { kind: 'file', identity: 'the file that was there' };
@@ -691,19 +691,19 @@ function pointsAt(e: Error, anchor: string): void {
 test('a read that fails points at the runbook\'s ledger-unreadable entry; a write that fails, at ledger-unwritable', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A));
-    const reading: [string, FaultyIO][] = [
-      ['open to read', new FaultyIO().fail('openRead', 1, 'EACCES')],
-      ['read', new FaultyIO().fail('read', 1, 'EIO')],
-      ['fstat', new FaultyIO().fail('size', 1, 'EIO')],
+    const reading: [string, InjectingIO][] = [
+      ['open to read', new InjectingIO().fail('openRead', 1, 'EACCES')],
+      ['read', new InjectingIO().fail('read', 1, 'EIO')],
+      ['fstat', new InjectingIO().fail('size', 1, 'EIO')],
     ];
     for (const [what, io] of reading) {
       const e = await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }), { readOnly: true }), 'LEDGER_IO', new RegExp(`^${home.path}: `));
       pointsAt(e, 'ledger-unreadable');
       assert.equal(io.open.size, 0, what);
     }
-    const opening = new FaultyIO().fail('openReadWrite', 1, 'EACCES');
+    const opening = new InjectingIO().fail('openReadWrite', 1, 'EACCES');
     pointsAt(await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: opening })), 'LEDGER_IO'), 'ledger-unwritable');
-    const writing = new FaultyIO();
+    const writing = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: writing }));
     writing.fail('write', 1, 'ENOSPC');
     pointsAt(await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`), 'ledger-unwritable');
@@ -713,7 +713,7 @@ test('a read that fails points at the runbook\'s ledger-unreadable entry; a writ
 
 test('a failed write is cut back and the log goes on; nothing of it is believed', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.shortenWrites(1).fail('write', 2, 'ENOSPC');
@@ -729,7 +729,7 @@ test('a failed write is cut back and the log goes on; nothing of it is believed'
 
 test('a failed write is cut back and the cut synced before the append is rejected', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     const syncs = io.count('datasync');
@@ -745,7 +745,7 @@ test('a failed write is cut back and the cut synced before the append is rejecte
 
 test('a cut back that cannot be synced is a cut that failed: the log stops', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     io.shortenWrites(1).fail('write', 2, 'ENOSPC').fail('datasync', 1, 'EIO');
@@ -788,7 +788,7 @@ test('a reader whose file was cut or changed under it is told so, where it would
 
 test('a failed write that cannot be cut back stops the log until it is reopened', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.shortenWrites(1).fail('write', 2, 'EIO').fail('truncate', 1, 'EIO');
@@ -806,7 +806,7 @@ test('a failed write that cannot be cut back stops the log until it is reopened'
 
 test('a failed fdatasync is never retried into success: the log stops, and the lines are cut', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.fail('datasync', 1, 'EIO');
@@ -826,7 +826,7 @@ test('a failed fdatasync is never retried into success: the log stops, and the l
 
 test('a failed sync of the directory after creating the file stops the log', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    const io = new InjectingIO().fail('syncDirectory', 1, 'EIO');
     const log = await openLog(home.path, io);
     await rejects(log.append([A]), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
     await rejects(log.append([A]), 'LEDGER_STOPPED');
@@ -838,7 +838,7 @@ test('a failed sync of the directory after creating the file stops the log', asy
 test('a torn tail that cannot be cut is an I/O error, and the open holds nothing', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A) + 'torn');
-    const io = new FaultyIO().fail('truncate', 1, 'EROFS');
+    const io = new InjectingIO().fail('truncate', 1, 'EROFS');
     await rejects(openLog(home.path, io), 'LEDGER_IO', `${home.path}: read-only file system (EROFS)`);
     assert.equal(io.open.size, 0);
     assert.is(readFileSync(home.path, 'utf8'), `${line(A)}torn`);
@@ -849,7 +849,7 @@ test('a torn tail that cannot be cut is an I/O error, and the open holds nothing
 
 test('a batch is written whole, with one write and one sync, or not at all', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     const batch = Array.from({ length: 50 }, (_, n) => decided(turn('batch', n)));
     assert.equal(await log.append(batch), { from: 0, head: 50 });
@@ -1099,7 +1099,7 @@ test('a writer whose file was re-linked under it: through a symbolic link pointe
 
 test('a look at the path that fails after an append is written: the append is cut back and the log stops, as after a failed sync', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     io.fail('statusOf', 1, 'EIO');

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Counts, type Item, Ledger, type Record, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
-import { FaultyIO } from './support/faulty-io.js';
+import { InjectingIO } from './support/injecting-io.js';
 import {
   conclude,
   decided,
@@ -241,7 +241,7 @@ test('appends from many un-awaited callers are checked and written in call order
 
 test('appends made together share one write and one sync, a sent with its decided', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     const calls: Promise<unknown>[] = [];
     for (let n = 0; n < 100; n++) {
@@ -258,7 +258,7 @@ test('appends made together share one write and one sync, a sent with its decide
 
 test('a record refused only because of an earlier record of its batch waits for that batch', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     io.fail('write', 1, 'ENOSPC');
     const first = ledger.append(decided(turn('w', 1)));

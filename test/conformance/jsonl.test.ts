@@ -1,5 +1,5 @@
 import { honchoCodec, jsonlBackend } from '../../lib/index.js';
-import { FaultyIO } from '../support/faulty-io.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { Home } from '../support/ledger.js';
 import { suite } from './suite.js';
 
@@ -7,7 +7,7 @@ suite({
   name: 'jsonl',
   factory: () => {
     const home = new Home();
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     return { backend: jsonlBackend(home.path, { codec: honchoCodec, io }), io, cleanup: () => home.remove() };
   },
   // a failed fdatasync stops the log

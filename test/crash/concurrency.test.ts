@@ -18,7 +18,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type Action, type Item, Ledger, type Record, type Target, decodeRecord, encodeRecord, faultyBackend, honchoCodec, isLedgerError, jsonlBackend, memoryBackend } from '../../lib/index.js';
 import { seedFor } from '../support/fuzz-runner.js';
-import { FaultyIO } from '../support/faulty-io.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { Home } from '../support/ledger.js';
 import { mulberry32 } from '../support/guarantees.js';
 import { ReferenceLedger } from '../support/reference-ledger.js';
@@ -122,7 +122,7 @@ function referenceAnswers(reference: ReferenceLedger): unknown {
 interface Subject {
   readonly name: string;
   /** The ledger to open, and the file-system layer under it when it is a JSONL file (to count its writes). */
-  readonly target: (home: Home, io: FaultyIO) => Target;
+  readonly target: (home: Home, io: InjectingIO) => Target;
   readonly file?: (home: Home) => string;
 }
 
@@ -143,7 +143,7 @@ for (const subject of SUBJECTS) {
     const seed = seedFor(`concurrency ${subject.name}`);
     const where = `(seed ${seed})`;
     try {
-      const io = new FaultyIO(); // no faults: it counts the writes
+      const io = new InjectingIO(); // no faults: it counts the writes
       const target = subject.target(home, io); // one backend object, opened twice: reopens see the same log
       const ledger = await Ledger.open(target);
       const calls = await appendFromManyCallers(ledger, TOTAL, seed);

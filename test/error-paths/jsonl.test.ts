@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
 import { MAX_LINE_BYTES, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
-import { FaultyIO } from '../support/faulty-io.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
@@ -20,7 +20,7 @@ const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 
 
-const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
+const backend = (path: string, io?: InjectingIO, chunkSize?: number) =>
   jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
 
 /** Appends `records` to the log at `path` (made if missing) and gives the resume point after them. */
@@ -39,10 +39,10 @@ async function writable(path: string): Promise<void> {
 }
 
 /**
- * A {@link FaultyIO} on which something else shrinks the file while it is read: before the read
+ * A {@link InjectingIO} on which something else shrinks the file while it is read: before the read
  * that `when` picks, the file is cut to `to` bytes (once), as another process would cut it.
  */
-class ShrinkingIO extends FaultyIO {
+class ShrinkingIO extends InjectingIO {
   shrunk = false;
   constructor(
     private readonly path: string,
@@ -101,7 +101,7 @@ test('a file removed between the look at the path and the open is a missing file
     await withHome(async (home) => {
       writeFileSync(home.path, line(A));
       // another process removes it right after the look, before the open
-      class RemovingIO extends FaultyIO {
+      class RemovingIO extends InjectingIO {
         override openRead(path: string): Fd {
           rmSync(path);
           return super.openRead(path);
@@ -185,7 +185,7 @@ test('a resume point whose cursor spans more than a line may hold is a mismatch,
   await withHome(async (home) => {
     const point = await pointAfter(home.path, [A, B]);
     const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const resume = { ...point, cursor: { ...cursor, offset: MAX_LINE_BYTES + 2, lastLineStart: 0 } };
     // the file as long as the cursor says: only the span it gives the line is wrong
     truncateSync(home.path, MAX_LINE_BYTES + 2);
@@ -215,7 +215,7 @@ test('a read that fails while checking a resume point is an I/O error: nothing h
     const point = await pointAfter(home.path, [A, B]);
     const before = readFileSync(home.path);
     for (const readOnly of [false, true]) {
-      const io = new FaultyIO().fail('read', 1, 'EIO');
+      const io = new InjectingIO().fail('read', 1, 'EIO');
       await rejects(backend(home.path, io).open({ resume: point, readOnly }), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
       assert.is(io.count('read'), 1, 'the point\'s line was the only read');
       assert.equal(io.open.size, 0, 'no descriptor leaks');
@@ -235,7 +235,7 @@ test('a replay that throws an error that is not a refusal: the open fails with t
     const before = readFileSync(home.path);
     const bug = new TypeError('the caller\'s replay has a bug');
     for (const readOnly of [false, true]) {
-      const io = new FaultyIO();
+      const io = new InjectingIO();
       let seen = 0;
       try {
         await backend(home.path, io).open({
@@ -276,7 +276,7 @@ test('a read in progress when the log is closed ends with LEDGER_CLOSED between 
     const writer = await backend(home.path).open();
     await writer.append(records);
     await writer.close();
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await backend(home.path, io, 256).open({ readOnly: true }); // a few lines a chunk
     const read: Record[] = [];
     let error: unknown = null;
@@ -311,7 +311,7 @@ test('a read that fails in resumePoint is an I/O error; the log is not stopped, 
     await first.append([A, B]);
     await first.close();
     // a point before any append of this open reads the last line from the file
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await backend(home.path, io).open();
     io.fail('read', 1, 'EIO');
     await rejects(log.resumePoint(), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);

@@ -51,7 +51,7 @@
  */
 import * as path from 'node:path';
 import type { Fd, FileIO, FileStatus } from '../../backends/file-io.js';
-import { systemError } from './faulty-io.js';
+import { systemError } from '../../lib/system-errors.js';
 import type { Rng } from './guarantees.js';
 
 /** The block size: a block the file did not have at its sync may hold garbage. */
