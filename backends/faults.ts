@@ -42,6 +42,7 @@
 import { LedgerIoError } from '../lib/errors.js';
 import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, Repair, ResumePoint } from '../lib/log.js';
 import { LogBase } from '../lib/log-base.js';
+import { Random } from '../lib/random.js';
 
 /**
  * When an injected failure strikes an append: `'before'` the inner log is called (nothing is
@@ -191,16 +192,10 @@ interface Call {
   readonly delay: number;
 }
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+/** A seeded draw in [0, 1): the same sequence for the same seed everywhere (`lib/random.ts`). */
 function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new Random(seed);
+  return () => random.next();
 }
 
 function check(ok: boolean, what: string): void {

@@ -20,7 +20,7 @@ import { type Action, type Item, Ledger, type Record, type Target, decodeRecord,
 import { seedFor } from '../support/fuzz-runner.js';
 import { InjectingIO } from '../support/injecting-io.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/guarantees.js';
+import { Random } from '../../lib/random.js';
 import { ReferenceLedger } from '../support/reference-ledger.js';
 import { scaled } from '../support/scale.js';
 
@@ -81,7 +81,8 @@ async function appendFromManyCallers(ledger: Ledger, total: number, seed: number
   const calls: Call[] = [];
   const each = Math.ceil(total / CALLERS);
   const caller = async (index: number): Promise<void> => {
-    const random = mulberry32(seed + index);
+    const rng = new Random(seed + index);
+    const random = (n: number): number => rng.below(n);
     let last: Promise<string> = Promise.resolve('');
     for (let made = 0; made < each && calls.length < total; ) {
       const move = random(100);

@@ -23,7 +23,7 @@ import { syntheticLines } from '../../lib/honcho/synthetic.js';
 import { DamagedError, Ledger, LedgerError, type Record, decodeRecord } from '../../lib/index.js';
 import { seedFor } from '../support/fuzz-runner.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/guarantees.js';
+import { Random } from '../../lib/random.js';
 import { type Expected, type LineDecoder, expectedOpen } from '../support/reference-ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
@@ -224,7 +224,8 @@ function summary(kind: string): string {
 /** Runs `trials` trials of one kind of damage, each made by `make` from the seeded generator. */
 async function trialsOf(kind: string, trials: number, make: (o: Original, random: (n: number) => number) => Damaged): Promise<void> {
   const o = await theOriginal();
-  const random = mulberry32(SEED ^ seedFor(kind));
+  const rng = new Random(SEED ^ seedFor(kind));
+  const random = (n: number): number => rng.below(n);
   for (let trial = 0; trial < trials; trial++) {
     const damaged = make(o, random);
     const outcome = await openDamaged(damaged, `${kind}, trial ${trial} (seed ${SEED}, LEDGERSTORE_TORTURE=${SCALE})`);

@@ -40,7 +40,9 @@ import { FaultyLevel } from '../support/faulty-level.js';
 import { CALLS, type Call, type Fault, InjectingIO, libuvKnows } from '../support/injecting-io.js';
 import { VIEW } from '../support/level-db.js';
 import type { Home } from '../support/ledger.js';
-import { BASE_SEED, RuleModel, checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
+import { checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
+import { CRASH_SEED } from '../support/seed.js';
+import { ReferenceLedger } from '../support/reference-ledger.js';
 import { SCALE } from '../support/scale.js';
 
 const CODES = ['EIO', 'ENOSPC', 'EDQUOT'] as const;
@@ -109,7 +111,7 @@ const codeOf = (fault: Fault | null): string | null => (fault === null ? null : 
  * Gives the layer, for the call counts and the figures.
  */
 async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, records: readonly Record[], seed: number): Promise<InjectingIO> {
-  const context = `I/O errors, JSONL (${describeFault(fault)}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed})`;
+  const context = `I/O errors, JSONL (${describeFault(fault)}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED}, seed ${seed})`;
   const io = new InjectingIO(fault);
   const backend = jsonlBackend(home.path, { codec: honchoCodec, io });
   const attempted: Record[] = [];
@@ -166,15 +168,14 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
       );
       // the first failure since the reopen that stops the log, as an index into the trace
       const stop = io.trace.findIndex((t, i) => i >= phaseStart && t.failed !== null && STOPS.includes(t.call));
-      const model = new RuleModel();
-      for (const record of now) model.apply(record);
+      const model = new ReferenceLedger();
+      for (const record of now) model.offer(record);
       results.forEach((result, n) => {
         const record = group[n] as Record;
         if (result.status === 'fulfilled') {
           const at = resolvedAt[n] as number;
           assert.ok(stop === -1 || at <= stop, `${why}: an append resolved after ${io.trace[stop]?.call} failed: a failed sync retried into success`);
-          assert.is(model.why(record), null, `${why}: an append that breaks the rules resolved`);
-          model.apply(record);
+          assert.is(model.offer(record), null, `${why}: an append that breaks the rules resolved`);
           now.push(record);
           acked.add(first + n);
           stats.appendsAcknowledged++;
@@ -187,7 +188,7 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
         } else if (isLedgerError(e, 'LEDGER_STOPPED')) {
           assert.ok(stop !== -1, `${why}: LEDGER_STOPPED with no failure that stops the log: ${String(e)}`);
         } else if (isLedgerError(e, 'LEDGER_NOT_WAITING') || isLedgerError(e, 'LEDGER_ALREADY_DECIDED')) {
-          assert.ok(model.why(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
+          assert.ok(model.refusal(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
         } else if (!isLedgerError(e) && lockFailed(phaseStart)) {
           finding('a lock that fails (fcntl, EIO or ENOLCK) on the file the first append creates rejects the append with a raw system error, not a LedgerError', String(e));
         } else {
@@ -301,7 +302,7 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
   const counts: string[] = [];
   // one workload at SCALE 1, one more (another seed: other records, other lengths) per step of it
   for (let w = 0; w < SCALE; w++) {
-    const seed = BASE_SEED * 1000 + 7 + 100 * w;
+    const seed = CRASH_SEED * 1000 + 7 + 100 * w;
     const records = [...workload({ records: RECORDS + 1, seed })];
     // a run without faults counts the calls of each kind
     const failedBefore = stats.appendsFailed;
@@ -358,7 +359,7 @@ function failingLevel(folder: string, fault: LevelFault): FaultyLevel {
 test(`LevelDB: every batch write of a workload failed in turn, before and after writing, once and from then on`, async () => {
   const stats: RunStats = { runs: 0, injected: 0, appendsFailed: 0, appendsAcknowledged: 0, opensFailed: 0 };
   let writes = 0;
-  for (let w = 0; w < SCALE; w++) writes = await levelWorkload(BASE_SEED * 1000 + 8 + 100 * w, stats);
+  for (let w = 0; w < SCALE; w++) writes = await levelWorkload(CRASH_SEED * 1000 + 8 + 100 * w, stats);
   console.log(
     `  I/O errors, LevelDB (SCALE ${SCALE}): ${stats.runs} runs (${writes} batch writes each), ${stats.injected} faults injected, ` +
       `${stats.appendsFailed} appends failed, ${stats.appendsAcknowledged} acknowledged and kept`,
@@ -404,16 +405,15 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
             }),
           ),
         );
-        const model = new RuleModel();
-        for (const record of believed) model.apply(record);
+        const model = new ReferenceLedger();
+        for (const record of believed) model.offer(record);
         const failedHere: number[] = [];
         results.forEach((result, n) => {
           const record = group[n] as Record;
           if (result.status === 'fulfilled') {
             const stopped = stop();
             assert.ok(stopped === undefined || (resolvedAfter[n] as number) < stopped, `${why}: an append resolved after a batch write failed`);
-            assert.is(model.why(record), null, `${why}: an append that breaks the rules resolved`);
-            model.apply(record);
+            assert.is(model.offer(record), null, `${why}: an append that breaks the rules resolved`);
             believed.push(record);
             acked.add(first + n);
             stats.appendsAcknowledged++;
@@ -428,7 +428,7 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
           } else if (isLedgerError(e, 'LEDGER_STOPPED')) {
             assert.ok(stop() !== undefined, `${why}: LEDGER_STOPPED with no failed write: ${String(e)}`);
           } else if (isLedgerError(e, 'LEDGER_NOT_WAITING') || isLedgerError(e, 'LEDGER_ALREADY_DECIDED')) {
-            assert.ok(model.why(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
+            assert.ok(model.refusal(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
           } else {
             assert.unreachable(`${why}: an append failed with ${String(e)}`);
           }

@@ -27,6 +27,7 @@
  * Counts: JSONL `scaled(200)` trials, LevelDB (`level:<folder>`) `scaled(20)`, JSONL with a read
  * model `scaled(20)`.
  */
+import { Random } from '../../lib/random.js';
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,7 +38,8 @@ import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerOptions, type Record } from '../../lib/index.js';
 import { type Home, withHome } from '../support/ledger.js';
-import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/guarantees.js';
+import { checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/guarantees.js';
+import { CRASH_SEED } from '../support/seed.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const CHILD = fileURLToPath(new URL('../support/crash-child.js', import.meta.url));
@@ -64,7 +66,7 @@ interface TrialPlan {
   readonly appenders: number;
 }
 
-function planTrial(rng: Rng): TrialPlan {
+function planTrial(rng: Random): TrialPlan {
   const appenders = rng.pick([1, 2, 3, 4, 8, 16, 32, 256]);
   const r = rng.below(100);
   const plan: Plan =
@@ -188,10 +190,10 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
 
 /** One chain of trials on one ledger. */
 async function chain(home: Home, backend: Backend, index: number, stats: Stats): Promise<void> {
-  const seed = BASE_SEED * 1000 + index;
+  const seed = CRASH_SEED * 1000 + index;
   const place = placeIn(home, backend);
   const records: Record[] = [...workload({ records: RECORDS, seed })];
-  const rng = new Rng(seed * 7919 + ['jsonl', 'level', 'jsonl+index'].indexOf(backend));
+  const rng = new Random(seed * 7919 + ['jsonl', 'level', 'jsonl+index'].indexOf(backend));
   const plans = Array.from({ length: TRIALS_PER_CHAIN }, () => planTrial(rng));
   const acked = new Set<number>();
   let size = 0; // what the ledger holds after the parent's last append
@@ -204,7 +206,7 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
   try {
     let next = start(0);
     for (const [t, { plan, appenders }] of plans.entries()) {
-      const context = `kill harness (${backend}, chain ${index}, trial ${t}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed}, plan ${JSON.stringify(plan)}, ${appenders} appenders)`;
+      const context = `kill harness (${backend}, chain ${index}, trial ${t}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED}, seed ${seed}, plan ${JSON.stringify(plan)}, ${appenders} appenders)`;
       const child = next;
       // the next child loads while this one runs and is checked
       const running = runChild(child, plan, size, acked, context);

@@ -9,6 +9,7 @@
  * - a writer killed with SIGKILL in the middle of large batches: no half batch, no
  *   acknowledged batch lost.
  */
+import { Random } from '../../lib/random.js';
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -17,7 +18,8 @@ import * as assert from 'uvu/assert';
 import type { Record } from '../../lib/index.js';
 import { all } from '../support/ledger.js';
 import { freshLog, logUri, pgBackend } from '../support/pg-cluster.js';
-import { BASE_SEED, Rng, checkRules } from '../support/guarantees.js';
+import { checkRules } from '../support/guarantees.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const WRITER = fileURLToPath(new URL('../support/pg-writer.js', import.meta.url));
 
@@ -75,7 +77,7 @@ class Writer {
 
 /** Starts `n` writers on `uri` in `mode`, lets them go together, and waits for each to be done. */
 async function race(uri: string, n: number, mode: string, count: number): Promise<Writer[]> {
-  const writers = Array.from({ length: n }, (_, w) => new Writer([uri, String(w), mode, String(count), String(BASE_SEED + w)]));
+  const writers = Array.from({ length: n }, (_, w) => new Writer([uri, String(w), mode, String(count), String(CRASH_SEED + w)]));
   try {
     await Promise.all(writers.map((w) => w.ready));
     for (const w of writers) w.go();
@@ -150,12 +152,12 @@ test('three writer processes deciding the same items with expectedHead: every it
 });
 
 test('a writer killed with SIGKILL in the middle of large batches leaves no half batch and loses no acknowledged one', async () => {
-  const rng = new Rng(BASE_SEED);
+  const rng = new Random(CRASH_SEED);
   const log = freshLog();
   const uri = await logUri(log);
   const acked: { from: number; head: number }[] = [];
   for (let trial = 0; trial < 4; trial++) {
-    const writer = new Writer([uri, String(trial), 'big', '2000', String(BASE_SEED + trial)]);
+    const writer = new Writer([uri, String(trial), 'big', '2000', String(CRASH_SEED + trial)]);
     await writer.ready;
     writer.go();
     const acks = 1 + rng.below(3);

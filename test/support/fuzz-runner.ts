@@ -8,6 +8,7 @@
  * (default below), so a run is the same every time; set `LEDGERSTORE_FUZZ_SEED` to explore
  * other inputs. The counts are multiplied by `LEDGERSTORE_TORTURE` (`scale.ts`).
  */
+import { FUZZ_SEED } from './seed.js';
 import { Worker } from 'node:worker_threads';
 import * as fc from 'fast-check';
 import { SCALE, scaled } from './scale.js';
@@ -54,15 +55,10 @@ export function report<T>(details: fc.RunDetails<T>, tally: Tally): PropertyRepo
   };
 }
 
-const DEFAULT_SEED = 20260928;
-const rawSeed = process.env.LEDGERSTORE_FUZZ_SEED;
-/** The seed every property's own seed is derived from. */
-export const BASE_SEED = rawSeed === undefined ? DEFAULT_SEED : Number(rawSeed);
-if (!Number.isSafeInteger(BASE_SEED)) throw new Error(`LEDGERSTORE_FUZZ_SEED must be an integer, not ${JSON.stringify(rawSeed)}`);
 
 /** The fixed seed of the property `name`: FNV-1a of the name, mixed with the base seed. */
 export function seedFor(name: string): number {
-  let h = 0x811c9dc5 ^ (BASE_SEED | 0) ^ Math.floor(BASE_SEED / 0x1_0000_0000);
+  let h = 0x811c9dc5 ^ (FUZZ_SEED | 0) ^ Math.floor(FUZZ_SEED / 0x1_0000_0000);
   for (let n = 0; n < name.length; n++) h = Math.imul(h ^ name.charCodeAt(n), 0x01000193);
   return h | 0;
 }
@@ -88,7 +84,7 @@ export function checkInWorker(module: URL, name: string, runs: number, dir: stri
       f();
     };
     const watchdog = setTimeout(() => {
-      settle(() => reject(new Error(`${name}: no answer after ${limit} s, a hang? (seed ${seed}, ${numRuns} runs; LEDGERSTORE_FUZZ_SEED=${BASE_SEED})`)));
+      settle(() => reject(new Error(`${name}: no answer after ${limit} s, a hang? (seed ${seed}, ${numRuns} runs; LEDGERSTORE_FUZZ_SEED=${FUZZ_SEED})`)));
       void worker.terminate();
     }, limit * 1000);
     worker.once('message', (answer: PropertyReport) => settle(() => resolve(answer)));

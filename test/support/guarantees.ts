@@ -11,13 +11,12 @@
  * 4. The rules hold across crashes: no item is decided twice, no outcome recorded twice.
  *
  * Everything here is independent of the engine's own code for the same job: the rules are
- * re-stated ({@link RuleModel}), lines are compared as bytes against `encodeRecord`'s canonical
- * text, and the expected outcome of opening a file is worked out from its bytes alone
- * ({@link expectedOpen}).
+ * re-stated (`reference-ledger.ts`, which also works out what opening a file must give from its
+ * bytes alone), and lines are compared as bytes against `encodeRecord`'s canonical text.
  */
 import * as assert from 'uvu/assert';
-import { type Counts, type Item, type Ledger, type Record, type Repair, encodeRecord } from '../../lib/index.js';
-import { couldBeCutOff } from './reference-ledger.js';
+import { type Ledger, type Record, type Repair, encodeRecord } from '../../lib/index.js';
+import { ReferenceLedger } from './reference-ledger.js';
 
 /** A record's canonical line, with its newline. */
 export const lineOf = (record: Record): string => `${encodeRecord(record)}\n`;
@@ -25,94 +24,32 @@ export const lineOf = (record: Record): string => `${encodeRecord(record)}\n`;
 /** The canonical bytes of a JSONL file holding exactly `records`. */
 export const fileOf = (records: readonly Record[]): Buffer => Buffer.from(records.map(lineOf).join(''), 'utf8');
 
-/** An item as a string key (independent of the engine's `ItemMap`). */
-export const itemKey = (item: Item): string => (item.type === 'turn' ? `turn\u0000${item.session}\u0000${item.turn}` : `edit\u0000${item.id}\u0000${item.part}`);
-
-type State = 'skipped' | 'waiting' | 'sent' | 'failed';
-
-/**
- * The ledger's rules, re-stated: an item is decided once; it gets at most one `sent` or `failed`,
- * and only while it is waiting (decided, not `skip`, no outcome yet). Keeps the counts and the
- * outbox a fresh replay gives.
- */
-export class RuleModel {
-  private readonly states = new Map<string, State>();
-  /** Waiting items in decision order (a Set keeps insertion order). */
-  private readonly waiting = new Set<string>();
-  private sent = 0;
-  private failed = 0;
-  private skipped = 0;
-
-  /** Why `record` breaks the rules here, or `null` when it may follow. */
-  why(record: Record): string | null {
-    const state = this.states.get(itemKey(record.item));
-    if (record.type === 'decided') return state === undefined ? null : `item ${JSON.stringify(record.item)} decided twice`;
-    if (state === undefined) return `a ${record.type} for item ${JSON.stringify(record.item)}, which was never decided`;
-    if (state === 'skipped') return `a ${record.type} for item ${JSON.stringify(record.item)}, which was skipped`;
-    if (state !== 'waiting') return `a second outcome (${record.type} after ${state}) for item ${JSON.stringify(record.item)}`;
-    return null;
-  }
-
-  /** Takes `record` in; it must keep the rules. */
-  apply(record: Record): void {
-    const key = itemKey(record.item);
-    if (record.type === 'decided') {
-      if (record.action.type === 'skip') {
-        this.states.set(key, 'skipped');
-        this.skipped++;
-      } else {
-        this.states.set(key, 'waiting');
-        this.waiting.add(key);
-      }
-      return;
-    }
-    this.waiting.delete(key);
-    this.states.set(key, record.type);
-    if (record.type === 'sent') this.sent++;
-    else this.failed++;
-  }
-
-  isDecided(item: Item): boolean {
-    return this.states.has(itemKey(item));
-  }
-
-  counts(): Counts {
-    return { decided: this.states.size, sent: this.sent, waiting: this.waiting.size, failed: this.failed, skipped: this.skipped };
-  }
-
-  /** The waiting items' keys, in decision order. */
-  outbox(): string[] {
-    return [...this.waiting];
-  }
-}
-
-/** Promise 4: `records`, in order, keep the rules. Gives the model they build. */
-export function checkRules(records: readonly Record[], context: string): RuleModel {
-  const model = new RuleModel();
+/** Promise 4: `records`, in order, keep the rules. Gives the reference they build. */
+export function checkRules(records: readonly Record[], context: string): ReferenceLedger {
+  const reference = new ReferenceLedger();
   records.forEach((record, n) => {
-    const why = model.why(record);
-    assert.ok(why === null, `${context}: promise 4 broken at record ${n + 1}: ${why}`);
-    model.apply(record);
+    const refused = reference.offer(record);
+    assert.ok(refused === null, `${context}: promise 4 broken at record ${n + 1}: ${refused?.message}`);
   });
-  return model;
+  return reference;
 }
 
 /** The ledger answers as a fresh replay of `records` does: size, counts, outbox, decisions. */
 export async function checkLedgerState(ledger: Ledger, records: readonly Record[], context: string): Promise<void> {
-  const model = checkRules(records, context);
+  const reference = checkRules(records, context);
   assert.is(ledger.size, records.length, `${context}: the ledger's size`);
-  assert.equal(await ledger.counts(), model.counts(), `${context}: the ledger's counts against a replay`);
+  assert.equal(await ledger.counts(), reference.counts(), `${context}: the ledger's counts against a replay`);
   assert.equal(
-    (await ledger.outbox()).map((d) => itemKey(d.item)),
-    model.outbox(),
+    (await ledger.outbox()).map((d) => d.item),
+    reference.outbox().map((d) => d.item),
     `${context}: the ledger's outbox against a replay`,
   );
   let decided = 0;
   for await (const decision of ledger.decisions()) {
-    assert.ok(model.isDecided(decision.item), `${context}: the ledger believes ${JSON.stringify(decision.item)} decided; no record says so`);
+    assert.ok(reference.isDecided(decision.item), `${context}: the ledger believes ${JSON.stringify(decision.item)} decided; no record says so`);
     decided++;
   }
-  assert.is(decided, model.counts().decided, `${context}: the ledger's decisions`);
+  assert.is(decided, reference.counts().decided, `${context}: the ledger's decisions`);
 }
 
 /** Every record of an open ledger, in order. */
@@ -166,34 +103,6 @@ export function checkRecovered(found: readonly Record[], attempt: Attempt, conte
   return matched;
 }
 
-/** What opening a JSONL file of these bytes must give, worked out from the bytes alone. */
-export type ExpectedOpen =
-  | { readonly kind: 'records'; readonly count: number; readonly whole: number; readonly dropped: number }
-  | { readonly kind: 'damage'; readonly line: number; readonly whole: number };
-
-/**
- * What an open of `bytes` must do when the file's complete lines should be the canonical lines
- * of `attempted`, in order: when every complete line is, the open succeeds with them and drops
- * whatever follows the last newline (`dropped` bytes); otherwise the first complete line that is
- * not (zeros or garbage followed by a newline) is damage at its number. A file with no complete
- * line whose bytes could not begin a record's line (garbage where the first line's start was) is
- * damage at line 1 too. `whole` is the number of leading complete lines that are the attempted
- * records. `null` bytes: a missing file.
- */
-export function expectedOpen(bytes: Buffer | null, attempted: readonly Record[]): ExpectedOpen {
-  if (bytes === null) return { kind: 'records', count: 0, whole: 0, dropped: 0 };
-  let start = 0;
-  let n = 0;
-  for (let newline = bytes.indexOf(10, start); newline !== -1; newline = bytes.indexOf(10, start), n++) {
-    const expected = n < attempted.length ? Buffer.from(lineOf(attempted[n] as Record), 'utf8') : null;
-    if (expected === null || !bytes.subarray(start, newline + 1).equals(expected)) return { kind: 'damage', line: n + 1, whole: n };
-    start = newline + 1;
-  }
-  // no complete line, and garbage where the first line's start was: not a line a writer cut off
-  if (n === 0 && bytes.length > 0 && !couldBeCutOff(bytes)) return { kind: 'damage', line: 1, whole: 0 };
-  return { kind: 'records', count: n, whole: n, dropped: bytes.length - start };
-}
-
 /**
  * Promise 3 for a writable JSONL reopen that succeeded: the file was `before` (or missing); it
  * must now be exactly the lines of `found`, `before` must have been those lines followed by a
@@ -214,49 +123,3 @@ export function checkJsonlRepair(before: Buffer | null, after: Buffer | null, fo
   if (tail.length === 0) assert.is(repair, null, `${context}: a repair where there was no tail`);
   else assert.equal(repair, { at: lines.length, dropped: tail.length, cut: true }, `${context}: the repair reported`);
 }
-
-/** mulberry32: `random(n)` is an integer in [0, n), the same sequence for the same seed on every run. */
-export function mulberry32(seed: number): (n: number) => number {
-  let state = seed >>> 0;
-  return (n) => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
-
-/** Splitmix32: a small seeded generator for the harnesses (deterministic from its seed). */
-export class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed | 0;
-  }
-  u32(): number {
-    this.s = (this.s + 0x9e3779b9) | 0;
-    let z = this.s;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
-    return (z ^ (z >>> 16)) >>> 0;
-  }
-  /** A uniform integer in [0, n). */
-  below(n: number): number {
-    return Math.floor((this.u32() / 0x1_0000_0000) * n);
-  }
-  chance(p: number): boolean {
-    return this.u32() / 0x1_0000_0000 < p;
-  }
-  pick<T>(list: readonly T[]): T {
-    return list[this.below(list.length)] as T;
-  }
-}
-
-/** The base seed of the crash harnesses: `LEDGERSTORE_CRASH_SEED` to replay a run, else fixed. */
-export const BASE_SEED = (() => {
-  const raw = process.env.LEDGERSTORE_CRASH_SEED;
-  if (raw === undefined) return 5;
-  const seed = Number(raw);
-  if (!Number.isSafeInteger(seed)) throw new Error(`LEDGERSTORE_CRASH_SEED must be an integer, not ${JSON.stringify(raw)}`);
-  return seed;
-})();

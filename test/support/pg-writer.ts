@@ -17,15 +17,15 @@
  *   before `done`.
  * - `big`: batches of `<count>` records, without end, for the parent to kill mid-batch.
  */
+import { Random } from '../../lib/random.js';
 import { postgresBackend } from '../../backends/postgres/index.js';
 import { ConflictError, type Record, honchoCodec } from '../../lib/index.js';
 import { decided, edit, skip, turn } from './ledger.js';
-import { Rng } from './guarantees.js';
 
 const [uri, writer, mode, countText, seedText] = process.argv.slice(2);
 if (uri === undefined || seedText === undefined) throw new Error('usage: pg-writer.js <uri> <writer> <mode> <count> <seed>');
 const count = Number(countText);
-const rng = new Rng(Number(seedText));
+const rng = new Random(Number(seedText));
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };

@@ -49,10 +49,10 @@
  * corruption harness's domain), a byte lost inside a written sector, and renames and unlinks
  * (the backend makes none).
  */
+import type { Random } from '../../lib/random.js';
 import * as path from 'node:path';
 import type { Fd, FileIO, FileStatus } from '../../backends/file-io.js';
 import { systemError } from '../../lib/system-errors.js';
-import type { Rng } from './guarantees.js';
 
 /** The block size: a block the file did not have at its sync may hold garbage. */
 export const BLOCK = 4096;
@@ -332,7 +332,7 @@ export function firstSector(file: FileState): number {
 }
 
 /** `n` bytes of `filler`. */
-export function fill(filler: Filler, n: number, rng: Rng): Buffer {
+export function fill(filler: Filler, n: number, rng: Random): Buffer {
   const out = Buffer.alloc(n);
   if (filler === 'zeros') return out;
   for (let i = 0; i < n; i++) {
@@ -344,7 +344,7 @@ export function fill(filler: Filler, n: number, rng: Rng): Buffer {
 }
 
 /** The bytes a power loss leaves of `file` in state `choice` (garbage from `rng`). */
-export function materialize(file: FileState, choice: CrashChoice, rng: Rng, images: readonly Buffer[] = imagesOf(file)): Buffer {
+export function materialize(file: FileState, choice: CrashChoice, rng: Random, images: readonly Buffer[] = imagesOf(file)): Buffer {
   const stable = images[0] as Buffer;
   const out = Buffer.alloc(choice.size);
   const first = firstSector(file) * SECTOR;
@@ -400,7 +400,7 @@ function tornSizes(file: FileState, images: readonly Buffer[], every: boolean): 
  * sample), with each filler where a fresh block is left unwritten; and with `every`, every other
  * torn size (each byte of each append), its sectors as that append left them.
  */
-export function crashChoices(file: FileState, every: boolean, combinations: number, rng: Rng): CrashChoice[] {
+export function crashChoices(file: FileState, every: boolean, combinations: number, rng: Random): CrashChoice[] {
   const images = imagesOf(file);
   const last = images.length - 1;
   if (last === 0) return [{ size: file.synced.length, versions: [], filler: 'zeros', how: 'nothing pending' }];

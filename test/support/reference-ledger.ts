@@ -1,6 +1,6 @@
 /**
- * A reference for the crash and fuzz harnesses: the ledger's rules written out again, as simply
- * as they can be (a map from item to state), and what an open of a file's bytes must give,
+ * The one reference for the crash and fuzz harnesses: the ledger's rules written out again, as
+ * simply as they can be (a map from item to state), and what an open of a file's bytes must give,
  * computed from the bytes alone: the records of the complete lines, in order, until the first
  * line that does not decode or breaks a rule (the open must refuse with that line's number and
  * reason), and whatever follows the last newline dropped as a torn tail, unless the file has no
@@ -15,9 +15,11 @@ import {
   AlreadyDecidedError,
   type Counts,
   type Item,
+  DecodeError,
   NotWaitingError,
   type Record,
   decodeRecord,
+  encodeRecord,
   isLedgerError,
 } from '../../lib/index.js';
 
@@ -43,18 +45,29 @@ export class ReferenceLedger {
    * word it, and changes nothing.
    */
   offer(record: Record): AlreadyDecidedError | NotWaitingError | null {
+    const refused = this.refusal(record);
+    if (refused !== null) return refused;
     const key = keyOf(record.item);
     const entry = this.entries.get(key);
     if (record.type === 'decided') {
-      if (entry !== undefined) return new AlreadyDecidedError(record.item);
       this.entries.set(key, { item: record.item, action: record.action, state: record.action.type === 'skip' ? 'skipped' : 'waiting', ids: null });
-    } else {
-      if (entry === undefined || entry.state !== 'waiting') return new NotWaitingError(record.item);
+    } else if (entry !== undefined) {
       entry.state = record.type;
       if (record.type === 'sent') entry.ids = record.ids;
     }
     this.records.push(record);
     return null;
+  }
+
+  /** Why `record` may not follow here, as the engine's errors word it, or `null` when it may; changes nothing. */
+  refusal(record: Record): AlreadyDecidedError | NotWaitingError | null {
+    const entry = this.entries.get(keyOf(record.item));
+    if (record.type === 'decided') return entry === undefined ? null : new AlreadyDecidedError(record.item);
+    return entry === undefined || entry.state !== 'waiting' ? new NotWaitingError(record.item) : null;
+  }
+
+  isDecided(item: Item): boolean {
+    return this.entries.has(keyOf(item));
   }
 
   counts(): Counts {
@@ -107,6 +120,21 @@ export type Expected =
 export type LineDecoder = (bytes: Buffer, start: number, end: number, line: number) => Record;
 
 const decodeLine: LineDecoder = (bytes, start, end) => decodeRecord(bytes, start, end);
+
+/**
+ * A decoder for a file that should hold the canonical lines of `attempted`, in order (what a
+ * writer that nothing refused wrote, up to a crash): line N is the Nth record attempted when it
+ * is that record's line, byte for byte, and otherwise does not decode.
+ */
+export function attemptedLines(attempted: readonly Record[]): LineDecoder {
+  return (bytes, start, end, line) => {
+    const record = attempted[line - 1];
+    if (record === undefined || !bytes.subarray(start, end).equals(Buffer.from(`${encodeRecord(record)}\n`, 'utf8'))) {
+      throw new DecodeError(`line ${line} is not the line of the record attempted ${line}th`);
+    }
+    return record;
+  };
+}
 
 /**
  * How the lines of the Honcho records begin (docs/format.md: `type` first, then `time`), restated
