@@ -17,7 +17,7 @@ import {
   isTime,
 } from '../lib/index.js';
 import { conclude, decided, edit, failed, sent, skip, turn, turnTo } from './support/ledger.js';
-import { vectorBytes } from './support/vectors.js';
+import { vectorBytes } from './conformance/records.js';
 
 
 /** The decoder's verdict on a line: the record, or the error's text. */

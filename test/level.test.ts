@@ -24,7 +24,7 @@ import {
 import { FaultyLevel } from './support/faulty-level.js';
 import { VIEW, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
 import { all, collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
-import { vectorBytes } from './support/vectors.js';
+import { vectorBytes } from './conformance/records.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));

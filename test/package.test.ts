@@ -65,12 +65,73 @@ function checkInstalled(project: Consumer): void {
   assert.match(refused, /wrong\.ts/);
 }
 
+/**
+ * A backend of the user's own, in their project's folder, on the package's log base (an array of
+ * the codec's lines), and its whole conformance run: one `suite(...)` call, with node:test.
+ */
+const THEIR_BACKEND = `import { test } from 'node:test';
+import { type LogBackend, type LogCapabilities, type OpenOptions, type Position, type Record, type ResumePoint, StoredLog, honchoCodec } from 'ledgerstore';
+import { suite } from 'ledgerstore/conformance';
+
+const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+
+class ArrayLog extends StoredLog<Record> {
+  private constructor(private readonly lines: string[], readOnly: boolean) {
+    super({ name: 'array:', capabilities: CAPABILITIES, codec: honchoCodec, readOnly, writerKey: lines });
+  }
+  static open(lines: string[], options: OpenOptions<Record>): Promise<ArrayLog> {
+    return new ArrayLog(lines, options.readOnly ?? false).start(options);
+  }
+  private records(from: Position, to: Position): Record[][] {
+    return [this.lines.slice(from, to).map((line) => honchoCodec.decode(Buffer.from(line), 0, Buffer.byteLength(line)))];
+  }
+  protected _entries(from: Position): Record[][] {
+    return this.records(from, this.lines.length);
+  }
+  protected _storedBefore({ position }: ResumePoint): string | undefined {
+    return this.lines[position - 1];
+  }
+  protected _storedLast(): string | undefined {
+    return this.lines[this.head - 1];
+  }
+  protected _append(records: readonly Record[]): void {
+    for (const record of records) this.lines.push(honchoCodec.encode(record));
+  }
+  protected _read(from: Position): Record[][] {
+    return this.records(from, this.head);
+  }
+  protected _close(): void {}
+}
+
+function arrayBackend(): LogBackend<Record> {
+  const lines: string[] = [];
+  return { name: 'array:', capabilities: CAPABILITIES, open: (options = {}) => ArrayLog.open(lines, options) };
+}
+
+suite({ test, name: 'array', factory: () => ({ backend: arrayBackend(), cleanup: () => {} }) });
+`;
+
 const pack = suite('package');
 
 pack('npm pack: a project that installs the tarball gets the bin, the types and the runbook', () => {
   const project = consumer('pack');
   try {
     checkInstalled(project);
+  } finally {
+    project.remove();
+  }
+});
+
+pack('a backend in another project runs the whole conformance suite with one suite(...) call, shipped as ledgerstore/conformance', () => {
+  const project = consumer('pack');
+  try {
+    writeFileSync(join(project.dir, 'theirs.ts'), THEIR_BACKEND);
+    project.run(TSC, ['-p', '.']);
+    const report = project.run('node', ['--test', '--test-reporter=tap', 'out/theirs.js']);
+    const passed = Number(/^# pass (\d+)$/m.exec(report)?.[1]);
+    assert.match(report, /^# fail 0$/m);
+    assert.ok(passed >= 25, `${passed} tests passed`);
+    assert.match(report, /^ok \d+ - array: the guards refuse in one order/m);
   } finally {
     project.remove();
   }

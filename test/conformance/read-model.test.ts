@@ -1,9 +1,10 @@
 /** The ledger part of the conformance suite, with the state in a LevelDB read model, on every backend. */
 import { join } from 'node:path';
 import { MemoryLevel } from 'memory-level';
+import { suite as uvuSuite } from 'uvu';
 import { honchoCodec, jsonlBackend, levelBackend, memoryBackend } from '../../lib/index.js';
 import { Home } from '../support/ledger.js';
-import { ledgerSuite } from './suite.js';
+import { ledgerSuite } from './index.js';
 
 for (const [name, make] of [
   ['jsonl', (home: Home) => jsonlBackend(home.path, { codec: honchoCodec })],
@@ -12,7 +13,9 @@ for (const [name, make] of [
   ['memory', () => memoryBackend({ codec: honchoCodec })],
 ] as const) {
   let index = '';
+  const test = uvuSuite(`conformance, the ledger: ${name}, with a read model`);
   ledgerSuite({
+    test,
     name: `${name}, with a read model`,
     factory: () => {
       const home = new Home();
@@ -21,4 +24,5 @@ for (const [name, make] of [
     },
     options: () => ({ index, onNotice: () => undefined }),
   });
+  test.run();
 }

@@ -16,7 +16,7 @@ import { syntheticLines } from '../../lib/honcho/synthetic.js';
 import { Ledger, type Record, backendFor, decodeRecord, encodeRecord } from '../../lib/index.js';
 import { withHome } from '../support/ledger.js';
 import { freshLog, linesOf, logUri, pgBackend } from '../support/pg-cluster.js';
-import { vectorBytes } from '../support/vectors.js';
+import { vectorBytes } from '../conformance/records.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
 

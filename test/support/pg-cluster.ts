@@ -126,10 +126,14 @@ export async function dropLog(log: string): Promise<void> {
   });
 }
 
-/** A fresh log's backend for the conformance suite, and how to remove the log. */
-export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<{ backend: PostgresBackend<Record>; cleanup: () => Promise<void> }> {
+/** A fresh log's backend for the conformance suite, a fresh backend object of the same log, and how to remove the log. */
+export async function pgSubject(
+  options: Omit<PostgresOptions<Record>, 'codec'> = {},
+): Promise<{ backend: PostgresBackend<Record>; fresh: () => PostgresBackend<Record>; cleanup: () => Promise<void> }> {
   const log = freshLog();
-  return { backend: await pgBackend(log, options), cleanup: () => dropLog(log) };
+  const uri = await logUri(log);
+  const fresh = (): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, ...options });
+  return { backend: fresh(), fresh, cleanup: () => dropLog(log) };
 }
 
 /** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
