@@ -30,6 +30,7 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
 import { LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from '../lib/errors.js';
 import { nodeFileIO } from './file-io.js';
@@ -158,6 +159,8 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
   const damaged = (file: string | null, why: string): Found => ({ state: 'damaged', marker, file, why });
   if (special !== undefined) return damaged(special.name, `${special.name} is ${describeType(special)}, not a file`);
   const data = [...names].filter((name) => LEVELDB_NAME.test(name) && !RUNTIME_ONLY.has(name));
+  // its owner marked it for discarding, and did not finish: what is left is not looked at
+  if (marker?.['discard'] !== undefined && data.length > 0) return damaged(null, String(marker['discard']));
   if (!names.has('CURRENT')) {
     if (data.every((name) => CREATION.test(name))) return { state: 'empty', marker };
     return damaged('CURRENT', `the folder holds LevelDB files (${data.slice(0, 3).join(', ')}${data.length > 3 ? ', ...' : ''}) but no CURRENT, which names the database's manifest: it was deleted or never written`);
@@ -188,7 +191,8 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
     tables.set(number, { name, size });
   }
   const currentLog = `${String(manifest.logNumber).padStart(6, '0')}.log`;
-  if (manifest.logNumber > 0 && !names.has(currentLog)) {
+  // a read model's writes are not synced: its log lost whole is only its last writes lost
+  if (format === 'ledgerstore/level' && manifest.logNumber > 0 && !names.has(currentLog)) {
     return damaged(currentLog, `the write-ahead log ${currentLog} that the manifest names is missing: the writes in it since the last table are lost`);
   }
   const logs = [...names]
@@ -212,7 +216,6 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
       expected = batch.sequence + batch.count;
     }
   }
-  if (marker?.['discard'] !== undefined) return damaged(null, `a discard of the database did not finish (${String(marker['discard'])})`);
   return { state: 'database', marker, live: { manifest: manifestName, tables, logs } };
 }
 
@@ -422,27 +425,59 @@ export function removeSnapshot(copy: string): void {
  * `CURRENT`, then `CURRENT`, so that a crash in between leaves a folder whose damage is seen
  * (a manifest or table missing), or one as empty as a creation that died; then LevelDB can
  * create a new database there. The caller marks the folder first, so that a crash is known for
- * a discard. The folder's lock is held meanwhile.
- * @throws {@link LockedError} when a LevelDB holds the folder
+ * a discard, and holds its lock ({@link withFolderLocked}).
+ * @throws {@link LedgerIoError} when a file cannot be deleted
  */
-export async function discardDatabase(folder: string, holder: LockHolder): Promise<void> {
-  await withFolderLocked(folder, holder, false, () => {
-    let names: string[];
+export function discardDatabase(folder: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(folder);
+  } catch (e) {
+    throw new LedgerIoError(folder, e);
+  }
+  const doomed = names.filter((name) => LEVELDB_NAME.test(name) && name !== 'LOCK' && name !== 'CURRENT');
+  for (const name of [...doomed, ...(names.includes('CURRENT') ? ['CURRENT'] : [])]) {
     try {
-      names = fs.readdirSync(folder);
+      fs.rmSync(path.join(folder, name), { recursive: true, force: true });
     } catch (e) {
-      throw new LedgerIoError(folder, e);
+      throw new LedgerIoError(path.join(folder, name), e);
     }
-    const doomed = names.filter((name) => LEVELDB_NAME.test(name) && name !== 'LOCK' && name !== 'CURRENT');
-    for (const name of [...doomed, ...(names.includes('CURRENT') ? ['CURRENT'] : [])]) {
-      try {
-        fs.rmSync(path.join(folder, name), { recursive: true, force: true });
-      } catch (e) {
-        throw new LedgerIoError(path.join(folder, name), e);
-      }
-    }
+  }
+  try {
     nodeFileIO.syncDirectory(folder);
-  });
+  } catch (e) {
+    throw new LedgerIoError(folder, e);
+  }
+}
+
+/**
+ * Runs `look` on the database of `folder`, opened in a copy of its live files
+ * ({@link snapshotFolder}), which is removed after: a look inside that changes nothing. The
+ * caller holds the folder's lock.
+ * @param failure how a failure of LevelDB's is reported
+ */
+export async function peekDatabase<T>(
+  folder: string,
+  live: LiveFiles,
+  failure: (e: unknown) => Error,
+  look: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<T>,
+): Promise<T> {
+  const copy = snapshotFolder(folder, live);
+  try {
+    const db = new ClassicLevel<Uint8Array, Uint8Array>(copy, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await db.open({ createIfMissing: false });
+    } catch (e) {
+      throw failure(e);
+    }
+    try {
+      return await look(db);
+    } finally {
+      await db.close().catch(() => undefined);
+    }
+  } finally {
+    removeSnapshot(copy);
+  }
 }
 
 /**

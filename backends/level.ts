@@ -149,6 +149,7 @@ import {
   assertNotInUse,
   inspectFolder,
   makeFolder,
+  peekDatabase,
   removeSnapshot,
   reserveFolder,
   snapshotFolder,
@@ -477,29 +478,14 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
  * @throws `DamagedError` when the log's marker is not one this version reads
  */
 async function unmarkedVersion(folder: string, name: string, live: LiveFiles): Promise<number | null> {
-  const copy = snapshotFolder(folder, live);
-  try {
-    const db = new ClassicLevel<Uint8Array, Uint8Array>(copy, { keyEncoding: 'view', valueEncoding: 'view' });
-    try {
-      await db.open({ createIfMissing: false });
-    } catch (e) {
-      throw levelError(name, e);
+  return peekDatabase(folder, live, (e) => levelError(name, e), async (db) => {
+    const meta = await db.get(META_KEY);
+    if (meta !== undefined) return checkMarker(name, meta);
+    if ((await db.keys({ limit: 1 }).all()).length > 0) {
+      throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a ledger\'s (a read model of ledgerstore 0.1, or another program\'s database)');
     }
-    try {
-      const meta = await db.get(META_KEY);
-      if (meta === undefined) {
-        if ((await db.keys({ limit: 1 }).all()).length > 0) {
-          throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a ledger\'s (a read model of ledgerstore 0.1, or another program\'s database)');
-        }
-        return null;
-      }
-      return checkMarker(name, meta);
-    } finally {
-      await closeQuietly(db);
-    }
-  } finally {
-    removeSnapshot(copy);
-  }
+    return null;
+  });
 }
 
 /** Damage unless the log holds, at the head its last writer closed it at, the record it held. */

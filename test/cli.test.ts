@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ledger, type Record, encodeRecord } from '../lib/index.js';
+import { SCHEMA } from '../lib/honcho/read-model.js';
 import { type Home, conclude, decided, edit, failed, fleet, sent, skip, turn, turnTo, unconclude, withHome } from './support/ledger.js';
 
 const CLI = fileURLToPath(new URL('../lib/cli.js', import.meta.url));
@@ -644,7 +645,7 @@ test('--index keeps a read model: queries answer from it, index status says wher
       0,
       [
         `index:      ${index}`,
-        'schema:     1 (this ledgerstore: 1)',
+        `schema:     ${SCHEMA} (this ledgerstore: ${SCHEMA})`,
         `checkpoint: record 11 of ${home.path}`,
         'log:        up to date',
         'counts:     7 decided (sent 3, waiting 2, failed 1, skipped 1)',
