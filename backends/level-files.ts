@@ -187,6 +187,26 @@ export function batchSequence(record: Uint8Array): { readonly sequence: number; 
   return { sequence: u64(record, 0), count: u32(record, 8) };
 }
 
+/**
+ * The keys a write batch puts (its deletions left out), in order.
+ * @throws RangeError when the batch does not decode
+ */
+export function batchPuts(record: Uint8Array): Uint8Array[] {
+  const cursor = new Cursor(record.subarray(12));
+  const keys: Uint8Array[] = [];
+  while (!cursor.done) {
+    const tag = cursor.bytes[cursor.at++];
+    const key = cursor.slice();
+    if (tag === 1) {
+      cursor.slice(); // the value
+      keys.push(key);
+    } else if (tag !== 0) {
+      throw new RangeError(`an operation of unknown type ${String(tag)}`);
+    }
+  }
+  return keys;
+}
+
 /** A reader of LevelDB's varints and length-prefixed strings. */
 class Cursor {
   at = 0;
@@ -225,8 +245,8 @@ export interface Manifest {
   readonly logNumber: number;
   /** A log an older LevelDB may still need (0: none). */
   readonly prevLogNumber: number;
-  /** The live tables: number, and size in bytes. */
-  readonly tables: ReadonlyMap<number, number>;
+  /** The live tables by number: size in bytes, and the largest key (LevelDB's user key) each holds. */
+  readonly tables: ReadonlyMap<number, { readonly size: number; readonly largest: Uint8Array }>;
 }
 
 /**
@@ -237,15 +257,17 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
   let comparator: string | null = null;
   let logNumber = 0;
   let prevLogNumber = 0;
-  const live = new Map<string, { number: number; size: number }>();
+  const seen = new Set<number>();
+  const live = new Map<string, { number: number; size: number; largest: Uint8Array }>();
   for (const { data, offset } of records) {
     const edit = new Cursor(data);
     try {
       while (!edit.done) {
         const tag = edit.varint();
+        seen.add(tag);
         if (tag === 1) comparator = Buffer.from(edit.slice()).toString('latin1');
         else if (tag === 2) logNumber = edit.varint();
-        else if (tag === 3 || tag === 4) edit.varint(); // next file number, last sequence
+        else if (tag === 3 || tag === 4) edit.varint(); // the next file number, the last sequence
         else if (tag === 5) {
           edit.varint();
           edit.slice(); // a compaction pointer
@@ -256,9 +278,9 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
           const level = edit.varint();
           const number = edit.varint();
           const size = edit.varint();
-          edit.slice();
-          edit.slice(); // smallest and largest keys
-          live.set(`${level}:${number}`, { number, size });
+          edit.slice(); // the smallest key
+          const largest = edit.slice(); // an internal key: the user's key, then 8 bytes of sequence and type
+          live.set(`${level}:${number}`, { number, size, largest: largest.subarray(0, Math.max(0, largest.length - 8)) });
         } else if (tag === 9) prevLogNumber = edit.varint();
         else throw new RangeError(`an unknown tag ${tag}`);
       }
@@ -266,8 +288,12 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
       throw new RangeError(`the version edit at byte ${offset} does not decode (${(e as Error).message})`);
     }
   }
-  const tables = new Map<number, number>();
-  for (const { number, size } of live.values()) tables.set(number, size);
+  // what LevelDB's recovery requires of a manifest (VersionSet::Recover)
+  for (const [tag, what] of [[3, 'next file number'], [2, 'log number'], [4, 'last sequence number']] as const) {
+    if (!seen.has(tag)) throw new RangeError(`it has no ${what}`);
+  }
+  const tables = new Map<number, { size: number; largest: Uint8Array }>();
+  for (const { number, size, largest } of live.values()) tables.set(number, { size, largest });
   return { comparator, logNumber, prevLogNumber, tables };
 }
 

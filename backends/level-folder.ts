@@ -34,7 +34,7 @@ import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
 import { LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from '../lib/errors.js';
 import { nodeFileIO } from './file-io.js';
-import { type LogScan, type Manifest, batchSequence, checkTable, crc32c, readManifest, scanLog } from './level-files.js';
+import { type LogScan, type Manifest, batchPuts, batchSequence, checkTable, crc32c, readManifest, scanLog } from './level-files.js';
 
 /** The name of the marker file. */
 export const MARKER = 'LEDGERSTORE';
@@ -62,9 +62,29 @@ const CREATION = /^(MANIFEST-000001|000001\.dbtmp)$/;
 export interface LiveFiles {
   /** The manifest that `CURRENT` names. */
   readonly manifest: string;
-  readonly tables: ReadonlyMap<number, { readonly name: string; readonly size: number }>;
+  readonly tables: ReadonlyMap<number, { readonly name: string; readonly size: number; readonly largest: Uint8Array }>;
   /** The write-ahead logs LevelDB replays at open, oldest first, each read through. */
   readonly logs: readonly { readonly name: string; readonly scan: LogScan }[];
+}
+
+/**
+ * The largest key the database holds that starts with the byte `prefix`, from its files alone:
+ * the largest key of each table (the manifest says), and each key the write-ahead logs put;
+ * `null` when there is none, `'unknown'` when a table holds keys after the prefix's (its largest
+ * key then says nothing of the prefix's). Deletions are not looked at: for keys that are never
+ * deleted (a ledger's records).
+ */
+export function largestKey(live: LiveFiles, prefix: number): Uint8Array | null | 'unknown' {
+  let largest: Uint8Array | null = null;
+  const consider = (key: Uint8Array): void => {
+    if (key[0] === prefix && (largest === null || Buffer.compare(key, largest) > 0)) largest = key;
+  };
+  for (const table of live.tables.values()) {
+    if ((table.largest[0] ?? 0) > prefix) return 'unknown';
+    consider(table.largest);
+  }
+  for (const { scan } of live.logs) for (const { data } of scan.records) batchPuts(data).forEach(consider);
+  return largest;
 }
 
 /** What a folder holds, looked at without changing it. */
@@ -181,14 +201,14 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
   if (manifest.comparator !== null && manifest.comparator !== 'leveldb.BytewiseComparator') {
     return damaged(manifestName, `the manifest names a comparator that is not LevelDB's bytewise one (${manifest.comparator})`);
   }
-  const tables = new Map<number, { name: string; size: number }>();
-  for (const [number, size] of manifest.tables) {
+  const tables = new Map<number, { name: string; size: number; largest: Uint8Array }>();
+  for (const [number, { size, largest }] of manifest.tables) {
     const base = String(number).padStart(6, '0');
     const name = names.has(`${base}.ldb`) ? `${base}.ldb` : `${base}.sst`;
     if (!names.has(name)) return damaged(`${base}.ldb`, `the table ${base}.ldb that the manifest names is missing`);
     const actual = readFile(folder, name, (file) => fs.statSync(file).size);
     if (actual !== size) return damaged(name, `the table ${name} is ${actual} bytes, and the manifest says ${size}: it was cut or changed`);
-    tables.set(number, { name, size });
+    tables.set(number, { name, size, largest });
   }
   const currentLog = `${String(manifest.logNumber).padStart(6, '0')}.log`;
   // a read model's writes are not synced: its log lost whole is only its last writes lost

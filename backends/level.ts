@@ -148,6 +148,7 @@ import {
   type Marker,
   assertNotInUse,
   inspectFolder,
+  largestKey,
   makeFolder,
   peekDatabase,
   removeSnapshot,
@@ -460,6 +461,14 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
     return { open: 'create', location: folder, closedAt: null };
   }
   verifyTables(folder, found.live);
+  if (closedAt !== null) {
+    // Records lost at the end (a write-ahead log cut or emptied, its last batch changed) are
+    // seen from the files, before LevelDB's open drops what does not read for good.
+    const largest = largestKey(found.live, RECORD_PREFIX);
+    // (a key that names no position is damage the read through reports where it is)
+    const last = largest === 'unknown' || largest === null ? null : positionOf(largest);
+    if (largest === null || last !== null) checkClosedHead(folder, last === null ? 0 : last + 1, closedAt);
+  }
   if (found.marker === null) {
     const version = await unmarkedVersion(folder, name, found.live);
     if (version !== null && version !== VERSION && !readOnly) throw new OldFormatError(folder, version, VERSION);
@@ -488,11 +497,17 @@ async function unmarkedVersion(folder: string, name: string, live: LiveFiles): P
   });
 }
 
+/** Damage unless a log of `head` records holds every record its last writer closed it with. */
+function checkClosedHead(folder: string, head: Position, closedAt: ClosedAt): void {
+  if (head < closedAt.head) {
+    throw new LevelFolderDamagedError(folder, null, `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`);
+  }
+}
+
 /** Damage unless the log holds, at the head its last writer closed it at, the record it held. */
 async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, closedAt: ClosedAt): Promise<void> {
   if (closedAt.head === 0) return;
-  const missing = `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it`;
-  if (head < closedAt.head) throw new LevelFolderDamagedError(folder, null, `${missing}, and it holds ${head}`);
+  checkClosedHead(folder, head, closedAt);
   let value: Uint8Array | undefined;
   try {
     value = await db.get<Uint8Array, Uint8Array>(recordKey(closedAt.head - 1), VIEW);

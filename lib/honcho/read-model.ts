@@ -270,9 +270,9 @@ async function prepareModelFolder(folder: string): Promise<{ readonly discarded:
   if (found.state === 'database' && found.marker === null) {
     const holds = await peekDatabase(folder, found.live, (e) => new LedgerIoError(folder, e), async (db) => {
       if ((await db.get(Uint8Array.of(0x00, ...Buffer.from('format', 'ascii')))) !== undefined) return 'a log';
-      const [first] = await db.keys({ limit: 1 }).all();
-      if (first === undefined) return 'nothing';
-      return Buffer.from(first).toString('latin1').startsWith('!meta!') || Buffer.from(first).toString('latin1').startsWith('!items!') ? 'an old read model' : 'other keys';
+      if ((await db.keys({ limit: 1 }).all()).length === 0) return 'nothing';
+      const meta = await db.getMany(['!meta!totals', '!meta!checkpoint'].map(utf8));
+      return meta.some((value) => value !== undefined) ? 'an old read model' : 'other keys';
     });
     if (holds === 'a log') throw new ForeignFolderError(folder, 'it holds a LevelDB ledger (a log) of ledgerstore 0.1, not a read model (an index)');
     if (holds === 'other keys') throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a read model\'s (another program\'s database)');
@@ -290,9 +290,14 @@ async function prepareModelFolder(folder: string): Promise<{ readonly discarded:
     }
   }
   if (why === null) return { discarded: null, create: false };
+  discard(folder, why);
+  return { discarded: why, create: true };
+}
+
+/** Throws the database away, the folder marked first (synced) with why, so that a crash in the middle is finished by the next open. The caller holds the folder's lock. */
+function discard(folder: string, why: string): void {
   writeMarker(folder, { ...MODEL_MARKER, discard: why });
   discardDatabase(folder);
-  return { discarded: why, create: true };
 }
 
 /** The read model of one ledger, open. */
@@ -333,8 +338,19 @@ export class ReadModel implements LedgerState {
   static async open(folder: string): Promise<ReadModel> {
     const release = reserveFolder(folder, 'index');
     try {
-      const { discarded, create } = await withFolderLocked(folder, 'index', false, () => prepareModelFolder(folder));
-      const db = await openStore(folder, create);
+      const prepared = await withFolderLocked(folder, 'index', false, () => prepareModelFolder(folder));
+      let discarded = prepared.discarded;
+      let db: Db;
+      try {
+        db = await openStore(folder, prepared.create);
+      } catch (e) {
+        if (!(e instanceof LevelFolderDamagedError)) throw e;
+        // damage that only LevelDB's open saw: thrown away as what the look saw
+        discarded = e.why;
+        await withFolderLocked(folder, 'index', false, () => discard(folder, e.why));
+        db = await openStore(folder, true);
+      }
+      if (discarded !== null) writeMarker(folder, MODEL_MARKER); // a new database is there
       const model = new ReadModel(folder, new Store(db), release, discarded === null ? null : `${discarded}; it was discarded`);
       try {
         await model.readMeta();
@@ -410,13 +426,13 @@ export class ReadModel implements LedgerState {
    */
   async reset(): Promise<void> {
     await this.settle().catch(() => undefined); // the rows are being thrown away
-    writeMarker(this.folder, { ...MODEL_MARKER, discard: 'a rebuild from the log did not finish' });
     try {
       await this.store.db.close();
     } catch (e) {
       throw new LedgerIoError(this.folder, e);
     }
-    await withFolderLocked(this.folder, 'index', false, () => discardDatabase(this.folder));
+    // marked before anything is deleted: from then on the rows are never trusted, whatever stops this
+    await withFolderLocked(this.folder, 'index', false, () => discard(this.folder, 'a rebuild from the log did not finish'));
     this.store = new Store(await openStore(this.folder, true));
     writeMarker(this.folder, MODEL_MARKER);
     this.cache.clear();
