@@ -1,0 +1,65 @@
+/**
+ * A preload for the LevelDB signal harness (`node --import phase-hook.js dist/lib/cli.js ...`):
+ * numbers every step the process takes that changes what is on disk — LevelDB's opens, closes,
+ * batch writes, puts, deletes and clears, and the file-system calls that create, write, sync,
+ * link, rename or delete — and says each on file descriptor 3 before taking it (`step <n>
+ * <what>`). With `LEDGERSTORE_STOP_AT=<n>` it says `stop <n> <what>` instead and stops there, for
+ * the parent to send its signal at exactly that point: before a LevelDB step by waiting (the
+ * event loop runs, so a signal handler would run too), before a file-system call by blocking for
+ * up to a minute (the kernel's default action for the signal ends the process meanwhile).
+ *
+ * The process under test is the real one (the CLI's bin, the real LevelDB, the real file
+ * system): the hook only counts and holds.
+ */
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { ClassicLevel } from 'classic-level';
+
+const require = createRequire(import.meta.url);
+// the CommonJS object behind `node:fs`, whose functions the ES module namespaces follow once synced
+const fs = require('node:fs') as { [name: string]: unknown } & typeof import('node:fs');
+const report = fs.writeSync.bind(fs);
+const stopAt = Number(process.env.LEDGERSTORE_STOP_AT ?? '0');
+const HOLD_MS = 60_000;
+let steps = 0;
+
+/** Numbers a step and says it; whether to stop before it. */
+function step(what: string): boolean {
+  const n = ++steps;
+  const stop = n === stopAt;
+  report(3, `${stop ? 'stop' : 'step'} ${n} ${what}\n`);
+  return stop;
+}
+
+const pathOf = (value: unknown): string => (typeof value === 'string' ? value.split('/').slice(-2).join('/') : typeof value === 'number' ? `fd ${value}` : '?');
+
+for (const name of ['writeFileSync', 'renameSync', 'rmSync', 'unlinkSync', 'mkdirSync', 'fsyncSync', 'fdatasyncSync', 'linkSync', 'copyFileSync', 'ftruncateSync']) {
+  const original = fs[name] as (...args: unknown[]) => unknown;
+  fs[name] = (...args: unknown[]): unknown => {
+    if (step(`${name} ${pathOf(args[0])}`)) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, HOLD_MS);
+    return original.apply(fs, args);
+  };
+}
+syncBuiltinESMExports();
+
+type Method = (this: unknown, ...args: unknown[]) => Promise<unknown>;
+const prototype = ClassicLevel.prototype as unknown as { [name: string]: Method };
+/** The folder of a database, or of a chained batch's database. */
+const where = (of: unknown): string => pathOf((of as { location?: unknown }).location ?? (of as { db?: { location?: unknown } }).db?.location);
+
+/** Wraps an async method of LevelDB's so that it is a step. */
+function stepped(name: string, method: Method): Method {
+  return async function (this: unknown, ...args: unknown[]): Promise<unknown> {
+    if (step(`leveldb ${name} ${where(this)}`)) await new Promise((resolve) => setTimeout(resolve, HOLD_MS));
+    return method.apply(this, args);
+  };
+}
+
+for (const name of ['_open', '_close', '_put', '_del', '_batch', '_clear']) {
+  prototype[name] = stepped(name.slice(1), prototype[name] as Method);
+}
+const chained = prototype['_chainedBatch'] as unknown as (this: unknown) => { _write: Method };
+(prototype as unknown as { _chainedBatch: (this: unknown) => unknown })._chainedBatch = function (this: unknown) {
+  const batch = chained.call(this);
+  batch._write = stepped('batch write', batch._write as Method);
+  return batch;
+};
