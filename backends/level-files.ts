@@ -22,6 +22,10 @@
  *   of handles (offset, size) of the data blocks; a 48-byte footer with the handles of the
  *   index and meta-index blocks and a magic number. Blocks may be Snappy-compressed.
  *
+ * Beside them, how ledgerstore's own values carry their CRC-32C in LevelDB ({@link sealValue}):
+ * one checksum function, and one way to seal with it, for a ledger's records and a read model's
+ * rows.
+ *
  * @module
  */
 
@@ -63,6 +67,39 @@ export function crc32c(bytes: Uint8Array, crc = 0): number {
   for (; i < n; i++) c = (t[(c ^ (bytes[i] as number)) & 0xff] as number) ^ (c >>> 8);
   return ~c >>> 0;
 }
+
+// -- ledgerstore's values ----------------------------------------------------------------------
+
+/** The head of a value's checksum: a CBOR byte string of 4 bytes. */
+const CHECKSUM_HEAD = 0x44;
+const CHECKSUM_LENGTH = 5;
+
+/**
+ * A value of ledgerstore's own (a ledger's record, a read model's row) as it is stored in
+ * LevelDB: its CBOR `body`, then `crc` (the CRC-32C of what its owner checks: the key and the
+ * body) as a CBOR byte string of 4 bytes, `0x44` and the CRC big-endian. A CBOR sequence
+ * (RFC 8742) of two data items, which any CBOR library reads.
+ */
+export function sealValue(body: Uint8Array, crc: number): Uint8Array {
+  const value = new Uint8Array(body.length + CHECKSUM_LENGTH);
+  value.set(body);
+  value[body.length] = CHECKSUM_HEAD;
+  new DataView(value.buffer).setUint32(body.length + 1, crc);
+  return value;
+}
+
+/**
+ * The body of a value {@link sealValue} made, checked: `crcOf` of the body must be the CRC it
+ * ends with. What is wrong otherwise: no checksum at its end, or one that does not match.
+ */
+export function unsealValue(value: Uint8Array, crcOf: (body: Uint8Array) => number): Uint8Array | 'no checksum' | 'mismatch' {
+  const at = value.length - CHECKSUM_LENGTH;
+  if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
+  const body = value.subarray(0, at);
+  return crcOf(body) === new DataView(value.buffer, value.byteOffset, value.byteLength).getUint32(at + 1) ? body : 'mismatch';
+}
+
+// -- LevelDB's files -----------------------------------------------------------------------------
 
 /** LevelDB stores a CRC masked, so that the CRC of bytes that hold CRCs is not degenerate. */
 function unmask(masked: number): number {

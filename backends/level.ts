@@ -142,7 +142,7 @@ import type {
   RecordCodec,
   ResumePoint,
 } from '../lib/log.js';
-import { crc32c } from './level-files.js';
+import { crc32c, sealValue, unsealValue } from './level-files.js';
 import {
   type LiveFiles,
   type Marker,
@@ -250,9 +250,7 @@ const decoder = new Decoder(DECODING);
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
 /** What the marker file of a folder that holds a log says. */
 const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
-/** A value's checksum: the head of a CBOR byte string of 4 bytes, then the 4 bytes. */
-const CHECKSUM_HEAD = 0x44;
-const CHECKSUM_LENGTH = 5;
+
 
 /** The databases the caller made that a log in this process has open for writing. */
 const writers = new WeakSet<LevelDatabase>();
@@ -785,30 +783,17 @@ function encodeRecord(record: unknown): Uint8Array {
 /** The checksum of a record: CRC-32C of its key, then of its CBOR. */
 const checksumOf = (key: Uint8Array, body: Uint8Array): number => crc32c(body, crc32c(key));
 
-/** A record's value: its CBOR, then its checksum as a CBOR byte string of 4 bytes. */
-function sealed(key: Uint8Array, body: Uint8Array): Uint8Array {
-  const value = new Uint8Array(body.length + CHECKSUM_LENGTH);
-  value.set(body);
-  value[body.length] = CHECKSUM_HEAD;
-  new DataView(value.buffer).setUint32(body.length + 1, checksumOf(key, body));
-  return value;
-}
+/** A record's value: its CBOR, then its checksum. */
+const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealValue(body, checksumOf(key, body));
 
 /**
  * The record a value holds, its checksum checked (when `checked`: version 2) and the record
  * checked by the codec; damage at `position` when it holds none.
  */
 function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Array, value: Uint8Array, position: Position, checked: boolean): R {
-  let body = value;
-  if (checked) {
-    const at = value.length - CHECKSUM_LENGTH;
-    if (at < 1 || value[at] !== CHECKSUM_HEAD) throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
-    body = value.subarray(0, at);
-    const stored = new DataView(value.buffer, value.byteOffset, value.byteLength).getUint32(at + 1);
-    if (checksumOf(key, body) !== stored) {
-      throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
-    }
-  }
+  const body = checked ? unsealValue(value, (stored) => checksumOf(key, stored)) : value;
+  if (body === 'no checksum') throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
+  if (body === 'mismatch') throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
   let decoded: unknown;
   try {
     decoded = decoder.decode(body);

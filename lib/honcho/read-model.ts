@@ -68,7 +68,7 @@
 import type { AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../backends/level-files.js';
+import { crc32c, sealValue, unsealValue } from '../../backends/level-files.js';
 import {
   type Marker,
   type TableStamp,
@@ -186,10 +186,6 @@ const NO_TOTALS: Totals = { decided: 0, sent: 0, waiting: 0, failed: 0, skipped:
 /** What the marker file of a read model's folder says (see `backends/level-folder.ts`). */
 const MODEL_MARKER: Marker = { format: 'ledgerstore/read-model', schema: SCHEMA };
 
-/** The head of a row's checksum: a CBOR byte string of 4 bytes. */
-const CHECKSUM_HEAD = 0x44;
-const CHECKSUM_LENGTH = 5;
-
 /**
  * The read model's LevelDB database and its sublevels, and each row's checksum: a row is its
  * CBOR, then the CRC-32C of its whole key (the sublevel's prefix, then its own) and its CBOR, as a
@@ -224,20 +220,13 @@ class Store {
   /** The stored bytes of a row. */
   seal(sub: Sub, key: Bytes, value: unknown): Bytes {
     const body = cbor(value);
-    const out = Buffer.allocUnsafe(body.length + CHECKSUM_LENGTH);
-    out.set(body);
-    out[body.length] = CHECKSUM_HEAD;
-    out.writeUInt32BE(this.checksum(sub, key, body), body.length + 1);
-    return out;
+    return sealValue(body, this.checksum(sub, key, body));
   }
 
   /** What a row's stored bytes hold; `null` when they do not match their checksum (damage). */
   unseal<T>(sub: Sub, key: Bytes, bytes: Bytes): T | null {
-    const at = bytes.length - CHECKSUM_LENGTH;
-    if (at < 1 || bytes[at] !== CHECKSUM_HEAD) return null;
-    const body = bytes.subarray(0, at);
-    const stored = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).readUInt32BE(at + 1);
-    if (this.checksum(sub, key, body) !== stored) return null;
+    const body = unsealValue(bytes, (stored) => this.checksum(sub, key, stored));
+    if (typeof body === 'string') return null;
     try {
       return uncbor<T>(body);
     } catch {
