@@ -3,7 +3,7 @@
  * database: a folder on disk (classic-level, LevelDB itself), or a database the caller made
  * (`memory-level` for tests, or any other).
  *
- * ## The format
+ * ## The format (version 2)
  *
  * Keys and values are bytes. The log uses two key spaces, each a one-byte prefix, and leaves
  * every other key alone (a sublevel's keys start with `!`, so sublevels of the same database
@@ -11,26 +11,38 @@
  *
  * | key | value |
  * |---|---|
- * | `0x00` `format` (ASCII) | CBOR `{"format": "ledgerstore/level", "version": 1}` |
- * | `0x01` + the position, 8 bytes big-endian | the record at that position, in CBOR |
+ * | `0x00` `format` (ASCII) | CBOR `{"format": "ledgerstore/level", "version": 2}` |
+ * | `0x01` + the position, 8 bytes big-endian | the record at that position in CBOR, then its checksum |
  *
  * - Record keys sort in log order, and there is one for every position from 0 to the head - 1:
  *   the head is the number of records, found by reading them through at open, so there is no
  *   counter that could disagree with them. A missing position is damage. (Records missing at
- *   the end cannot be told from records never written, as with a file cut short.)
- * - A record is the CBOR of what `codec.normalize` gives: plain maps with text keys in the
+ *   the end cannot be told from records never written, as with a file cut short; see "A
+ *   folder" for what catches them there.)
+ * - A record's value is a CBOR sequence (RFC 8742) of two data items: the record, then its
+ *   checksum as a byte string of 4 bytes (`0x44` and the CRC-32C, big-endian, of the record's
+ *   key and the record's CBOR bytes). So one changed byte anywhere in a value, or a value moved
+ *   under another key, is damage at its record, never a different record.
+ * - The record is the CBOR of what `codec.normalize` gives: plain maps with text keys in the
  *   record's own field order, arrays, text, integers, `null`. Standard CBOR (RFC 8949) that any
  *   CBOR library reads: no cbor-x record extension (`useRecords: false`), map lengths in their
  *   shortest form (`variableMapSize`), and integers beyond 32 bits as CBOR integers rather than
  *   the float64 that cbor-x would write, so that a reader with a typed `u64` field (Rust's serde,
  *   for one) reads a large turn number as what it is.
- * - Read back, a value is decoded and passed through `codec.normalize`, which checks it and
- *   copies it: a Honcho record so re-encodes (`codec.encode`) to the same canonical line that the
- *   JSONL backend writes. A value that does not decode or does not normalize is damage.
+ * - Read back, a value's checksum is checked, the record decoded and passed through
+ *   `codec.normalize`, which checks it and copies it: a Honcho record so re-encodes
+ *   (`codec.encode`) to the same canonical line that the JSONL backend writes. A value that does
+ *   not match its checksum, does not decode or does not normalize is damage.
  * - The format marker is written with the first batch, in the same write: a database with no
- *   records has no keys at all. A marker of another format or version stops the open (damage at
- *   "record 0", the marker), so that this version never misreads, or appends to, a log that a
- *   later version wrote.
+ *   records has no keys at all. A marker of another format, or of a version this one does not
+ *   know, stops the open (damage at "record 0", the marker), so that this version never
+ *   misreads, or appends to, a log that a later version wrote.
+ *
+ * **Version 1** (ledgerstore 0.1) is version 2 without the checksum: a value is the record's
+ * CBOR alone. This version reads it (a reader, `verify`, `copy`), and refuses to append to it
+ * ({@link OldFormatError}), since a log half in one version and half in the other would read as
+ * neither. The migration is a copy, which writes version 2: `ledgerstore copy level:<old>
+ * level:<new>`, then use the new folder (docs/runbook.md#level-format-upgrade).
  *
  * ## Writing
  *
@@ -55,38 +67,63 @@
  *
  * ## One writer
  *
- * - A folder: LevelDB locks its `LOCK` file (`fcntl`) for as long as the database is open, for
- *   readers too (LevelDB has no read-only mode), and the kernel drops the lock when the process
- *   dies. A second open of the folder, in this process or another, is refused with
- *   {@link LockedError}, read-only or not: `readsWhileWriting` is `false`.
+ * - A folder: LevelDB locks its `LOCK` file (`fcntl`) for as long as the database is open, and
+ *   the kernel drops the lock when the process dies. A second writable open of the folder, in
+ *   this process or another, is refused with {@link LockedError}, and so is a read-only one while
+ *   a writer holds it (the reader tests the lock while it copies the files: `readsWhileWriting`
+ *   is `false`).
  * - A database the caller made: one writable open at a time per database object in this process;
  *   read-only opens are allowed beside it (`readsWhileWriting`), and see the log as it was when
  *   they opened.
  *
  * ## A folder
  *
- * A writable open creates the folder (mode 0700; its parent must exist, as a JSONL file's
- * directory must) and syncs its parent, so that the folder survives a crash as well as the
- * records in it. A read-only open of a folder that holds no database yet is an empty log, and
- * creates nothing. LevelDB manages its own files: even a read-only open may rewrite them (it
- * folds its write-ahead log into a table at open), but it never changes a record; "the log is
- * left as it was" holds for the records.
+ * LevelDB changes a folder it opens, even to read it and even when the open then fails (it
+ * renames its info log, folds its write-ahead log into a table, writes a new manifest), and it
+ * creates a database in any folder without `CURRENT`, deleting the tables it finds there. So the
+ * folder is looked at first, from its files alone (`level-folder.ts`), and LevelDB is handed only
+ * a folder that is missing or empty, or that holds an intact ledger:
+ *
+ * - A writable open of a missing or empty folder creates it (mode 0700; its parent must exist,
+ *   as a JSONL file's directory must, and is synced), writes the marker file `LEDGERSTORE`
+ *   (`{"format": "ledgerstore/level", "version": 2}`), then lets LevelDB create the database. A
+ *   folder holding anything else is refused and left as it is: other files, or a read model
+ *   ({@link ForeignFolderError}); LevelDB files without `CURRENT`, a manifest that does not read,
+ *   a table missing or cut, a write-ahead log with a hole (a damaged batch with later batches
+ *   kept: acknowledged batches LevelDB would drop), any table whose blocks do not match their
+ *   checksums (every table is checked at every open, as LevelDB's `verify_checksums` would, which
+ *   classic-level does not turn on) ({@link LevelFolderDamagedError}).
+ * - A writer that closes the log writes its head and the fingerprint of its last record into the
+ *   marker file (synced). An open that finds fewer records, or another record there, refuses the
+ *   folder as damaged: acknowledged records lost at the end (a write-ahead log deleted, a last
+ *   batch changed) cannot be told from records never written by the log alone. (A writer killed
+ *   before it closed leaves the marker of the close before; the records after it are covered by
+ *   the checks above, but a change to the very last batch of the write-ahead log then reads as a
+ *   write a crash cut short.)
+ * - A read-only open changes nothing in the folder, nor creates it: a missing or empty folder is
+ *   an empty log, and a database is opened in a copy of its live files made aside, in the
+ *   system's temporary folder (the tables hard-linked where the file system allows), removed at
+ *   close.
+ * - A folder without the marker file is one that ledgerstore 0.1 wrote (or not a ledger): read
+ *   as version 1 when it holds a version 1 log, adopted when its database holds nothing, and
+ *   refused when it holds keys that are not a ledger's (a read model of ledgerstore 0.1).
  *
  * @module
  */
 import { isUtf8 } from 'node:buffer';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import {
   ClosedError,
   asDamage,
   DamagedError,
+  ForeignFolderError,
   InvalidRecordError,
   LedgerError,
   LedgerIoError,
+  LevelFolderDamagedError,
   LockedError,
+  OldFormatError,
   ReadOnlyError,
   ResumeMismatchError,
   StoppedError,
@@ -94,7 +131,6 @@ import {
 } from '../lib/errors.js';
 import { assertExpectedHead } from '../lib/expected-head.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import { nodeFileIO } from './file-io.js';
 import type {
   AppendOptions,
   Appended,
@@ -106,6 +142,24 @@ import type {
   RecordCodec,
   ResumePoint,
 } from '../lib/log.js';
+import { crc32c, sealValue, unsealValue } from './level-files.js';
+import {
+  type LiveFiles,
+  type Marker,
+  assertNotInUse,
+  inspectFolder,
+  largestKey,
+  makeFolder,
+  peekDatabase,
+  removeSnapshot,
+  reserveFolder,
+  snapshotFolder,
+  verifyTables,
+  withFolderLocked,
+  writeMarker,
+} from './level-folder.js';
+
+export { levelFolder } from './level-folder.js';
 
 /** Keys and values as bytes (`Uint8Array`), whatever the database's default encodings. */
 export interface ByteEncodings {
@@ -163,10 +217,11 @@ export interface LevelOptions<R> {
 
 const ON_DISK: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true };
 
-const FOLDER_MODE = 0o700;
-/** The format this version writes, and the only one it reads. */
+/** The format this version writes. */
 const FORMAT = 'ledgerstore/level';
-const VERSION = 1;
+const VERSION = 2;
+/** The versions it reads: version 1 is version 2 without the values' checksums. */
+const READS = [1, 2];
 const META_PREFIX = 0x00;
 const RECORD_PREFIX = 0x01;
 const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
@@ -193,6 +248,9 @@ const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
 };
 const decoder = new Decoder(DECODING);
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
+/** What the marker file of a folder that holds a log says. */
+const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
+
 
 /** The databases the caller made that a log in this process has open for writing. */
 const writers = new WeakSet<LevelDatabase>();
@@ -281,7 +339,7 @@ async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, V>): As
       try {
         entries = await next;
       } catch (e) {
-        throw new LedgerIoError(name, causeOf(e));
+        throw levelError(name, e);
       }
       if (entries.length === 0) return;
       next = ask();
@@ -327,53 +385,16 @@ function causeOf(e: unknown): unknown {
   return code === 'LEVEL_DATABASE_NOT_OPEN' && e instanceof Error && e.cause !== undefined ? e.cause : e;
 }
 
-/** A failure to open the database, as a ledger error: another holder's lock, or I/O. */
-function openError(name: string, e: unknown): LedgerError {
-  const cause = causeOf(e);
-  if ((cause as { code?: unknown } | null)?.code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder: 'level' });
-  return new LedgerIoError(name, cause);
-}
-
-/** Creates `folder` if missing, and syncs its parent so that the folder's name survives a crash. */
-function makeFolder(folder: string): void {
-  try {
-    fs.mkdirSync(folder, { mode: FOLDER_MODE });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
-    try {
-      fs.opendirSync(folder).closeSync(); // refuses a file where the folder should be, with ENOTDIR
-    } catch (notFolder) {
-      throw new LedgerIoError(folder, notFolder);
-    }
-    // and sync the parent all the same: the folder's creator may have died before it did
-  }
-  const parent = path.dirname(path.resolve(folder));
-  try {
-    nodeFileIO.syncDirectory(parent);
-  } catch (e) {
-    throw new LedgerIoError(parent, e);
-  }
-}
-
 /**
- * What `folder` holds, looked at without opening it (an open creates a database): `missing` when
- * there is no such folder, `empty` when it holds no LevelDB database, else `database`.
- * @throws {@link LedgerIoError} when `folder` is not a folder (ENOTDIR) or cannot be looked into
+ * A failure of the database, as a ledger error: another holder's lock, a corruption LevelDB
+ * found (damage, with its words), or I/O.
  */
-export function levelFolder(folder: string): 'missing' | 'empty' | 'database' {
-  const exists = (file: string): boolean => {
-    try {
-      fs.statSync(file);
-      return true;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
-      throw new LedgerIoError(folder, e);
-    }
-  };
-  // LevelDB writes CURRENT last when it creates a database: without it, there is none yet.
-  // (Asking for it inside a file, not a folder, fails with ENOTDIR, which is reported.)
-  if (exists(path.join(folder, 'CURRENT'))) return 'database';
-  return exists(folder) ? 'empty' : 'missing';
+function levelError(name: string, e: unknown): LedgerError {
+  const cause = causeOf(e);
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder: 'level' });
+  if (code === 'LEVEL_CORRUPTION') return new LevelFolderDamagedError(name, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
+  return new LedgerIoError(name, cause);
 }
 
 async function closeQuietly(db: LevelDatabase): Promise<void> {
@@ -385,47 +406,204 @@ async function closeQuietly(db: LevelDatabase): Promise<void> {
   }
 }
 
+/** What a folder's marker file says of the log when a writer last closed it, if it says. */
+interface ClosedAt {
+  readonly head: Position;
+  readonly fingerprint: string;
+}
+
+function closedAtOf(marker: Marker | null): ClosedAt | null {
+  const head = marker?.['head'];
+  const fingerprint = marker?.['fingerprint'];
+  return typeof head === 'number' && typeof fingerprint === 'string' ? { head, fingerprint } : null;
+}
+
+/** How an open found the log, for its constructor. */
+interface Opened {
+  /** `null` for a read-only open of a folder that holds no database: an empty log. */
+  readonly db: LevelDatabase | null;
+  /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
+  readonly ownsDb: boolean;
+  readonly readOnly: boolean;
+  readonly through: Through;
+  /** A writable folder's: where its close writes the marker file. */
+  readonly folder: string | null;
+  /** A read-only open's copy of a folder, removed at close. */
+  readonly snapshot: string | null;
+  /** Gives the folder back to other opens of this process (see `reserveFolder`). */
+  readonly release: () => void;
+}
+
+/** What an open of a folder does, once the folder was looked at. */
+type Prepared =
+  | { readonly open: 'nothing' }
+  | { readonly open: 'create' | 'existing'; readonly location: string; readonly closedAt: ClosedAt | null };
+
+/**
+ * Looks at the folder, refusing it when it is not a log's or is damaged, and prepares it:
+ * nothing to open (a reader of a missing or empty folder), a database to create (the folder and
+ * its marker made), or one to open, in the folder or (for a reader) in a copy of it.
+ */
+async function prepareFolder(folder: string, name: string, readOnly: boolean): Promise<Prepared> {
+  const found = inspectFolder(folder, FORMAT);
+  if (found.state === 'foreign') throw new ForeignFolderError(folder, found.why);
+  if (found.state === 'damaged') throw new LevelFolderDamagedError(folder, found.file, found.why);
+  const closedAt = found.state === 'missing' ? null : closedAtOf(found.marker);
+  if (found.state !== 'database') {
+    if (closedAt !== null && closedAt.head > 0) {
+      throw new LevelFolderDamagedError(folder, null, `the log held ${closedAt.head} records when a writer last closed it, and the folder holds no database now`);
+    }
+    if (readOnly) return { open: 'nothing' };
+    makeFolder(folder);
+    if (found.state === 'missing' || found.marker === null) writeMarker(folder, FOLDER_MARKER);
+    return { open: 'create', location: folder, closedAt: null };
+  }
+  verifyTables(folder, found.live);
+  if (closedAt !== null) {
+    // Records lost at the end (a write-ahead log cut or emptied, its last batch changed) are
+    // seen from the files, before LevelDB's open drops what does not read for good.
+    const largest = largestKey(found.live, RECORD_PREFIX);
+    // (a key that names no position is damage the read through reports where it is)
+    const last = largest === 'unknown' || largest === null ? null : positionOf(largest);
+    if (largest === null || last !== null) checkClosedHead(folder, last === null ? 0 : last + 1, closedAt);
+  }
+  if (found.marker === null) {
+    const version = await unmarkedVersion(folder, name, found.live);
+    if (version !== null && version !== VERSION && !readOnly) throw new OldFormatError(folder, version, VERSION);
+    if (!readOnly) writeMarker(folder, FOLDER_MARKER); // adopted: empty, or a log of this version
+  }
+  if (readOnly) return { open: 'existing', location: snapshotFolder(folder, found.live), closedAt };
+  makeFolder(folder); // syncs its parent, which the folder's creator may have died before doing
+  return { open: 'existing', location: folder, closedAt };
+}
+
+/**
+ * The format version of a database in a folder without a marker file (one ledgerstore 0.1
+ * wrote, or a caller's own classic-level database), looked at in a copy: the version its log's
+ * marker says, `null` for a database that holds nothing.
+ * @throws {@link ForeignFolderError} when it holds keys and no log's marker (not a ledger)
+ * @throws `DamagedError` when the log's marker is not one this version reads
+ */
+async function unmarkedVersion(folder: string, name: string, live: LiveFiles): Promise<number | null> {
+  return peekDatabase(folder, live, (e) => levelError(name, e), async (db) => {
+    const meta = await db.get(META_KEY);
+    if (meta !== undefined) return checkMarker(name, meta);
+    if ((await db.keys({ limit: 1 }).all()).length > 0) {
+      throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a ledger\'s (a read model of ledgerstore 0.1, or another program\'s database)');
+    }
+    return null;
+  });
+}
+
+/** Damage unless a log of `head` records holds every record its last writer closed it with. */
+function checkClosedHead(folder: string, head: Position, closedAt: ClosedAt): void {
+  if (head < closedAt.head) {
+    throw new LevelFolderDamagedError(folder, null, `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`);
+  }
+}
+
+/** Damage unless the log holds, at the head its last writer closed it at, the record it held. */
+async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, closedAt: ClosedAt): Promise<void> {
+  if (closedAt.head === 0) return;
+  checkClosedHead(folder, head, closedAt);
+  let value: Uint8Array | undefined;
+  try {
+    value = await db.get<Uint8Array, Uint8Array>(recordKey(closedAt.head - 1), VIEW);
+  } catch (e) {
+    throw levelError(folder, e);
+  }
+  if (value === undefined || fingerprintOf(value) !== closedAt.fingerprint) {
+    throw new LevelFolderDamagedError(folder, null, `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`);
+  }
+}
+
 class LevelLog<R> implements EventLog<R> {
   readonly repaired = null;
   private closed = false;
   private stopped: LedgerError | null = null;
   /** The last append in call order, settled: the next one starts after it. */
   private tail: Promise<unknown> = Promise.resolve();
+  private readonly db: LevelDatabase | null;
+  private readonly ownsDb: boolean;
+  private readonly readOnly: boolean;
+  private count: Position;
+  /** Whether the format marker is written (with the first batch). */
+  private marked: boolean;
+  /** Whether the values carry their checksums (version 2). */
+  private readonly checked: boolean;
+  private readonly folder: string | null;
+  private readonly snapshot: string | null;
+  private readonly release: () => void;
+  /** The value of the last record this log appended (`null` until it appends). */
+  private lastValue: Uint8Array | null = null;
+  /** Whether this open sent a batch to the database: its close then writes the folder's marker. */
+  private appended = false;
 
   private constructor(
     readonly name: string,
     readonly capabilities: LogCapabilities,
     private readonly codec: RecordCodec<R>,
-    /** `null` for a read-only open of a folder that holds no database: an empty log. */
-    private readonly db: LevelDatabase | null,
-    /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
-    private readonly ownsDb: boolean,
-    private readonly readOnly: boolean,
-    private count: Position,
-    /** Whether the format marker is written (with the first batch). */
-    private marked: boolean,
-  ) {}
-
-  /** The value of the last record this log appended (`null` until it appends). */
-  private lastValue: Uint8Array | null = null;
+    opened: Opened,
+  ) {
+    this.db = opened.db;
+    this.ownsDb = opened.ownsDb;
+    this.readOnly = opened.readOnly;
+    this.count = opened.through.count;
+    this.marked = opened.through.marked;
+    this.checked = opened.through.version !== 1;
+    this.folder = opened.folder;
+    this.snapshot = opened.snapshot;
+    this.release = opened.release;
+  }
 
   static async openFolder<R>(folder: string, name: string, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
     const readOnly = options.readOnly ?? false;
-    if (readOnly) {
-      if (levelFolder(folder) !== 'database') return new LevelLog(name, ON_DISK, codec, null, false, true, 0, false);
-    } else {
-      makeFolder(folder);
-    }
-    const classic = new ClassicLevel<Uint8Array, Uint8Array>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
+    // a writer keeps the folder from other opens of this process until it closes
+    let release: () => void = () => undefined;
+    if (readOnly) assertNotInUse(folder, 'level');
+    else release = reserveFolder(folder, 'level');
     try {
-      await classic.open({ createIfMissing: !readOnly });
+      // looked at (and a reader's copy made) under a lock that keeps a LevelDB out meanwhile
+      const prepared = await withFolderLocked(folder, 'level', readOnly, () => prepareFolder(folder, name, readOnly));
+      if (prepared.open === 'nothing') {
+        const empty: Opened = { db: null, ownsDb: false, readOnly: true, through: { count: 0, marked: false, version: VERSION }, folder: null, snapshot: null, release };
+        return new LevelLog(name, ON_DISK, codec, empty);
+      }
+      try {
+        return await LevelLog.openClassic(folder, prepared.location, name, codec, options, prepared.closedAt, prepared.open === 'create', release);
+      } catch (e) {
+        if (prepared.location !== folder) removeSnapshot(prepared.location);
+        throw e;
+      }
     } catch (e) {
-      throw openError(name, e);
+      release();
+      throw e;
+    }
+  }
+
+  /** Opens the folder's database in `location` (the folder, or its snapshot) and reads it through. */
+  private static async openClassic<R>(
+    folder: string,
+    location: string,
+    name: string,
+    codec: RecordCodec<R>,
+    options: OpenOptions<R>,
+    closedAt: ClosedAt | null,
+    create: boolean,
+    release: () => void,
+  ): Promise<LevelLog<R>> {
+    const readOnly = location !== folder;
+    const classic = new ClassicLevel<Uint8Array, Uint8Array>(location, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await classic.open({ createIfMissing: create });
+    } catch (e) {
+      throw levelError(name, e);
     }
     const db: LevelDatabase = classic;
     try {
-      const { count, marked } = await readThrough(db, name, codec, options);
-      return new LevelLog(name, ON_DISK, codec, db, true, readOnly, count, marked);
+      const through = await readThrough(db, name, codec, options, readOnly);
+      if (closedAt !== null) await checkClosedAt(db, folder, through.count, closedAt);
+      return new LevelLog(name, ON_DISK, codec, { db, ownsDb: true, readOnly, through, folder: readOnly ? null : folder, snapshot: readOnly ? location : null, release });
     } catch (e) {
       await closeQuietly(db);
       throw e;
@@ -448,10 +626,10 @@ class LevelLog<R> implements EventLog<R> {
       try {
         await db.open();
       } catch (e) {
-        throw openError(name, e);
+        throw levelError(name, e);
       }
-      const { count, marked } = await readThrough(db, name, codec, options);
-      return new LevelLog(name, capabilities, codec, db, false, readOnly, count, marked);
+      const through = await readThrough(db, name, codec, options, readOnly);
+      return new LevelLog(name, capabilities, codec, { db, ownsDb: false, readOnly, through, folder: null, snapshot: null, release: () => undefined });
     } catch (e) {
       if (!readOnly) writers.delete(db);
       throw e;
@@ -465,30 +643,32 @@ class LevelLog<R> implements EventLog<R> {
   append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
     if (this.closed) return Promise.reject(new ClosedError(this.name));
     if (this.readOnly) return Promise.reject(new ReadOnlyError(this.name));
-    let values: Uint8Array[];
+    let bodies: Uint8Array[];
     try {
-      values = records.map((record) => encodeValue(this.codec.normalize(record)));
+      bodies = records.map((record) => encodeRecord(this.codec.normalize(record)));
     } catch (e) {
       return Promise.reject(e);
     }
-    const appended = this.tail.then(() => this.write(values, expectedHead));
+    const appended = this.tail.then(() => this.write(bodies, expectedHead));
     this.tail = appended.catch(() => undefined);
     return appended;
   }
 
-  /** One append's turn, after every earlier append: check the head, write, count. */
-  private async write(values: readonly Uint8Array[], expectedHead: Position | undefined): Promise<Appended> {
+  /** One append's turn, after every earlier append: check the head, write (each record sealed with its checksum), count. */
+  private async write(bodies: readonly Uint8Array[], expectedHead: Position | undefined): Promise<Appended> {
     if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
     const from = this.count;
     assertExpectedHead(this.name, expectedHead, from);
-    if (values.length === 0) return { from, head: from };
+    if (bodies.length === 0) return { from, head: from };
     const db = this.db as LevelDatabase; // a writable log always has its database
+    const values = bodies.map((body, n) => sealed(recordKey(from + n), body));
     let batch: LevelBatch | null = null;
     try {
       const making = db.batch();
       batch = making;
       if (!this.marked) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
       values.forEach((value, n) => making.put<Uint8Array, Uint8Array>(recordKey(from + n), value, VIEW));
+      this.appended = true;
     } catch (e) {
       // Nothing was written: the database refused the batch before it was sent (closed by its
       // owner, say). The log can go on once that is put right.
@@ -500,7 +680,7 @@ class LevelLog<R> implements EventLog<R> {
     } catch (e) {
       // The batch may or may not be in LevelDB's write-ahead log, and LevelDB refuses every
       // write after a failed sync: whether these records exist is known only after a reopen.
-      this.stopped = new LedgerIoError(this.name, causeOf(e));
+      this.stopped = levelError(this.name, e);
       throw this.stopped;
     }
     this.marked = true;
@@ -522,7 +702,7 @@ class LevelLog<R> implements EventLog<R> {
         const records: R[] = [];
         for (const [key, value] of entries) {
           checkKey(this.name, key, position);
-          records.push(decodeValue(this.name, this.codec, value, position));
+          records.push(decodeValue(this.name, this.codec, key, value, position, this.checked));
           position++;
         }
         yield* records;
@@ -538,6 +718,11 @@ class LevelLog<R> implements EventLog<R> {
   async resumePoint(): Promise<ResumePoint> {
     if (this.closed) throw new ClosedError(this.name);
     await this.tail; // the head after every append called so far
+    return this.resumePointNow();
+  }
+
+  /** The point at the head, as the appends so far left it. */
+  private async resumePointNow(): Promise<ResumePoint> {
     if (this.count === 0 || this.db === null) return { position: 0, cursor: null, fingerprint: '' };
     // The last value this log wrote is at hand: a read model asks after every append.
     let value: Uint8Array | undefined = this.lastValue ?? undefined;
@@ -545,7 +730,7 @@ class LevelLog<R> implements EventLog<R> {
       try {
         value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
       } catch (e) {
-        throw new LedgerIoError(this.name, causeOf(e));
+        throw levelError(this.name, e);
       }
     }
     if (value === undefined) throw new DamagedError(this.name, this.count, `record ${this.count} is missing`);
@@ -556,22 +741,37 @@ class LevelLog<R> implements EventLog<R> {
     if (this.closed) return;
     this.closed = true;
     await this.tail; // appends called before close go through
-    if (this.db === null) return;
-    if (this.ownsDb) {
-      try {
-        await this.db.close();
-        /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
-      } catch (e) {
-        throw new LedgerIoError(this.name, causeOf(e));
-      }
-    } else if (!this.readOnly) {
-      writers.delete(this.db);
+    if (this.db === null) return this.release();
+    if (!this.ownsDb) {
+      if (!this.readOnly) writers.delete(this.db);
+      return;
     }
+    let witness: unknown = null;
+    if (this.folder !== null && this.appended && this.stopped === null) {
+      // while LevelDB's lock is held: no other writer can be writing the marker
+      try {
+        const { position, fingerprint } = await this.resumePointNow();
+        writeMarker(this.folder, { ...FOLDER_MARKER, head: position, fingerprint });
+      } catch (e) {
+        witness = e;
+      }
+    }
+    try {
+      await this.db.close();
+      /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
+    } catch (e) {
+      throw new LedgerIoError(this.name, causeOf(e));
+    } finally {
+      if (this.snapshot !== null) removeSnapshot(this.snapshot);
+      this.release();
+    }
+    // The records are durable whatever became of the marker; its failure is said all the same.
+    if (witness !== null) throw witness;
   }
 }
 
 /** The CBOR of a normalized record. */
-function encodeValue(record: unknown): Uint8Array {
+function encodeRecord(record: unknown): Uint8Array {
   try {
     return encoder.encode(wideIntegersAsBigInt(record));
   } catch (e) {
@@ -580,18 +780,30 @@ function encodeValue(record: unknown): Uint8Array {
   }
 }
 
-/** The record a value holds, checked by the codec; damage at `position` when it holds none. */
-function decodeValue<R>(name: string, codec: RecordCodec<R>, value: Uint8Array, position: Position): R {
+/** The checksum of a record: CRC-32C of its key, then of its CBOR. */
+const checksumOf = (key: Uint8Array, body: Uint8Array): number => crc32c(body, crc32c(key));
+
+/** A record's value: its CBOR, then its checksum. */
+const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealValue(body, checksumOf(key, body));
+
+/**
+ * The record a value holds, its checksum checked (when `checked`: version 2) and the record
+ * checked by the codec; damage at `position` when it holds none.
+ */
+function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Array, value: Uint8Array, position: Position, checked: boolean): R {
+  const body = checked ? unsealValue(value, (stored) => checksumOf(key, stored)) : value;
+  if (body === 'no checksum') throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
+  if (body === 'mismatch') throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
   let decoded: unknown;
   try {
-    decoded = decoder.decode(value);
+    decoded = decoder.decode(body);
   } catch (e) {
     /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
-    throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(value.subarray(0, 32))}`, {
+    throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`, {
       cause: e,
     });
   }
-  if (!textIsUtf8(value)) throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(value.subarray(0, 32))}`);
+  if (!textIsUtf8(body)) throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
   try {
     return codec.normalize(decoded);
   } catch (e) {
@@ -673,23 +885,28 @@ function checkKey(name: string, key: Uint8Array, position: Position): void {
   throw new DamagedError(name, position + 1, `record ${position + 1} is missing: the next record is ${found + 1}`);
 }
 
+/** What reading a log through found. */
+interface Through {
+  readonly count: Position;
+  /** Whether the format marker is there. */
+  readonly marked: boolean;
+  /** The format version its marker says (this version's when there is none yet). */
+  readonly version: number;
+}
+
 /**
  * Reads the log through: the format marker, then every record in order, each handed to
- * `replay`. Gives the number of records and whether the marker is there.
+ * `replay`. A log of version 1 opened to write is refused: appends would be of version 2.
  */
-async function readThrough<R>(
-  db: LevelDatabase,
-  name: string,
-  codec: RecordCodec<R>,
-  { replay, resume }: OpenOptions<R>,
-): Promise<{ count: Position; marked: boolean }> {
+async function readThrough<R>(db: LevelDatabase, name: string, codec: RecordCodec<R>, { replay, resume }: OpenOptions<R>, readOnly: boolean): Promise<Through> {
   let meta: Uint8Array | undefined;
   try {
     meta = await db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
   } catch (e) {
-    throw new LedgerIoError(name, causeOf(e));
+    throw levelError(name, e);
   }
-  if (meta !== undefined) checkMarker(name, meta);
+  const version = meta === undefined ? VERSION : checkMarker(name, meta);
+  if (version !== VERSION && !readOnly) throw new OldFormatError(name, version, VERSION);
   const from = resume === undefined ? 0 : await checkResume(db, name, resume);
   const iterator = iterate(db, name, recordKey(from), RECORDS_END);
   let count = from;
@@ -699,7 +916,7 @@ async function readThrough<R>(
       checkKey(name, key, count);
       try {
         // decoded whether or not there is a replay: an open reads every record through
-        const record = decodeValue(name, codec, value, count);
+        const record = decodeValue(name, codec, key, value, count, version !== 1);
         const replayed = replay?.(record, count);
         if (replayed instanceof Promise) await replayed;
       } catch (e) {
@@ -708,9 +925,8 @@ async function readThrough<R>(
       count++;
     }
   }
-  return { count, marked: meta !== undefined };
+  return { count, marked: meta !== undefined, version };
 }
-
 
 /**
  * Checks that the database still holds, right before `resume`'s position, the record it held,
@@ -723,15 +939,15 @@ async function checkResume(db: LevelDatabase, name: string, resume: ResumePoint)
   try {
     value = await db.get<Uint8Array, Uint8Array>(recordKey(resume.position - 1), VIEW);
   } catch (e) {
-    throw new LedgerIoError(name, causeOf(e));
+    throw levelError(name, e);
   }
   if (value === undefined) throw new ResumeMismatchError(name, resume.position, `the log holds no record ${resume.position}`);
   if (fingerprintOf(value) !== resume.fingerprint) throw new ResumeMismatchError(name, resume.position, 'the record before it is not the one it was');
   return resume.position;
 }
 
-/** Damage unless `value` is this version's format marker. */
-function checkMarker(name: string, value: Uint8Array): void {
+/** The version a format marker names; damage unless it is ledgerstore's, of a version this one reads. */
+function checkMarker(name: string, value: Uint8Array): number {
   let marker: unknown;
   try {
     marker = decoder.decode(value);
@@ -740,7 +956,8 @@ function checkMarker(name: string, value: Uint8Array): void {
   }
   const { format, version } = (typeof marker === 'object' && marker !== null ? marker : {}) as { format?: unknown; version?: unknown };
   if (format !== FORMAT) throw new DamagedError(name, 0, `the format marker is not ledgerstore's (${hex(value.subarray(0, 32))})`);
-  if (version !== VERSION) {
-    throw new DamagedError(name, 0, `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads version ${VERSION})`);
+  if (typeof version !== 'number' || !READS.includes(version)) {
+    throw new DamagedError(name, 0, `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads versions ${READS.join(' and ')})`);
   }
+  return version;
 }

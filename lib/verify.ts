@@ -20,6 +20,8 @@ export interface AnswerDigests {
   readonly sentIds: string;
   /** The conclusion of every (workspace, text) that a `conclude` or `unconclude` names. */
   readonly conclusions: string;
+  /** The state of every decided item, as the rules see it when they check an append. */
+  readonly states: string;
 }
 
 const digest = (): ReturnType<typeof createHash> => createHash('sha256');
@@ -35,10 +37,12 @@ export async function answerDigests(ledger: HonchoLedger, onProgress?: (done: nu
   for (const { item, action } of await ledger.outbox()) outbox.update(`${encodeItem(item)}${encodeAction(action)}\n`);
   const decisions = digest();
   const sentIds = digest();
+  const states = digest();
   const stacks = new Map<string, [Workspace, string]>();
   for await (const { item, action } of ledger.decisions()) {
     decisions.update(`${encodeItem(item)}${encodeAction(action)}\n`);
     sentIds.update(`${JSON.stringify(await ledger.sentIds(item))}\n`);
+    states.update(`${String(await ledger.stateOf(item))}\n`);
     if ((++done & 0xfff) === 0) onProgress?.(done, decided);
     if (action.type === 'conclude' || action.type === 'unconclude') stacks.set(`${action.workspace}\n${action.text}`, [action.workspace, action.text]);
   }
@@ -55,12 +59,13 @@ export async function answerDigests(ledger: HonchoLedger, onProgress?: (done: nu
     decisions: decisions.digest('hex'),
     sentIds: sentIds.digest('hex'),
     conclusions: conclusions.digest('hex'),
+    states: states.digest('hex'),
   };
 }
 
 /** The answers on which two sets of digests differ; empty when they agree. */
 export function differingAnswers(a: AnswerDigests, b: AnswerDigests): (keyof AnswerDigests)[] {
-  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions'];
+  const names: (keyof AnswerDigests)[] = ['size', 'counts', 'outbox', 'decisions', 'sentIds', 'conclusions', 'states'];
   return names.filter((name) => a[name] !== b[name]);
 }
 

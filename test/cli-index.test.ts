@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { SCHEMA } from '../lib/honcho/read-model.js';
 import { FIXTURE_COUNTS, FIXTURE_OUTBOX, FIXTURE_TEXT, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
 import { sent, turn, withHome } from './support/ledger.js';
 
@@ -25,7 +26,7 @@ test('--index keeps a read model: queries answer from it, index status says wher
       0,
       [
         `index:      ${index}`,
-        'schema:     1 (this ledgerstore: 1)',
+        `schema:     ${SCHEMA} (this ledgerstore: ${SCHEMA})`,
         `checkpoint: record 11 of ${home.path}`,
         'log:        up to date',
         'counts:     7 decided (sent 3, waiting 2, failed 1, skipped 1)',
@@ -184,7 +185,7 @@ test('index status --json and verify --index --json: one object each', async () 
       exists: false,
       why: 'no such folder',
       schema: null,
-      ledgerstoreSchema: 1,
+      ledgerstoreSchema: SCHEMA,
       checkpoint: null,
       building: false,
       behind: null,
@@ -198,8 +199,8 @@ test('index status --json and verify --index --json: one object each', async () 
     assert.equal(JSON.parse(behind.stdout), {
       index,
       exists: true,
-      schema: 1,
-      ledgerstoreSchema: 1,
+      schema: SCHEMA,
+      ledgerstoreSchema: SCHEMA,
       checkpoint: { position: 10, log: home.path },
       building: false,
       behind: 1,

@@ -3,7 +3,8 @@
  * processes, damage, the folder, databases the caller made, and the Honcho ledger on top.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +12,14 @@ import { encode as cborEncode } from 'cbor-x';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { crc32c } from '../backends/level-files.js';
 import { levelBackend } from '../backends/level.js';
 import {
   DamagedError,
+  ForeignFolderError,
+  LevelFolderDamagedError,
+  OldFormatError,
+  copyLedger,
   Ledger,
   type Record,
   decodeRecord,
@@ -22,7 +28,7 @@ import {
   jsonlBackend,
 } from '../lib/index.js';
 import { FaultyLevel } from './support/faulty-level.js';
-import { VIEW, backendAt, cbor, dump, folderOf, hex, metaKey, recordKey, tamper, write } from './support/level-db.js';
+import { VIEW, backendAt, bodyOf, cbor, dump, filesOf, flipBits, folderOf, hex, metaKey, putRecord, recordKey, tamper, write } from './support/level-db.js';
 import { all, collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 import { vectorBytes } from './conformance/records.js';
 
@@ -54,9 +60,9 @@ test('records are CBOR under keys in log order, after the format marker, and rea
       entries.map(([key]) => key),
       [hex(metaKey()), ...records.map((_, n) => hex(recordKey(n)))],
     );
-    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 1 });
+    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 2 });
     entries.slice(1).forEach(([, value], n) => {
-      const decoded: unknown = cbor.decode(Buffer.from(value, 'hex'));
+      const decoded: unknown = cbor.decode(bodyOf(value, n));
       assert.equal(decoded, records[n], `record ${n}`);
       assert.is(encodeRecord(decoded), encodeRecord(records[n] as Record));
     });
@@ -72,7 +78,7 @@ test('the canonical vectors round-trip through CBOR to their exact lines', async
     const bytes = vectorBytes();
     const lines = bytes.toString('utf8').split('\n').slice(0, -1);
     await write(folder, lines.map((line) => decodeRecord(Buffer.from(line, 'utf8'))));
-    const values = (await dump(folder)).slice(1).map(([, value]) => Buffer.from(value, 'hex'));
+    const values = (await dump(folder)).slice(1).map(([, value], n) => bodyOf(value, n));
     assert.is(values.length, lines.length);
     values.forEach((value, n) => assert.is(encodeRecord(honchoCodec.normalize(cbor.decode(value))), lines[n], `vector ${n + 1}`));
     const log = await backendAt(folder).open({ readOnly: true });
@@ -239,7 +245,7 @@ test('a value that is not CBOR is damage at its record', async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B, C]);
-    await tamper(folder, (db) => db.put(recordKey(1), Uint8Array.of(0xa4, 0x64, 0x74), VIEW));
+    await putRecord(folder, 1, Uint8Array.of(0xa4, 0x64, 0x74));
     await damaged(folder, 2, /^the value is not CBOR \(.+\): a46474$/);
     // an open with no replay (one that only wants the head) reads every record through too
     await rejects(backendAt(folder).open({ readOnly: true }), 'LEDGER_DAMAGED', /:2: the value is not CBOR/);
@@ -250,7 +256,7 @@ test('a value that is CBOR but not a record is damage at its record', async () =
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B, C]);
-    await tamper(folder, (db) => db.put(recordKey(2), cborEncode({ ...C, ids: 'msg-a1' }), VIEW));
+    await putRecord(folder, 2, cborEncode({ ...C, ids: 'msg-a1' }));
     await damaged(folder, 3, 'not a valid record: the record\'s ids must be an array of strings, not "msg-a1"');
   });
 });
@@ -263,7 +269,7 @@ test('a value whose text is not UTF-8 is damage, not a record with U+FFFD in it'
     const value = Buffer.from(cborEncode(B));
     const at = value.indexOf('nothing new') + 'nothing ne'.length;
     value[at] = 0x80;
-    await tamper(folder, (db) => db.put(recordKey(1), value, VIEW));
+    await putRecord(folder, 1, value);
     await damaged(folder, 2, `the value has text that is not UTF-8: ${hex(value.subarray(0, 32))}`);
   });
 });
@@ -271,7 +277,7 @@ test('a value whose text is not UTF-8 is damage, not a record with U+FFFD in it'
 test('a record in any standard CBOR form another writer might use reads as the same record', async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
-    await write(folder, [A, WIDE]);
+    await write(folder, [A, WIDE, B]);
     // WIDE as an indefinite-length map (text in indefinite-length chunks would be CBOR too, but
     // cbor-x does not read it), and the turn of A as a 64-bit integer: CBOR, if not the shortest
     const text = (s: string): string => {
@@ -285,11 +291,11 @@ test('a record in any standard CBOR form another writer might use reads as the s
       text('item') + 'a3' + text('type') + text('edit') + text('id') + text('2026-09-28-0001') + text('part') + '00' +
       text('action') + 'a2' + text('type') + text('skip') + text('why') + text('café 中文 😀') +
       'ff';
-    await tamper(folder, (db) => db.put(recordKey(1), Buffer.from(wide, 'hex'), VIEW));
+    await putRecord(folder, 1, Buffer.from(wide, 'hex'));
     const longTurn = Buffer.from(cborEncode(A)).toString('hex').replace(text('turn') + '01', text('turn') + '1b0000000000000001');
-    await tamper(folder, (db) => db.put(recordKey(0), Buffer.from(longTurn, 'hex'), VIEW));
+    await putRecord(folder, 0, Buffer.from(longTurn, 'hex'));
     const log = await backendAt(folder).open({ readOnly: true });
-    assert.equal((await all(log)).map(encodeRecord), [A, WIDE].map(encodeRecord));
+    assert.equal((await all(log)).map(encodeRecord), [A, WIDE, B].map(encodeRecord));
     await log.close();
   });
 });
@@ -298,7 +304,7 @@ test('a record that breaks the rules is damage at its record, where the ledger r
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B, C]);
-    await tamper(folder, (db) => db.put(recordKey(1), cborEncode(A), VIEW));
+    await putRecord(folder, 1, cborEncode(A));
     await damaged(folder, 2, 'turn 1 of session chat-1: decided already');
     // the log alone reads it: the rules are the ledger's
     const log = await backendAt(folder).open({ readOnly: true });
@@ -341,8 +347,8 @@ test('a log of another format version, or records without the marker, is refused
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A]);
-    await tamper(folder, (db) => db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 2 }), VIEW));
-    await damaged(folder, 0, 'the log is in version 2 of the format, which this ledgerstore does not read (it reads version 1)');
+    await tamper(folder, (db) => db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 3 }), VIEW));
+    await damaged(folder, 0, 'the log is in version 3 of the format, which this ledgerstore does not read (it reads versions 1 and 2)');
     await tamper(folder, (db) => db.del(metaKey(), VIEW));
     await damaged(folder, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
   });
@@ -409,6 +415,194 @@ test('a read in progress when the log is closed ends with LEDGER_CLOSED', async 
     await rejects(reading, 'LEDGER_CLOSED');
     assert.ok(seen < many.length);
   });
+});
+
+// -- a folder: looked at before LevelDB opens it ----------------------------------------------
+
+/** `n` appends of `size` records each, in one open: so many synced batches in the write-ahead log. */
+async function appendBatches(folder: string, n: number, size: number, first = 0): Promise<Record[]> {
+  const log = await backendAt(folder).open();
+  const records: Record[] = [];
+  for (let b = first; b < first + n; b++) {
+    const batch = Array.from({ length: size }, (_, part) => decided(edit(`batch-${b}`, part), skip(`why ${b}.${part}`)));
+    await log.append(batch);
+    records.push(...batch);
+  }
+  await log.close();
+  return records;
+}
+
+/** Opens the log at `folder` for writing and to read: each refused with LEDGER_DAMAGED saying `message`; nothing in the folder changed. */
+async function refusedAsDamaged(folder: string, message: string | RegExp): Promise<void> {
+  const before = filesOf(folder);
+  for (const readOnly of [false, true]) {
+    const e = await rejects(Ledger.open(backendAt(folder), { readOnly }), 'LEDGER_DAMAGED', message);
+    assert.instance(e, LevelFolderDamagedError);
+    assert.ok(e.message.endsWith('; the folder was left as it is; see docs/runbook.md#level-folder-damaged'), e.message);
+  }
+  assert.equal(filesOf(folder), before, 'the folder was changed');
+}
+
+test('a folder that lost its CURRENT is refused as damage and left exactly as it is; CURRENT put back, every record is there', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const records = [...(await appendBatches(folder, 3, 500)), ...(await appendBatches(folder, 3, 500, 3))];
+    const current = readFileSync(join(folder, 'CURRENT'));
+    rmSync(join(folder, 'CURRENT'));
+    await refusedAsDamaged(folder, new RegExp(`^${folder}/CURRENT: the folder holds LevelDB files \(.+\) but no CURRENT, which names the database's manifest: it was deleted or never written;`));
+    writeFileSync(join(folder, 'CURRENT'), current);
+    const log = await backendAt(folder).open({ readOnly: true });
+    assert.equal(await all(log), records);
+    await log.close();
+  });
+});
+
+test('a folder with files that are not LevelDB\'s is refused, not taken over: nothing renamed, nothing deleted', async () => {
+  await withHome(async (home) => {
+    // memoryd's memory/ folder, with files that happen to have LevelDB's names among its own
+    writeFileSync(home.path, `${encodeRecord(A)}\n`);
+    writeFileSync(join(home.dir, 'LOG'), 'a log of something else\n');
+    writeFileSync(join(home.dir, '000005.log'), 'not a write-ahead log');
+    const before = filesOf(home.dir);
+    for (const readOnly of [false, true]) {
+      const e = await rejects(backendAt(home.dir).open({ readOnly }), 'LEDGER_BAD_TARGET');
+      assert.instance(e, ForeignFolderError);
+      assert.match(e.message, new RegExp(`^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); .*nothing was changed; see docs/runbook.md#level-folder-damaged$`));
+    }
+    assert.equal(filesOf(home.dir), before);
+  });
+});
+
+test('a folder an open that died while creating the database left is created in; read, it is an empty log and stays as it is', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    mkdirSync(folder);
+    // what LevelDB writes before CURRENT when it creates a database
+    writeFileSync(join(folder, 'LOCK'), '');
+    writeFileSync(join(folder, 'LOG'), '');
+    writeFileSync(join(folder, 'MANIFEST-000001'), Buffer.alloc(20));
+    const before = filesOf(folder);
+    const reader = await backendAt(folder).open({ readOnly: true });
+    assert.is(reader.head, 0);
+    await reader.close();
+    assert.equal(filesOf(folder), before);
+    const log = await backendAt(folder).open();
+    await log.append([A]);
+    await log.close();
+    const again = await backendAt(folder).open({ readOnly: true });
+    assert.equal(await all(again), [A]);
+    await again.close();
+  });
+});
+
+test('one changed byte in a value is damage at its record, not a different record', async () => {
+  const db = new MemoryLevel<Uint8Array, Uint8Array>(VIEW);
+  const backend = levelBackend(db, { codec: honchoCodec, name: 'mem' });
+  const log = await backend.open();
+  await log.append([A, B, C]);
+  await log.close();
+  const value = Buffer.from((await db.get(recordKey(1), VIEW)) as Uint8Array);
+  // "nothing new" becomes "nothing nex": still CBOR, still a record
+  value[value.indexOf('nothing new') + 10] = 0x78;
+  await db.put(recordKey(1), value, VIEW);
+  await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /^mem:2: the value does not match its checksum: its bytes were changed/);
+  // a value moved under another key is damage too: its checksum covers its key
+  await db.put(recordKey(1), (await db.get(recordKey(0), VIEW)) as Uint8Array, VIEW);
+  await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /^mem:2: the value does not match its checksum/);
+});
+
+test('a byte changed in a table is refused as damage naming the table, before LevelDB reads it', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await appendBatches(folder, 1, 2000);
+    await appendBatches(folder, 1, 10, 1); // the reopen folds the first open's log into a table
+    const table = readdirSync(folder).find((name) => name.endsWith('.ldb')) as string;
+    assert.ok(table !== undefined, 'a table');
+    const bytes = readFileSync(join(folder, table));
+    flipBits(bytes, Math.floor(bytes.length / 3), 0x01);
+    writeFileSync(join(folder, table), bytes);
+    await refusedAsDamaged(folder, new RegExp(`^${folder}/${table}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum;`));
+  });
+});
+
+test('a byte flipped in the write-ahead log, which would drop the acknowledged batches after it, is refused', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await appendBatches(folder, 20, 10); // 20 synced batches, all in the first block of the log
+    const wal = readdirSync(folder).find((name) => name.endsWith('.log')) as string;
+    const bytes = readFileSync(join(folder, wal));
+    flipBits(bytes, bytes.indexOf('why 4.3'), 0x01);
+    writeFileSync(join(folder, wal), bytes);
+    await refusedAsDamaged(folder, new RegExp(`^${folder}/${wal}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ \\(a record whose checksum does not match\\) with writes after them, which LevelDB would drop;`));
+  });
+});
+
+test('acknowledged records lost at the end are refused once a writer closed the log: the last batch changed, or the write-ahead log deleted', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await appendBatches(folder, 20, 10);
+    const wal = readdirSync(folder).find((name) => name.endsWith('.log')) as string;
+    const bytes = readFileSync(join(folder, wal));
+    // the last batch reads as one a crash cut short: only the marker's head says it was acknowledged
+    flipBits(bytes, bytes.lastIndexOf('why 19.3'), 0x01);
+    writeFileSync(join(folder, wal), bytes);
+    await rejects(Ledger.open(backendAt(folder), { readOnly: true }), 'LEDGER_DAMAGED', `${folder}: acknowledged records are missing: the log held 200 records when a writer last closed it, and it holds 190; the folder was left as it is; see docs/runbook.md#level-folder-damaged`);
+    rmSync(join(folder, wal));
+    await refusedAsDamaged(folder, `${folder}/${wal}: the write-ahead log ${wal} that the manifest names is missing: the writes in it since the last table are lost; the folder was left as it is; see docs/runbook.md#level-folder-damaged`);
+  });
+});
+
+test('a read-only open changes nothing in the folder: no file written, renamed or deleted, and its copy is removed at close', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await appendBatches(folder, 2, 1000);
+    await appendBatches(folder, 1, 2000, 2);
+    await appendBatches(folder, 5, 10, 10); // in the write-ahead log, which LevelDB's open would fold into a table
+    const before = filesOf(folder);
+    const snapshots = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith(`ledgerstore-snapshot-${process.pid}-`));
+    const ledger = await Ledger.open(backendAt(folder), { readOnly: true });
+    assert.is(ledger.size, 4050);
+    assert.is(snapshots().length, 1, 'the copy it reads');
+    assert.is((await collect(ledger.records())).length, 4050);
+    await ledger.close();
+    assert.equal(snapshots(), [], 'the copy is removed');
+    assert.equal(filesOf(folder), before);
+  });
+});
+
+test('a log of version 1 (no checksums) is read, refused for appends with the way to migrate, and copied into version 2', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    // as ledgerstore 0.1 wrote it: no marker file, a version 1 marker, values without checksums
+    await tamper(folder, async (db) => {
+      await db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 1 }), VIEW);
+      for (const [n, record] of [A, B, C].entries()) await db.put(recordKey(n), cborEncode(record), VIEW);
+    }, true);
+    const reader = await backendAt(folder).open({ readOnly: true });
+    assert.equal(await all(reader), [A, B, C]);
+    await reader.close();
+    const before = filesOf(folder);
+    const e = await rejects(backendAt(folder).open(), 'LEDGER_OLD_FORMAT');
+    assert.instance(e, OldFormatError);
+    assert.match(e.message, new RegExp(`^${folder}: the LevelDB ledger is in version 1 of the format, which this ledgerstore reads but does not append to \\(it writes version 2\\); copy it to a new folder \\(ledgerstore copy level:${folder} level:<new folder>\\)`));
+    assert.equal(filesOf(folder), before);
+    const copy = join(home.dir, 'copy.level');
+    await copyLedger(backendAt(folder), backendAt(copy));
+    const entries = await dump(copy);
+    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 2 });
+    assert.equal(entries.slice(1).map(([, value], n) => cbor.decode(bodyOf(value, n))), [A, B, C]);
+  });
+});
+
+// -- LevelDB's own files ------------------------------------------------------------------------
+
+test('CRC-32C gives LevelDB\'s own test vectors', () => {
+  assert.is(crc32c(Buffer.from('123456789')), 0xe3069283);
+  assert.is(crc32c(Buffer.alloc(32)), 0x8a9136aa);
+  assert.is(crc32c(Buffer.alloc(32, 0xff)), 0x62a8ab43);
+  assert.is(crc32c(Buffer.from(Array.from({ length: 32 }, (_, n) => n))), 0x46dd794e);
+  assert.is(crc32c(Buffer.from(Array.from({ length: 32 }, (_, n) => 31 - n))), 0x113fdb5c);
+  assert.is(crc32c(Buffer.from('56789'), crc32c(Buffer.from('1234'))), 0xe3069283, 'continued');
 });
 
 // -- a database the caller made ---------------------------------------------------------------

@@ -2,10 +2,8 @@
  * The LevelDB read model: it answers as a replay in memory does, opens reading only what was
  * appended since its checkpoint, and is rebuilt whenever it cannot be trusted.
  */
-import { readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ClassicLevel } from 'classic-level';
-import { Encoder } from 'cbor-x';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../lib/honcho/synthetic.js';
@@ -16,11 +14,17 @@ import {
   type LogBackend,
   type Record,
   type Workspace,
+  IndexDamagedError,
+  answerDigests,
   backendFor,
+  differences,
   encodeRecord,
   isLedgerError,
 } from '../lib/index.js';
-import { collect, decided, sent, skip, turn, withHome } from './support/ledger.js';
+import { ReadModel } from '../lib/honcho/read-model.js';
+import { markerText, rowValue, sealedRow, withIndexDb } from './support/index-db.js';
+import { filesOf, flipBits } from './support/level-db.js';
+import { type Home, collect, decided, failed, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 
 /** Every answer a ledger gives about `records`' items and conclusions, and its outbox page by page. */
 async function answers(ledger: Ledger, records: readonly Record[]): Promise<unknown> {
@@ -175,16 +179,15 @@ test('a read model of another schema version is rebuilt', async () => {
     await withIndexed(home.path, index, async (ledger) => {
       for (const record of generated.slice(0, 300)) await ledger.append(record);
     });
-    const db = new ClassicLevel<Uint8Array, Uint8Array>(index, { keyEncoding: 'view', valueEncoding: 'view' });
-    const meta = db.sublevel<Uint8Array, Uint8Array>('meta', { keyEncoding: 'view', valueEncoding: 'view' });
-    const checkpoint = await meta.get(Buffer.from('checkpoint'));
-    assert.ok(checkpoint !== undefined);
-    const encoder = new Encoder({ useRecords: false });
-    const old = { ...(encoder.decode(checkpoint) as object), schema: 0 };
-    await meta.put(Buffer.from('checkpoint'), encoder.encode(old));
-    await db.close();
+    await withIndexDb(index, async (_, sublevel) => {
+      const meta = sublevel('meta');
+      const checkpoint = await meta.get(Buffer.from('checkpoint'));
+      assert.ok(checkpoint !== undefined);
+      const old = { ...(rowValue(checkpoint as Uint8Array) as object), schema: 0 };
+      await meta.put(Buffer.from('checkpoint'), sealedRow('meta', Buffer.from('checkpoint'), old));
+    });
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 1`]);
+      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 2`]);
       assert.equal(await answers(ledger, generated.slice(0, 300)), await replayed(home.path, generated.slice(0, 300)));
     });
   });
@@ -210,6 +213,206 @@ test('a build that a crash cut short is started again', async () => {
       assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: an earlier build did not finish`]);
       assert.equal(await answers(ledger, many.slice(0, 3000)), await replayed(home.path, many.slice(0, 3000)));
     });
+  });
+});
+
+// -- its folder, and damage ----------------------------------------------------------------------
+
+/**
+ * A read model whose rows are in a table and in its write-ahead log: 3,000 records appended in
+ * one open (whose log the next open folds into a table), 1,000 more in the next. Gives the records.
+ */
+async function tableAndLog(home: Home, index: string): Promise<Record[]> {
+  const records = generated.slice(0, 4000);
+  await withIndexed(home.path, index, async (ledger) => {
+    for (const record of records.slice(0, 3000)) await ledger.append(record);
+  });
+  await withIndexed(home.path, index, async (ledger) => {
+    for (const record of records.slice(3000)) await ledger.append(record);
+  });
+  return records;
+}
+
+/**
+ * Every rule-breaking record `records` allow (a second \`decided\` of each item, a second outcome of
+ * each one sent or failed) is refused, and the ledger answers as a replay in memory does.
+ */
+async function rulesHold(ledger: Ledger, records: readonly Record[], target: string): Promise<void> {
+  for (const record of records) {
+    const again: Record = record.type === 'decided' ? record : { ...record, time: '2026-09-29T00:00:00.000Z' };
+    try {
+      await ledger.append(again);
+      assert.unreachable(`accepted a record that breaks the rules: ${encodeRecord(again)}`);
+    } catch (e) {
+      assert.ok(isLedgerError(e, record.type === 'decided' ? 'LEDGER_ALREADY_DECIDED' : 'LEDGER_NOT_WAITING'), String(e));
+    }
+  }
+  assert.equal(await answers(ledger, records), await replayed(target, records));
+}
+
+test('a folder with other files (the ledger\'s own) is refused as a read model, not taken over', async () => {
+  await withHome(async (home) => {
+    const plain = await Ledger.open(home.path);
+    await plain.append(decided(turn('r', 1)));
+    await plain.close();
+    writeFileSync(join(home.dir, 'LOG'), 'a log of something else\n');
+    writeFileSync(join(home.dir, '000005.log'), 'not a write-ahead log');
+    const before = filesOf(home.dir);
+    const e = await rejects(Ledger.open(home.path, { index: home.dir }), 'LEDGER_BAD_TARGET');
+    assert.match(e.message, new RegExp(`^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); `));
+    assert.equal(filesOf(home.dir), before);
+  });
+});
+
+test('a LevelDB ledger\'s folder is refused as a read model, and a read model\'s as a ledger, each with that reason', async () => {
+  await withHome(async (home) => {
+    const log = join(home.dir, 'honcho.level');
+    const index = join(home.dir, 'index');
+    const ledger = await Ledger.open(`level:${log}`, { index, onNotice: () => undefined });
+    await ledger.append(decided(turn('r', 1)));
+    await ledger.close();
+    const [logFiles, indexFiles] = [filesOf(log), filesOf(index)];
+    await rejects(Ledger.open(home.path, { index: log }), 'LEDGER_BAD_TARGET', new RegExp(`^${log}: it holds a LevelDB ledger \\(a log\\), not a read model \\(an index\\); `));
+    for (const readOnly of [false, true]) {
+      await rejects(Ledger.open(`level:${index}`, { readOnly }), 'LEDGER_BAD_TARGET', new RegExp(`^${index}: it holds a read model \\(an index\\), not a LevelDB ledger \\(a log\\); `));
+    }
+    assert.equal([filesOf(log), filesOf(index)], [logFiles, indexFiles]);
+  });
+});
+
+test('a read model that lost its CURRENT is discarded and built again, with a notice; no rule is broken', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = await tableAndLog(home, index);
+    rmSync(join(index, 'CURRENT'));
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices.length, 1);
+      assert.match(notices[0] as string, new RegExp(`^${index}: rebuilding the index from ${home.path}: the folder holds LevelDB files \\(.+\\) but no CURRENT, .*; it was discarded$`));
+      await rulesHold(ledger, records, home.path);
+    });
+  });
+});
+
+test('a byte flipped in the read model\'s write-ahead log, with its later batches kept, is a rebuild, not missing rows', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = await tableAndLog(home, index);
+    const wal = readdirSync(index).filter((name) => name.endsWith('.log')).sort().at(-1) as string;
+    const bytes = readFileSync(join(index, wal));
+    flipBits(bytes, 1000, 0x10); // in the first block: LevelDB would drop the rest of it and keep the checkpoint after
+    writeFileSync(join(index, wal), bytes);
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.match(notices.join('\n'), new RegExp(`rebuilding the index from ${home.path}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ .*; it was discarded$`));
+      await rulesHold(ledger, records, home.path);
+    });
+  });
+});
+
+test('a state byte changed in a table of the read model is a rebuild: its blocks are checked against their checksums', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = await tableAndLog(home, index);
+    const table = readdirSync(index).find((name) => name.endsWith('.ldb')) as string;
+    const bytes = readFileSync(join(index, table));
+    // a sent item's row, [seq, "s", [id], ...]: its state made "w", waiting, as a bit flip would
+    const at = bytes.indexOf(Buffer.from([0x61, 0x73, 0x81]));
+    assert.ok(at > 0, 'a row of a sent item in the table');
+    flipBits(bytes, at + 1, 0x73 ^ 0x77);
+    writeFileSync(join(index, table), bytes);
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.match(notices.join('\n'), new RegExp(`rebuilding the index from ${home.path}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum; it was discarded$`));
+      await rulesHold(ledger, records, home.path);
+    });
+  });
+});
+
+test('a row that does not match its checksum stops the ledger at the append that reads it; the next open rebuilds', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const item = turn('r', 1);
+    await withIndexed(home.path, index, async (ledger) => {
+      await ledger.append(decided(item));
+      await ledger.append(sent(item));
+    });
+    // the row says "waiting" now, and keeps the checksum of "sent"
+    await withIndexDb(index, async (_, sublevel) => {
+      const items = sublevel('items');
+      const key = Buffer.from('tr\n1');
+      const stored = (await items.get(key)) as Uint8Array;
+      const changed = Buffer.from(stored);
+      const state = changed.indexOf(Buffer.from([0x61, 0x73]));
+      flipBits(changed, state + 1, 0x73 ^ 0x77);
+      assert.equal(rowValue(changed), [0, 'w', ['msg-1'], null]);
+      await items.put(key, changed);
+    });
+    await withIndexed(home.path, index, async (ledger) => {
+      const e = await rejects(ledger.append(sent(item, ['msg-2'])), 'LEDGER_STOPPED', new RegExp(`^${index}: the read model is damaged \\(a row of !items! does not match its checksum`));
+      assert.instance(e, IndexDamagedError);
+      await rejects(ledger.append(decided(turn('r', 2))), 'LEDGER_STOPPED');
+    });
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.match(notices.join('\n'), /rebuilding the index .*: a row of !items! does not match its checksum .*; it was discarded$/);
+      await rulesHold(ledger, [decided(item), sent(item)], home.path);
+    });
+  });
+});
+
+test('counts that do not add up to the checkpoint are a rebuild', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = generated.slice(0, 500);
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of records) await ledger.append(record);
+    });
+    await withIndexDb(index, async (_, sublevel) => {
+      const meta = sublevel('meta');
+      const totals = rowValue((await meta.get(Buffer.from('totals'))) as Uint8Array) as number[];
+      await meta.put(Buffer.from('totals'), sealedRow('meta', Buffer.from('totals'), [(totals[0] as number) - 1, ...totals.slice(1)]));
+    });
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.match(notices.join('\n'), /rebuilding the index .*: its counts \(\d+ decided, \d+ sent, \d+ failed\) do not add up to its checkpoint's 500 records$/);
+      await rulesHold(ledger, records, home.path);
+    });
+  });
+});
+
+test('a rebuild stopped before it finished is never trusted: the next open discards what is left and builds again', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = await tableAndLog(home, index);
+    // as `index rebuild` leaves it when killed after marking the folder and deleting a manifest
+    const model = await ReadModel.open(index);
+    await model.close();
+    writeFileSync(join(index, 'LEDGERSTORE'), markerText({ format: 'ledgerstore/read-model', schema: 2, discard: 'a rebuild from the log did not finish' }));
+    rmSync(join(index, readFileSync(join(index, 'CURRENT'), 'utf8').trim()));
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: a rebuild from the log did not finish; it was discarded`]);
+      await rulesHold(ledger, records, home.path);
+    });
+  });
+});
+
+test('verify\'s digests compare every item\'s state: a row whose state alone differs from the replay\'s is told', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const item = turn('r', 1);
+    await withIndexed(home.path, index, async (ledger) => {
+      await ledger.append(decided(item));
+      await ledger.append(failed(item, 503, 'unavailable'));
+    });
+    const replay = await Ledger.open(home.path, { readOnly: true });
+    const fresh = await answerDigests(replay);
+    await replay.close();
+    // failed made skipped, written as the layout has it: no other answer changes (no ids, not in the outbox, the same counts)
+    await withIndexDb(index, async (_, sublevel) => {
+      const key = Buffer.from('tr\n1');
+      await sublevel('items').put(key, sealedRow('items', key, [0, 'k', null, null]));
+    });
+    const indexed = await Ledger.open(home.path, { readOnly: true, index, onNotice: () => undefined });
+    assert.is(await indexed.stateOf(item), 'skipped');
+    const fromIndex = await answerDigests(indexed);
+    await indexed.close();
+    assert.equal(differences(fresh, fromIndex), ['the states']);
   });
 });
 
@@ -385,7 +588,7 @@ test('a read model whose write fails: every queued append settles, and close rel
     interface Batch {
       write(): Promise<void>;
     }
-    const db = (ledger as unknown as { state: { db: { batch(): Batch } } }).state.db;
+    const db = (ledger as unknown as { state: { store: { db: { batch(): Batch } } } }).state.store.db;
     const batch = db.batch.bind(db);
     db.batch = () => Object.assign(batch(), { write: () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) });
     const outcomes = await Promise.allSettled(Array.from({ length: 1500 }, (_, n) => ledger.append(decided(turn('e', n + 1)))));

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { ClosedError, IndexBehindError, ResumeMismatchError } from '../errors.js';
+import { ClosedError, IndexBehindError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, Repair } from '../log.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
@@ -257,6 +257,11 @@ export class HonchoLedger {
     return batch;
   }
 
+  /** The item's state, as the rules see it: `undefined` when it is not decided. */
+  async stateOf(item: Item): Promise<ItemState | undefined> {
+    return (await this.state.statesOf([item]))[0];
+  }
+
   /** Whether the item has its `decided` record (a `skip` counts). */
   isDecided(item: Item): Promise<boolean> {
     return this.state.isDecided(item);
@@ -405,8 +410,8 @@ export class HonchoLedger {
 
 /**
  * Opens the log resumed at the read model's checkpoint, replaying what follows it into the read
- * model; or, when the read model cannot be caught up (new, of another schema, unfinished, or
- * the log does not hold its checkpoint any more), rebuilds it from the log's start.
+ * model; or, when the read model cannot be caught up (new, of another schema, unfinished,
+ * damaged, or the log does not hold its checkpoint any more), rebuilds it from the log's start.
  */
 async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOnly: boolean, notice: (message: string) => void): Promise<EventLog<Record>> {
   const reason = model.rebuildReason;
@@ -431,12 +436,13 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
     if (checkpoint === null && catchUp.count > 0 && reason === null) notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
     return log;
   };
-  if (checkpoint === null) return replayInto(false);
   try {
-    return await replayInto(true);
+    return await replayInto(checkpoint !== null);
   } catch (e) {
-    if (!(e instanceof ResumeMismatchError)) throw e;
-    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${e.message}`);
+    // Damage the catch-up found in the rows it read (a checksum that does not match): the rows
+    // are thrown away and built again, as for a log that does not hold the checkpoint.
+    if (!(e instanceof ResumeMismatchError || (e instanceof IndexDamagedError && checkpoint !== null))) throw e;
+    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`);
     await model.reset();
     return replayInto(false);
   }

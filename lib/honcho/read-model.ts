@@ -4,10 +4,12 @@
  * from LevelDB rather than from a copy of the whole ledger in memory. The log stays the truth:
  * the read model is derived, can be deleted at any time, and is rebuilt from the log.
  *
- * ## Key layout
+ * ## Key layout (schema 2)
  *
- * Five sublevels (abstract-level's; their keys start `!<name>!`), keys and values as bytes,
- * values in CBOR (cbor-x, standard maps and arrays):
+ * Five sublevels (abstract-level's; their keys start `!<name>!`), keys and values as bytes. A
+ * value is a row's CBOR (cbor-x, standard maps and arrays), then its checksum: the CRC-32C of
+ * the whole key (the sublevel's prefix and the key) and the CBOR, as a CBOR byte string of 4
+ * bytes (`0x44` and the CRC, big-endian). Every row read is checked against it.
  *
  * | sublevel | key | value |
  * |---|---|---|
@@ -19,15 +21,24 @@
  * | `outbox` | `seq`, 8 bytes big-endian | `[item, action]`, for the waiting items only |
  * | `stacks` | workspace (1 byte), text length (4 bytes), text (UTF-8), push number (8 bytes) | `[item, id]`: a sent conclusion not undone yet |
  *
+ * The folder holds LevelDB's files and the marker file `LEDGERSTORE` (`backends/level-folder.ts`):
+ * `{"format": "ledgerstore/read-model", "schema": 2}`, with the stamps of the tables checked
+ * already (`tables`), and while the database is being thrown away, why (`discard`).
+ *
  * ## The checkpoint
  *
  * Every change to the rows is one atomic batch that also writes the checkpoint: the log's
  * resume point after the records the rows include (its position, the backend's cursor, and the
  * fingerprint of the last record, by which the log tells whether it still holds it). The
  * ledger writes the batch only after the log's append is durable, so the read model is never
- * ahead of the log; a crash in between leaves it behind, and the next open catches up. The
- * batches are not synced: LevelDB keeps them whole and in order through a crash, so what a crash
- * loses is a suffix, which the checkpoint says how to catch up.
+ * ahead of the log; a crash in between leaves it behind, and the next open catches up.
+ *
+ * The batches are not synced. A process that dies loses a suffix of them, which the checkpoint
+ * says how to catch up. A power loss can lose any of the pages LevelDB had not synced, a
+ * middle one with later ones kept: LevelDB would then drop the batches in the lost block and
+ * keep a later checkpoint, rows missing under a checkpoint that says they are there. So the
+ * folder is looked at before LevelDB opens it, and a write-ahead log with a hole (bytes that do
+ * not read with a batch after them, or batches whose sequence numbers do not follow) is damage.
  *
  * A build or a catch-up longer than one batch marks the read model `building` in its first batch
  * and clears the mark with the checkpoint in its last; a crash in between leaves the mark, and the
@@ -36,17 +47,41 @@
  * ## When it is rebuilt
  *
  * At open, from the log's start: when the read model is new (built), when its schema version is
- * not this code's, when a build did not finish, and when the log does not hold the checkpoint's
- * point any more (it is shorter, or holds another record there: not the log it indexed). The
- * ledger says so once, through its `onNotice`.
+ * not this code's, when a build did not finish, when the log does not hold the checkpoint's
+ * point any more (it is shorter, or holds another record there: not the log it indexed), and
+ * when it is damaged: its folder's files (as for a `level:` ledger: `CURRENT` lost, a manifest or
+ * table missing, a table whose blocks do not match their checksums, checked once per table and
+ * again whenever the file is written, a write-ahead log with a hole), its checkpoint or counts
+ * not matching their checksums, counts that do not add up to the checkpoint's position (each
+ * record is one `decided`, `sent` or `failed`), or a row the catch-up reads. A damaged database
+ * is discarded (its files deleted, the folder marked first, so that a crash in the middle is
+ * finished by the next open) and built again. The ledger says so once, through its `onNotice`.
+ * A row found damaged later, by an append or a query, stops the ledger ({@link IndexDamagedError})
+ * and marks the folder, so that the next open rebuilds.
+ *
+ * A folder that holds anything else (files that are not LevelDB's, a `level:` ledger) is refused
+ * and left as it is; one with LevelDB's files and no marker is adopted when it is a read model
+ * of ledgerstore 0.1 (and rebuilt: schema 1), refused otherwise.
  *
  * @module
  */
-import * as fs from 'node:fs';
 import type { AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { LedgerError, LedgerIoError, LockedError } from '../errors.js';
+import { crc32c, sealValue, unsealValue } from '../../backends/level-files.js';
+import {
+  type Marker,
+  type TableStamp,
+  discardDatabase,
+  inspectFolder,
+  makeFolder,
+  peekDatabase,
+  reserveFolder,
+  verifyTables,
+  withFolderLocked,
+  writeMarker,
+} from '../../backends/level-folder.js';
+import { ForeignFolderError, IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError, LockedError } from '../errors.js';
 import type { ResumePoint } from '../log.js';
 import type { Conclusion, Decision } from './projection.js';
 import { type Action, type Counts, type Item, type Record, WORKSPACES, type Workspace, itemKey } from './record.js';
@@ -54,7 +89,7 @@ import { type ItemState, refusal, stateAfter } from './rules.js';
 import type { LedgerState, OutboxCursor, OutboxPage } from './state.js';
 
 /** The version of the layout above. A read model of another version is rebuilt. */
-export const SCHEMA = 1;
+export const SCHEMA = 2;
 
 /** Records staged before a catch-up writes them as one batch. */
 const BATCH = 10_000;
@@ -148,74 +183,215 @@ interface Totals {
 
 const NO_TOTALS: Totals = { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0, pushes: 0 };
 
+/** What the marker file of a read model's folder says (see `backends/level-folder.ts`). */
+const MODEL_MARKER: Marker = { format: 'ledgerstore/read-model', schema: SCHEMA };
+
+/**
+ * The read model's LevelDB database and its sublevels, and each row's checksum: a row is its
+ * CBOR, then the CRC-32C of its whole key (the sublevel's prefix, then its own) and its CBOR, as a
+ * CBOR byte string of 4 bytes. A reset replaces the database, and so the store.
+ */
+class Store {
+  readonly meta: Sub;
+  readonly items: Sub;
+  readonly decisions: Sub;
+  readonly outbox: Sub;
+  readonly stacks: Sub;
+  /** The CRC-32C of each sublevel's key prefix, which every key of it starts with. */
+  private readonly prefixes = new Map<Sub, number>();
+
+  constructor(readonly db: Db) {
+    const sub = (name: string): Sub => {
+      const made = db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
+      this.prefixes.set(made, crc32c(made.prefixKey(new Uint8Array(0), 'view')));
+      return made;
+    };
+    this.meta = sub('meta');
+    this.items = sub('items');
+    this.decisions = sub('decisions');
+    this.outbox = sub('outbox');
+    this.stacks = sub('stacks');
+  }
+
+  private checksum(sub: Sub, key: Bytes, body: Bytes): number {
+    return crc32c(body, crc32c(key, this.prefixes.get(sub) as number));
+  }
+
+  /** The stored bytes of a row. */
+  seal(sub: Sub, key: Bytes, value: unknown): Bytes {
+    const body = cbor(value);
+    return sealValue(body, this.checksum(sub, key, body));
+  }
+
+  /** What a row's stored bytes hold; `null` when they do not match their checksum (damage). */
+  unseal<T>(sub: Sub, key: Bytes, bytes: Bytes): T | null {
+    const body = unsealValue(bytes, (stored) => this.checksum(sub, key, stored));
+    if (typeof body === 'string') return null;
+    try {
+      return uncbor<T>(body);
+    } catch {
+      return null; // bytes that match their checksum and are not CBOR: not ours either
+    }
+  }
+}
+
+/** The error LevelDB gives when it finds its files damaged. */
+const isCorruption = (e: unknown): boolean =>
+  (e as { code?: unknown } | null)?.code === 'LEVEL_CORRUPTION' || ((e as { cause?: { code?: unknown } } | null)?.cause?.code === 'LEVEL_CORRUPTION');
+
+/**
+ * Makes the folder ready for LevelDB: looks at it, refuses it when it is not a read model's,
+ * discards a damaged one (first marking the folder, so that a crash in the middle is known for
+ * one), adopts a folder of ledgerstore 0.1. Gives why it discarded a database, if it did, and
+ * whether LevelDB is to create one. The caller holds the folder's lock.
+ */
+async function prepareModelFolder(folder: string): Promise<{ readonly discarded: string | null; readonly create: boolean }> {
+  const found = inspectFolder(folder, MODEL_MARKER.format);
+  if (found.state === 'foreign') throw new ForeignFolderError(folder, found.why);
+  if (found.state === 'missing') makeFolder(folder);
+  if (found.state === 'missing' || found.state === 'empty') {
+    if (found.state === 'missing' || found.marker === null || found.marker['discard'] !== undefined) writeMarker(folder, MODEL_MARKER);
+    return { discarded: null, create: true };
+  }
+  // Without the marker, the folder cannot be told for a read model's: left as it is.
+  if (found.marker === null && found.state === 'damaged') throw new LevelFolderDamagedError(folder, found.file, found.why);
+  let why: string | null = found.state === 'damaged' ? found.why : null;
+  if (found.state === 'database' && found.marker === null) {
+    const holds = await peekDatabase(folder, found.live, (e) => new LedgerIoError(folder, e), async (db) => {
+      if ((await db.get(Uint8Array.of(0x00, ...Buffer.from('format', 'ascii')))) !== undefined) return 'a log';
+      if ((await db.keys({ limit: 1 }).all()).length === 0) return 'nothing';
+      const meta = await db.getMany(['!meta!totals', '!meta!checkpoint'].map(utf8));
+      return meta.some((value) => value !== undefined) ? 'an old read model' : 'other keys';
+    });
+    if (holds === 'a log') throw new ForeignFolderError(folder, 'it holds a LevelDB ledger (a log) of ledgerstore 0.1, not a read model (an index)');
+    if (holds === 'other keys') throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a read model\'s (another program\'s database)');
+    if (holds === 'an old read model') why = `it is of schema version 1 (ledgerstore 0.1), and this ledgerstore reads version ${SCHEMA}`;
+    writeMarker(folder, MODEL_MARKER); // adopted
+  }
+  if (found.state === 'database' && why === null) {
+    const verified = (found.marker?.['tables'] ?? {}) as { readonly [number: string]: TableStamp };
+    try {
+      const stamps = verifyTables(folder, found.live, verified);
+      if (JSON.stringify(stamps) !== JSON.stringify(verified)) writeMarker(folder, { ...MODEL_MARKER, tables: stamps });
+    } catch (e) {
+      if (!(e instanceof LevelFolderDamagedError)) throw e;
+      why = e.why;
+    }
+  }
+  if (why === null) return { discarded: null, create: false };
+  discard(folder, why);
+  return { discarded: why, create: true };
+}
+
+/** Throws the database away, the folder marked first (synced) with why, so that a crash in the middle is finished by the next open. The caller holds the folder's lock. */
+function discard(folder: string, why: string): void {
+  writeMarker(folder, { ...MODEL_MARKER, discard: why });
+  discardDatabase(folder);
+}
+
 /** The read model of one ledger, open. */
 export class ReadModel implements LedgerState {
   /** Item rows recently read or written, so that a catch-up seldom asks LevelDB. */
   private readonly cache = new RowCache(CACHE);
   /** The batches started and not known to be written yet (the last one waits for those before it). */
   private writing: Promise<void> | null = null;
+  /** Set once a read found the rows damaged: nothing more is read or written. */
+  private damage: IndexDamagedError | null = null;
+  /** The checkpoint at open, and what the rows hold now. */
+  private checkpointNow: Checkpoint | null = null;
+  private building = false;
+  private schema: number | null = null;
+  private totals: Totals = { ...NO_TOTALS };
+  /** Why the rows cannot be trusted as they were found at open (damage), or `null`. */
+  private distrust: string | null;
 
   private constructor(
     readonly folder: string,
-    private readonly db: Db,
-    private readonly meta: Sub,
-    private readonly items: Sub,
-    private readonly decisionRows: Sub,
-    private readonly outboxRows: Sub,
-    private readonly stacks: Sub,
-    /** The checkpoint at open, and what the rows hold now. */
-    private checkpointNow: Checkpoint | null,
-    private building: boolean,
-    private schema: number | null,
-    private totals: Totals,
-  ) {}
+    private store: Store,
+    /** Gives the folder back to other opens of this process, at close. */
+    private readonly release: () => void,
+    distrust: string | null,
+  ) {
+    this.distrust = distrust;
+  }
 
   /**
-   * Opens (creating it if missing) the read model in `folder`.
+   * Opens (creating it if missing) the read model in `folder`. A read model found damaged (its
+   * files, its checkpoint, its counts) is discarded here or reported by {@link rebuildReason},
+   * for the ledger to rebuild it from the log and say why.
    * @throws {@link LockedError} when another process (or open) has it
+   * @throws {@link ForeignFolderError} when the folder holds anything but a read model
+   * @throws {@link LevelFolderDamagedError} when it is damaged and not marked as a read model's
    * @throws {@link LedgerIoError} when it cannot be opened
    */
   static async open(folder: string): Promise<ReadModel> {
+    const release = reserveFolder(folder, 'index');
     try {
-      fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
-    } catch (e) {
-      // EEXIST here means a file is where the folder should be; "file already exists" would
-      // not tell the operator that the folder is the problem, the ENOTDIR of reading it does.
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new LedgerIoError(folder, e);
+      const prepared = await withFolderLocked(folder, 'index', false, () => prepareModelFolder(folder));
+      let discarded = prepared.discarded;
+      let db: Db;
       try {
-        fs.opendirSync(folder).closeSync();
-      } catch (notFolder) {
-        throw new LedgerIoError(folder, notFolder);
+        db = await openStore(folder, prepared.create);
+      } catch (e) {
+        if (!(e instanceof LevelFolderDamagedError)) throw e;
+        // damage that only LevelDB's open saw: thrown away as what the look saw
+        discarded = e.why;
+        await withFolderLocked(folder, 'index', false, () => discard(folder, e.why));
+        db = await openStore(folder, true);
       }
-    }
-    const db: Db = new ClassicLevel<Bytes, Bytes>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
-    try {
-      await db.open();
+      if (discarded !== null) writeMarker(folder, MODEL_MARKER); // a new database is there
+      const model = new ReadModel(folder, new Store(db), release, discarded === null ? null : `${discarded}; it was discarded`);
+      try {
+        await model.readMeta();
+      } catch (e) {
+        await db.close().catch(() => undefined);
+        throw e;
+      }
+      return model;
     } catch (e) {
-      const cause = (e as { cause?: unknown }).cause ?? e;
-      if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause, holder: 'index' });
-      throw new LedgerIoError(folder, cause);
+      release();
+      throw e;
     }
-    const sub = (name: string): Sub => db.sublevel<Bytes, Bytes>(name, { keyEncoding: 'view', valueEncoding: 'view' });
-    const meta = sub('meta');
+  }
+
+  /** Reads the checkpoint, the totals and the building mark; damage in them is a reason to rebuild. */
+  private async readMeta(): Promise<void> {
+    const { meta } = this.store;
+    const names = ['checkpoint', 'totals', 'building'].map(utf8);
+    let found: (Bytes | undefined)[];
     try {
-      const [checkpointBytes, totalsBytes, buildingBytes] = await meta.getMany([utf8('checkpoint'), utf8('totals'), utf8('building')]);
-      const checkpoint = checkpointBytes === undefined ? null : uncbor<Checkpoint>(checkpointBytes);
-      const totals = totalsBytes === undefined ? { ...NO_TOTALS } : totalsFrom(uncbor<number[]>(totalsBytes));
-      return new ReadModel(folder, db, meta, sub('items'), sub('decisions'), sub('outbox'), sub('stacks'), checkpoint, buildingBytes !== undefined, checkpoint?.schema ?? null, totals);
+      found = await meta.getMany(names);
     } catch (e) {
-      await db.close().catch(() => undefined);
-      throw e instanceof LedgerError ? e : new LedgerIoError(folder, e);
+      if (!isCorruption(e)) throw new LedgerIoError(this.folder, e);
+      this.distrust ??= `LevelDB finds it damaged (${(e as Error).message})`;
+      return;
+    }
+    const [checkpointBytes, totalsBytes, buildingBytes] = found;
+    const checkpoint = checkpointBytes === undefined ? null : this.store.unseal<Checkpoint>(meta, names[0] as Bytes, checkpointBytes);
+    const totals = totalsBytes === undefined ? [] : this.store.unseal<number[]>(meta, names[1] as Bytes, totalsBytes);
+    if (checkpoint === null && checkpointBytes !== undefined || totals === null || (buildingBytes !== undefined && this.store.unseal(meta, names[2] as Bytes, buildingBytes) === null)) {
+      this.distrust ??= 'its checkpoint or counts do not match their checksums';
+      return;
+    }
+    this.checkpointNow = checkpoint;
+    this.schema = checkpoint?.schema ?? null;
+    this.building = buildingBytes !== undefined;
+    this.totals = totalsFrom(totals);
+    const t = this.totals;
+    if (checkpoint !== null && !this.building && checkpoint.schema === SCHEMA && checkpoint.resume.position !== t.decided + t.sent + t.failed) {
+      // every record is one decided, sent or failed: the rows and the checkpoint disagree
+      this.distrust ??= `its counts (${t.decided} decided, ${t.sent} sent, ${t.failed} failed) do not add up to its checkpoint's ${checkpoint.resume.position} records`;
     }
   }
 
   /** The checkpoint the rows are at, or `null` when there is none (a new or unfinished read model). */
   get checkpoint(): Checkpoint | null {
-    return this.building ? null : this.checkpointNow;
+    return this.building || this.distrust !== null ? null : this.checkpointNow;
   }
 
   /** Why the rows cannot be caught up and must be rebuilt from the log, or `null` when they can. */
   get rebuildReason(): string | null {
+    if (this.distrust !== null) return this.distrust;
     if (this.building) return 'an earlier build did not finish';
     if (this.checkpointNow === null) return this.totals.decided > 0 ? 'it has no checkpoint' : null;
     if (this.schema !== SCHEMA) return `it is of schema version ${String(this.schema)}, and this ledgerstore reads version ${SCHEMA}`;
@@ -224,25 +400,37 @@ export class ReadModel implements LedgerState {
 
   /** Whether it holds nothing yet. */
   get isNew(): boolean {
-    return this.checkpointNow === null && !this.building && this.totals.decided === 0;
+    return this.checkpointNow === null && !this.building && this.totals.decided === 0 && this.distrust === null;
   }
 
   status(): IndexStatus {
-    return { folder: this.folder, schema: this.schema, checkpoint: this.checkpointNow, building: this.building, counts: countsOf(this.totals) };
+    return { folder: this.folder, schema: this.schema, checkpoint: this.checkpoint, building: this.building || this.distrust !== null, counts: countsOf(this.totals) };
   }
 
-  /** Deletes every row and the checkpoint, for a rebuild from the log's start. */
+  /**
+   * Deletes every row and the checkpoint, for a rebuild from the log's start. Safe to stop at any
+   * point: the folder's marker says first (synced) that its database is being discarded, so that
+   * an open after a crash in the middle discards what is left and builds again; then LevelDB's
+   * files are deleted and a new database is made; then the marker is cleared.
+   */
   async reset(): Promise<void> {
+    await this.settle().catch(() => undefined); // the rows are being thrown away
     try {
-      for (const sub of [this.items, this.decisionRows, this.outboxRows, this.stacks, this.meta]) await sub.clear();
+      await this.store.db.close();
     } catch (e) {
       throw new LedgerIoError(this.folder, e);
     }
+    // marked before anything is deleted: from then on the rows are never trusted, whatever stops this
+    await withFolderLocked(this.folder, 'index', false, () => discard(this.folder, 'a rebuild from the log did not finish'));
+    this.store = new Store(await openStore(this.folder, true));
+    writeMarker(this.folder, MODEL_MARKER);
     this.cache.clear();
     this.checkpointNow = null;
     this.building = false;
     this.schema = null;
     this.totals = { ...NO_TOTALS };
+    this.distrust = null;
+    this.damage = null;
   }
 
   /**
@@ -253,6 +441,37 @@ export class ReadModel implements LedgerState {
     return new CatchUp(this, log);
   }
 
+  // -- damage ---------------------------------------------------------------------------------
+
+  /**
+   * The read model is damaged: marks its folder (synced) so that the next open discards it and
+   * builds it again, and from now on refuses every read and write. Gives the error to throw.
+   */
+  private damaged(why: string, cause?: unknown): IndexDamagedError {
+    if (this.damage !== null) return this.damage;
+    this.damage = new IndexDamagedError(this.folder, why, cause === undefined ? undefined : { cause });
+    try {
+      writeMarker(this.folder, { ...MODEL_MARKER, discard: why });
+    } catch {
+      // the rows are refused from now on all the same; the next open finds the damage again
+    }
+    return this.damage;
+  }
+
+  /** A row's value, its checksum checked: damage when it does not match. */
+  private unseal<T>(sub: Sub, key: Bytes, bytes: Bytes): T {
+    const value = this.store.unseal<T>(sub, key, bytes);
+    if (value === null) throw this.damaged(`a row of ${sub.prefix} does not match its checksum (key ${Buffer.from(key).toString('hex').slice(0, 64)})`);
+    return value;
+  }
+
+  /** A failure of LevelDB's, as the read model's error: damage when LevelDB says so. */
+  private failure(e: unknown): LedgerError {
+    if (e instanceof LedgerError) return e;
+    if (isCorruption(e)) return this.damaged(`LevelDB finds it damaged (${(e as Error).message})`, e);
+    return new LedgerIoError(this.folder, e);
+  }
+
   // -- the rows -------------------------------------------------------------------------------
 
   /**
@@ -260,6 +479,7 @@ export class ReadModel implements LedgerState {
    * items it wrote) says for most items never decided that LevelDB need not be asked.
    */
   async rowOf(item: Item, stage?: Stage, absent?: (key: string) => boolean): Promise<Row | undefined> {
+    if (this.damage !== null) throw this.damage;
     const key = itemKey(item);
     const staged = stage?.rows.get(key);
     if (staged !== undefined) return staged;
@@ -269,22 +489,28 @@ export class ReadModel implements LedgerState {
     // A synchronous get: a row is a few dozen bytes, usually in LevelDB's block cache, and a
     // round trip through the thread pool would cost ten times the lookup.
     if (this.writing !== null) await this.settle();
+    const { db, items } = this.store;
+    const rowKey = utf8(key);
     let bytes: Bytes | undefined;
     try {
-      bytes = this.db.getSync(this.items.prefixKey(utf8(key), 'view'));
+      bytes = db.getSync(items.prefixKey(rowKey, 'view'));
     } catch (e) {
-      throw new LedgerIoError(this.folder, e);
+      throw this.failure(e);
     }
     if (bytes === undefined) return undefined;
-    const row = uncbor<Row>(bytes);
+    const row = this.unseal<Row>(items, rowKey, bytes);
     this.cache.set(key, row);
     return row;
   }
 
   /** The key of the conclusion `depth` below the top of a stack (0: the top), as LevelDB holds it. */
   async stackEntry(prefix: Buffer, depth: number): Promise<Bytes | undefined> {
-    const keys = await this.read(() => this.stacks.keys({ gte: prefix, lt: after(prefix), reverse: true, limit: depth + 1 }).all());
-    return keys[depth];
+    const { stacks } = this.store;
+    const entries = await this.read(() => stacks.iterator({ gte: prefix, lt: after(prefix), reverse: true, limit: depth + 1 }).all());
+    const entry = entries[depth];
+    if (entry === undefined) return undefined;
+    this.unseal(stacks, entry[0], entry[1]); // its value holds the key's checksum too
+    return entry[0];
   }
 
   /** Writes a stage as one batch (see {@link submit}) and waits for it, and any before it. */
@@ -304,21 +530,23 @@ export class ReadModel implements LedgerState {
    * per operation spends more on the options than on the write.
    */
   submit(stage: Stage, checkpoint: Checkpoint | null, building: boolean): void {
-    const batch = this.db.batch();
-    const put = (sub: Sub, key: Bytes, value: Bytes): void => void batch.put(sub.prefixKey(key, 'view'), value);
+    if (this.damage !== null) throw this.damage;
+    const store = this.store;
+    const batch = store.db.batch();
+    const put = (sub: Sub, key: Bytes, value: unknown): void => void batch.put(sub.prefixKey(key, 'view'), store.seal(sub, key, value));
     const del = (sub: Sub, key: Bytes): void => void batch.del(sub.prefixKey(key, 'view'));
-    for (const [key, row] of stage.rows) put(this.items, utf8(key), cbor(row));
-    for (const [seq, decision] of stage.decided) put(this.decisionRows, seqKey(seq), cbor(decision));
+    for (const [key, row] of stage.rows) put(store.items, utf8(key), row);
+    for (const [seq, decision] of stage.decided) put(store.decisions, seqKey(seq), decision);
     for (const [seq, decision] of stage.waiting) {
-      if (decision === null) del(this.outboxRows, seqKey(seq));
-      else put(this.outboxRows, seqKey(seq), cbor(decision));
+      if (decision === null) del(store.outbox, seqKey(seq));
+      else put(store.outbox, seqKey(seq), decision);
     }
-    for (const key of stage.unstacked) del(this.stacks, key);
-    for (const [key, conclusion] of stage.stacked) put(this.stacks, key, cbor(conclusion));
-    put(this.meta, utf8('totals'), cbor(totalsArray(stage.totals)));
-    if (checkpoint !== null) put(this.meta, utf8('checkpoint'), cbor(checkpoint));
-    if (building) put(this.meta, utf8('building'), cbor(true));
-    else del(this.meta, utf8('building'));
+    for (const key of stage.unstacked) del(store.stacks, key);
+    for (const [key, conclusion] of stage.stacked) put(store.stacks, key, conclusion);
+    put(store.meta, utf8('totals'), totalsArray(stage.totals));
+    if (checkpoint !== null) put(store.meta, utf8('checkpoint'), checkpoint);
+    if (building) put(store.meta, utf8('building'), true);
+    else del(store.meta, utf8('building'));
     for (const [key, row] of stage.rows) this.cache.set(key, row);
     this.totals = stage.totals;
     this.building = building;
@@ -332,7 +560,7 @@ export class ReadModel implements LedgerState {
       try {
         await batch.write();
       } catch (e) {
-        throw new LedgerIoError(this.folder, e);
+        throw this.failure(e);
       }
     })();
     writing.catch(() => undefined); // reported by the next settle
@@ -352,26 +580,30 @@ export class ReadModel implements LedgerState {
   }
 
   private async read<T>(query: () => Promise<T>): Promise<T> {
+    if (this.damage !== null) throw this.damage;
     await this.settle();
     try {
       return await query();
     } catch (e) {
-      throw new LedgerIoError(this.folder, e);
+      throw this.failure(e);
     }
   }
 
   // -- LedgerState ----------------------------------------------------------------------------
 
   async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
+    if (this.damage !== null) throw this.damage;
     const keys = items.map(itemKey);
     const rows: (Row | undefined)[] = keys.map((key) => this.cache.get(key));
     const missing = rows.flatMap((row, n) => (row === undefined ? [n] : []));
     if (missing.length > 0) {
-      const found = await this.read(() => this.items.getMany(missing.map((n) => utf8(keys[n] as string))));
+      const sub = this.store.items;
+      const rowKeys = missing.map((n) => utf8(keys[n] as string));
+      const found = await this.read(() => sub.getMany(rowKeys));
       found.forEach((bytes, m) => {
         if (bytes === undefined) return;
         const n = missing[m] as number;
-        const row = uncbor<Row>(bytes);
+        const row = this.unseal<Row>(sub, rowKeys[m] as Bytes, bytes);
         rows[n] = row;
         // kept, as rowOf keeps what it reads: the append that asked applies these items next
         this.cache.set(keys[n] as string, row);
@@ -390,18 +622,25 @@ export class ReadModel implements LedgerState {
     return (await this.rowOf(item)) !== undefined;
   }
 
+  /** An outbox or decisions row as a decision, its checksum checked. */
+  private decisionOf(sub: Sub, [key, bytes]: [Bytes, Bytes]): Decision {
+    return decisionFrom(this.unseal<[Item, Action]>(sub, key, bytes));
+  }
+
   async outbox(): Promise<Decision[]> {
-    const entries = await this.read(() => this.outboxRows.values().all());
-    return entries.map((bytes) => decisionFrom(uncbor<[Item, Action]>(bytes)));
+    const sub = this.store.outbox;
+    const entries = await this.read(() => sub.iterator().all());
+    return entries.map((entry) => this.decisionOf(sub, entry));
   }
 
   async outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
+    const sub = this.store.outbox;
     const range = after === undefined ? {} : { gt: seqKey(after) };
-    const entries = await this.read(() => this.outboxRows.iterator({ ...range, limit: limit + 1 }).all());
+    const entries = await this.read(() => sub.iterator({ ...range, limit: limit + 1 }).all());
     const page = entries.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      decisions: page.map(([, bytes]) => decisionFrom(uncbor<[Item, Action]>(bytes))),
+      decisions: page.map((entry) => this.decisionOf(sub, entry)),
       next: entries.length > limit && last !== undefined ? seqOf(last[0]) : null,
     };
   }
@@ -412,24 +651,27 @@ export class ReadModel implements LedgerState {
   }
 
   async conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
+    const sub = this.store.stacks;
     const prefix = stackPrefix(workspace, text);
-    const top = await this.read(() => this.stacks.values({ gte: prefix, lt: after(prefix), reverse: true, limit: 1 }).all());
+    const top = await this.read(() => sub.iterator({ gte: prefix, lt: after(prefix), reverse: true, limit: 1 }).all());
     if (top[0] === undefined) return null;
-    const [item, id] = uncbor<[Item, string]>(top[0]);
+    const [item, id] = this.unseal<[Item, string]>(sub, top[0][0], top[0][1]);
     return { item, id };
   }
 
   async counts(): Promise<Counts> {
+    if (this.damage !== null) throw this.damage;
     return countsOf(this.totals);
   }
 
   async *decisions(): AsyncIterable<Decision> {
-    const iterator = this.decisionRows.values();
+    const sub = this.store.decisions;
+    const iterator = sub.iterator();
     try {
       for (;;) {
         const chunk = await this.read(() => iterator.nextv(1000));
         if (chunk.length === 0) return;
-        for (const bytes of chunk) yield decisionFrom(uncbor<[Item, Action]>(bytes));
+        for (const entry of chunk) yield this.decisionOf(sub, entry);
       }
     } finally {
       await iterator.close();
@@ -439,11 +681,27 @@ export class ReadModel implements LedgerState {
   async close(): Promise<void> {
     await this.settle().catch(() => undefined); // a failed write was reported where it mattered
     try {
-      await this.db.close();
+      await this.store.db.close();
     } catch (e) {
       throw new LedgerIoError(this.folder, e);
+    } finally {
+      this.release();
     }
   }
+}
+
+/** Opens (or, when `create`, creates) the read model's database in its folder. */
+async function openStore(folder: string, create: boolean): Promise<Db> {
+  const db: Db = new ClassicLevel<Bytes, Bytes>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
+  try {
+    await db.open({ createIfMissing: create });
+  } catch (e) {
+    const cause = (e as { cause?: unknown }).cause ?? e;
+    if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause, holder: 'index' });
+    if ((cause as { code?: unknown }).code === 'LEVEL_CORRUPTION') throw new LevelFolderDamagedError(folder, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
+    throw new LedgerIoError(folder, cause);
+  }
+  return db;
 }
 
 function decisionFrom([item, action]: [Item, Action]): Decision {
