@@ -114,34 +114,19 @@ import { isUtf8 } from 'node:buffer';
 import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import {
-  ClosedError,
-  asDamage,
   DamagedError,
   ForeignFolderError,
   InvalidRecordError,
-  LedgerError,
+  type LedgerError,
   LedgerIoError,
   LevelFolderDamagedError,
   LockedError,
   OldFormatError,
-  ReadOnlyError,
-  ResumeMismatchError,
-  StoppedError,
-  isLedgerError,
+  asDamage,
 } from '../lib/errors.js';
-import { assertExpectedHead } from '../lib/expected-head.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import type {
-  AppendOptions,
-  Appended,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  ResumePoint,
-} from '../lib/log.js';
+import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
+import { StoredLog } from '../lib/log-base.js';
 import { crc32c, sealValue, unsealValue } from './level-files.js';
 import {
   type LiveFiles,
@@ -252,9 +237,6 @@ const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VER
 const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
 
 
-/** The databases the caller made that a log in this process has open for writing. */
-const writers = new WeakSet<LevelDatabase>();
-
 /**
  * A LevelDB log: in the folder `location` (opened with classic-level at every open, closed at
  * close), or in the abstract-level database `location` (opened if it is not; never closed by
@@ -271,7 +253,7 @@ const writers = new WeakSet<LevelDatabase>();
 export function levelBackend<R>(location: string | LevelDatabase, options: LevelOptions<R>): LogBackend<R> {
   if (typeof location === 'string') {
     const name = options.name ?? location;
-    return { name, capabilities: ON_DISK, open: (openOptions) => LevelLog.openFolder(location, name, options.codec, openOptions ?? {}) };
+    return { name, capabilities: ON_DISK, open: (openOptions) => LevelLog.open({ folder: location }, name, ON_DISK, options.codec, openOptions ?? {}) };
   }
   const db = location;
   if (!storesBytes(db)) {
@@ -280,7 +262,7 @@ export function levelBackend<R>(location: string | LevelDatabase, options: Level
   const where = (db as { location?: unknown }).location;
   const name = options.name ?? (typeof where === 'string' ? where : `level:${db.constructor.name}`);
   const capabilities: LogCapabilities = { durable: db.supports.permanence, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
-  return { name, capabilities, open: (openOptions) => LevelLog.openDatabase(db, name, capabilities, options.codec, openOptions ?? {}) };
+  return { name, capabilities, open: (openOptions) => LevelLog.open({ db }, name, capabilities, options.codec, openOptions ?? {}) };
 }
 
 /** Whether `db` takes keys and values as bytes (abstract-level refuses a text-only store one). */
@@ -397,15 +379,6 @@ function levelError(name: string, e: unknown): LedgerError {
   return new LedgerIoError(name, cause);
 }
 
-async function closeQuietly(db: LevelDatabase): Promise<void> {
-  try {
-    await db.close();
-    /* c8 ignore next -- classic-level's close never fails (LevelDB's close reports nothing); kept so that no failure could hide the open's error */
-  } catch {
-    // the open failed already; that error is the one to report
-  }
-}
-
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */
 interface ClosedAt {
   readonly head: Position;
@@ -416,22 +389,6 @@ function closedAtOf(marker: Marker | null): ClosedAt | null {
   const head = marker?.['head'];
   const fingerprint = marker?.['fingerprint'];
   return typeof head === 'number' && typeof fingerprint === 'string' ? { head, fingerprint } : null;
-}
-
-/** How an open found the log, for its constructor. */
-interface Opened {
-  /** `null` for a read-only open of a folder that holds no database: an empty log. */
-  readonly db: LevelDatabase | null;
-  /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
-  readonly ownsDb: boolean;
-  readonly readOnly: boolean;
-  readonly through: Through;
-  /** A writable folder's: where its close writes the marker file. */
-  readonly folder: string | null;
-  /** A read-only open's copy of a folder, removed at close. */
-  readonly snapshot: string | null;
-  /** Gives the folder back to other opens of this process (see `reserveFolder`). */
-  readonly release: () => void;
 }
 
 /** What an open of a folder does, once the folder was looked at. */
@@ -517,156 +474,140 @@ async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, 
   }
 }
 
-class LevelLog<R> implements EventLog<R> {
-  readonly repaired = null;
-  private closed = false;
-  private stopped: LedgerError | null = null;
-  /** The last append in call order, settled: the next one starts after it. */
-  private tail: Promise<unknown> = Promise.resolve();
-  private readonly db: LevelDatabase | null;
-  private readonly ownsDb: boolean;
-  private readonly readOnly: boolean;
-  private count: Position;
-  /** Whether the format marker is written (with the first batch). */
-  private marked: boolean;
-  /** Whether the values carry their checksums (version 2). */
-  private readonly checked: boolean;
-  private readonly folder: string | null;
-  private readonly snapshot: string | null;
-  private readonly release: () => void;
+/** Where a LevelDB log is: a folder, or a database the caller made. */
+type Place = { readonly folder: string } | { readonly db: LevelDatabase };
+
+class LevelLog<R> extends StoredLog<R> {
+  private readonly codec: RecordCodec<R>;
+  /** `null` before the open, and for a read-only open of a folder that holds no database: an empty log. */
+  private db: LevelDatabase | null = null;
+  /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
+  private ownsDb = false;
+  /** A writable folder's: where its close writes the marker file. */
+  private folder: string | null = null;
+  /** A read-only open's copy of a folder, removed at close. */
+  private snapshot: string | null = null;
+  /** What the folder's marker says of the log when a writer last closed it. */
+  private closedAt: ClosedAt | null = null;
+  /** Gives the folder back to other opens of this process (see `reserveFolder`). */
+  private release: () => void = () => undefined;
+  /** The format marker's value in the database, `undefined` when there is none yet (it is written with the first batch). */
+  private meta: Uint8Array | undefined = undefined;
+  /** The format version the log is in: its marker's, or this version's for a log with none yet. */
+  private version = VERSION;
   /** The value of the last record this log appended (`null` until it appends). */
   private lastValue: Uint8Array | null = null;
   /** Whether this open sent a batch to the database: its close then writes the folder's marker. */
   private appended = false;
 
   private constructor(
-    readonly name: string,
-    readonly capabilities: LogCapabilities,
-    private readonly codec: RecordCodec<R>,
-    opened: Opened,
-  ) {
-    this.db = opened.db;
-    this.ownsDb = opened.ownsDb;
-    this.readOnly = opened.readOnly;
-    this.count = opened.through.count;
-    this.marked = opened.through.marked;
-    this.checked = opened.through.version !== 1;
-    this.folder = opened.folder;
-    this.snapshot = opened.snapshot;
-    this.release = opened.release;
-  }
-
-  static async openFolder<R>(folder: string, name: string, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
-    const readOnly = options.readOnly ?? false;
-    // a writer keeps the folder from other opens of this process until it closes
-    let release: () => void = () => undefined;
-    if (readOnly) assertNotInUse(folder, 'level');
-    else release = reserveFolder(folder, 'level');
-    try {
-      // looked at (and a reader's copy made) under a lock that keeps a LevelDB out meanwhile
-      const prepared = await withFolderLocked(folder, 'level', readOnly, () => prepareFolder(folder, name, readOnly));
-      if (prepared.open === 'nothing') {
-        const empty: Opened = { db: null, ownsDb: false, readOnly: true, through: { count: 0, marked: false, version: VERSION }, folder: null, snapshot: null, release };
-        return new LevelLog(name, ON_DISK, codec, empty);
-      }
-      try {
-        return await LevelLog.openClassic(folder, prepared.location, name, codec, options, prepared.closedAt, prepared.open === 'create', release);
-      } catch (e) {
-        if (prepared.location !== folder) removeSnapshot(prepared.location);
-        throw e;
-      }
-    } catch (e) {
-      release();
-      throw e;
-    }
-  }
-
-  /** Opens the folder's database in `location` (the folder, or its snapshot) and reads it through. */
-  private static async openClassic<R>(
-    folder: string,
-    location: string,
-    name: string,
-    codec: RecordCodec<R>,
-    options: OpenOptions<R>,
-    closedAt: ClosedAt | null,
-    create: boolean,
-    release: () => void,
-  ): Promise<LevelLog<R>> {
-    const readOnly = location !== folder;
-    const classic = new ClassicLevel<Uint8Array, Uint8Array>(location, { keyEncoding: 'view', valueEncoding: 'view' });
-    try {
-      await classic.open({ createIfMissing: create });
-    } catch (e) {
-      throw levelError(name, e);
-    }
-    const db: LevelDatabase = classic;
-    try {
-      const through = await readThrough(db, name, codec, options, readOnly);
-      if (closedAt !== null) await checkClosedAt(db, folder, through.count, closedAt);
-      return new LevelLog(name, ON_DISK, codec, { db, ownsDb: true, readOnly, through, folder: readOnly ? null : folder, snapshot: readOnly ? location : null, release });
-    } catch (e) {
-      await closeQuietly(db);
-      throw e;
-    }
-  }
-
-  static async openDatabase<R>(
-    db: LevelDatabase,
     name: string,
     capabilities: LogCapabilities,
     codec: RecordCodec<R>,
-    options: OpenOptions<R>,
-  ): Promise<LevelLog<R>> {
-    const readOnly = options.readOnly ?? false;
-    if (!readOnly) {
-      if (writers.has(db)) throw new LockedError(name);
-      writers.add(db);
-    }
-    try {
+    readOnly: boolean,
+    private readonly place: Place,
+  ) {
+    // A folder is held for this process by `reserveFolder` (LevelDB's lock keeps other
+    // processes out); a database the caller made, by its object.
+    super({ name, capabilities, codec, readOnly, writerKey: 'db' in place ? place.db : null });
+    this.codec = codec;
+  }
+
+  static open<R>(place: Place, name: string, capabilities: LogCapabilities, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
+    return new LevelLog(name, capabilities, codec, options.readOnly ?? false, place).start(options);
+  }
+
+  protected override async _open(): Promise<void> {
+    if ('db' in this.place) {
+      this.db = this.place.db;
       try {
-        await db.open();
+        await this.db.open();
       } catch (e) {
-        throw levelError(name, e);
+        throw levelError(this.name, e);
       }
-      const through = await readThrough(db, name, codec, options, readOnly);
-      return new LevelLog(name, capabilities, codec, { db, ownsDb: false, readOnly, through, folder: null, snapshot: null, release: () => undefined });
-    } catch (e) {
-      if (!readOnly) writers.delete(db);
-      throw e;
+    } else {
+      await this.openFolder(this.place.folder);
+      if (this.db === null) return; // a reader of a folder with no database: an empty log
     }
-  }
-
-  get head(): Position {
-    return this.count;
-  }
-
-  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
-    if (this.closed) return Promise.reject(new ClosedError(this.name));
-    if (this.readOnly) return Promise.reject(new ReadOnlyError(this.name));
-    let bodies: Uint8Array[];
     try {
-      bodies = records.map((record) => encodeRecord(this.codec.normalize(record)));
+      this.meta = await this.db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
     } catch (e) {
-      return Promise.reject(e);
+      throw levelError(this.name, e);
     }
-    const appended = this.tail.then(() => this.write(bodies, expectedHead));
-    this.tail = appended.catch(() => undefined);
-    return appended;
+    if (this.meta !== undefined) this.version = checkMarker(this.name, this.meta);
+    if (this.version !== VERSION && !this.readOnly) throw new OldFormatError(this.name, this.version, VERSION);
   }
 
-  /** One append's turn, after every earlier append: check the head, write (each record sealed with its checksum), count. */
-  private async write(bodies: readonly Uint8Array[], expectedHead: Position | undefined): Promise<Appended> {
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    const from = this.count;
-    assertExpectedHead(this.name, expectedHead, from);
-    if (bodies.length === 0) return { from, head: from };
+  /** Looks at the folder (under a lock that keeps a LevelDB out meanwhile), and opens its database, in the folder or in a reader's copy of it. */
+  private async openFolder(folder: string): Promise<void> {
+    const { name, readOnly } = this;
+    // a writer keeps the folder from other opens of this process until it closes
+    if (readOnly) assertNotInUse(folder, 'level');
+    else this.release = reserveFolder(folder, 'level');
+    const prepared = await withFolderLocked(folder, 'level', readOnly, () => prepareFolder(folder, name, readOnly));
+    if (prepared.open === 'nothing') return;
+    if (prepared.location !== folder) this.snapshot = prepared.location;
+    else this.folder = folder;
+    this.closedAt = prepared.closedAt;
+    const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await classic.open({ createIfMissing: prepared.open === 'create' });
+    } catch (e) {
+      throw levelError(name, e);
+    }
+    this.db = classic;
+    this.ownsDb = true;
+  }
+
+  protected async _storedBefore({ position }: ResumePoint): Promise<Uint8Array | undefined> {
+    return this.db === null ? undefined : this.valueAt(position - 1);
+  }
+
+  /** The stored value at `position`, `undefined` when there is none. */
+  private async valueAt(position: Position): Promise<Uint8Array | undefined> {
+    try {
+      return await (this.db as LevelDatabase).get<Uint8Array, Uint8Array>(recordKey(position), VIEW);
+    } catch (e) {
+      throw levelError(this.name, e);
+    }
+  }
+
+  /**
+   * The records from `from`, a chunk of entries at a time, each record checked and decoded when
+   * it is reached; then, for a folder, that it holds what its last writer closed it with.
+   */
+  protected async *_entries(from: Position): AsyncGenerator<Iterable<R>> {
+    const db = this.db;
+    if (db === null) return;
+    let count = from;
+    for await (const entries of readAhead(this.name, iterate(db, this.name, recordKey(from), RECORDS_END))) {
+      if (this.meta === undefined) throw new DamagedError(this.name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
+      yield this.decoded(entries, count);
+      count += entries.length;
+    }
+    if (this.closedAt !== null && 'folder' in this.place) await checkClosedAt(db, this.place.folder, count, this.closedAt);
+  }
+
+  /** The records of `entries`, the first at `position`, each decoded when it is reached. */
+  private *decoded(entries: readonly [Uint8Array, Uint8Array][], position: Position): Generator<R> {
+    for (const [key, value] of entries) {
+      checkKey(this.name, key, position);
+      // decoded whether or not there is a replay: an open reads every record through
+      yield decodeValue(this.name, this.codec, key, value, position, this.version !== 1);
+      position++;
+    }
+  }
+
+  /** One batch, each record sealed with its checksum, written with `sync`; the marker with the first. */
+  protected async _append(records: readonly R[]): Promise<void> {
+    const from = this.head;
     const db = this.db as LevelDatabase; // a writable log always has its database
-    const values = bodies.map((body, n) => sealed(recordKey(from + n), body));
+    const values = records.map((record, n) => sealed(recordKey(from + n), encodeRecord(record)));
     let batch: LevelBatch | null = null;
     try {
       const making = db.batch();
       batch = making;
-      if (!this.marked) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
+      if (this.meta === undefined) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
       values.forEach((value, n) => making.put<Uint8Array, Uint8Array>(recordKey(from + n), value, VIEW));
       this.appended = true;
     } catch (e) {
@@ -680,87 +621,60 @@ class LevelLog<R> implements EventLog<R> {
     } catch (e) {
       // The batch may or may not be in LevelDB's write-ahead log, and LevelDB refuses every
       // write after a failed sync: whether these records exist is known only after a reopen.
-      this.stopped = levelError(this.name, e);
-      throw this.stopped;
+      const failure = levelError(this.name, e);
+      this.stop(failure);
+      throw failure;
     }
-    this.marked = true;
-    this.count += values.length;
+    this.meta ??= META_VALUE;
     this.lastValue = values[values.length - 1] as Uint8Array;
-    return { from, head: this.count };
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    const end = this.count; // the records up to the head now; later appends are not read
-    const start = Math.max(0, Math.ceil(from));
-    if (this.db === null || !(start < end)) return;
-    const iterator = iterate(this.db, this.name, recordKey(start), recordKey(end));
-    let position = start;
-    try {
-      for await (const entries of readAhead(this.name, iterator)) {
-        if (this.closed) throw new ClosedError(this.name);
-        const records: R[] = [];
-        for (const [key, value] of entries) {
-          checkKey(this.name, key, position);
-          records.push(decodeValue(this.name, this.codec, key, value, position, this.checked));
-          position++;
-        }
-        yield* records;
-        if (this.closed) throw new ClosedError(this.name);
+  /** The records up to the head now (later appends are not read), a chunk at a time. */
+  protected async *_read(from: Position): AsyncGenerator<R[]> {
+    const end = this.head;
+    if (this.db === null || !(from < end)) return;
+    let position = from;
+    for await (const entries of readAhead(this.name, iterate(this.db, this.name, recordKey(from), recordKey(end)))) {
+      const records: R[] = [];
+      for (const [key, value] of entries) {
+        checkKey(this.name, key, position);
+        records.push(decodeValue(this.name, this.codec, key, value, position, this.version !== 1));
+        position++;
       }
-    } catch (e) {
-      // The iterator fails when the database is closed under it: that is this log's close.
-      throw this.closed && isLedgerError(e, 'LEDGER_IO') ? new ClosedError(this.name) : e;
+      yield records;
     }
     if (position < end) throw new DamagedError(this.name, position + 1, `record ${position + 1} is missing: the records end before the head, ${end}`);
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    await this.tail; // the head after every append called so far
-    return this.resumePointNow();
+  /** The last value: at hand when this log wrote it (a read model asks after every append), else read back. */
+  protected _storedLast(): Uint8Array | Promise<Uint8Array | undefined> {
+    return this.lastValue ?? this.valueAt(this.head - 1);
   }
 
-  /** The point at the head, as the appends so far left it. */
-  private async resumePointNow(): Promise<ResumePoint> {
-    if (this.count === 0 || this.db === null) return { position: 0, cursor: null, fingerprint: '' };
-    // The last value this log wrote is at hand: a read model asks after every append.
-    let value: Uint8Array | undefined = this.lastValue ?? undefined;
-    if (value === undefined) {
-      try {
-        value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
-      } catch (e) {
-        throw levelError(this.name, e);
-      }
-    }
-    if (value === undefined) throw new DamagedError(this.name, this.count, `record ${this.count} is missing`);
-    return { position: this.count, cursor: null, fingerprint: fingerprintOf(value) };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.tail; // appends called before close go through
-    if (this.db === null) return this.release();
-    if (!this.ownsDb) {
-      if (!this.readOnly) writers.delete(this.db);
-      return;
-    }
+  /**
+   * Closes the database (a folder's; a caller's is left open), with the folder's marker written
+   * first when this open appended: its head and last record, for the next open to check.
+   */
+  protected async _close(): Promise<void> {
+    const db = this.db;
     let witness: unknown = null;
-    if (this.folder !== null && this.appended && this.stopped === null) {
-      // while LevelDB's lock is held: no other writer can be writing the marker
-      try {
-        const { position, fingerprint } = await this.resumePointNow();
-        writeMarker(this.folder, { ...FOLDER_MARKER, head: position, fingerprint });
-      } catch (e) {
-        witness = e;
-      }
-    }
     try {
-      await this.db.close();
-      /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
-    } catch (e) {
-      throw new LedgerIoError(this.name, causeOf(e));
+      if (db === null || !this.ownsDb) return;
+      if (this.folder !== null && this.appended && this.stoppedBy === null) {
+        // while LevelDB's lock is held: no other writer can be writing the marker
+        try {
+          const { position, fingerprint } = await this._resumePoint();
+          writeMarker(this.folder, { ...FOLDER_MARKER, head: position, fingerprint });
+        } catch (e) {
+          witness = e;
+        }
+      }
+      try {
+        await db.close();
+        /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
+      } catch (e) {
+        throw new LedgerIoError(this.name, causeOf(e));
+      }
     } finally {
       if (this.snapshot !== null) removeSnapshot(this.snapshot);
       this.release();
@@ -883,67 +797,6 @@ function checkKey(name: string, key: Uint8Array, position: Position): void {
   if (found === position) return;
   if (found === null) throw new DamagedError(name, position + 1, `where record ${position + 1} should be is the key ${hex(key)}, which is not a record's`);
   throw new DamagedError(name, position + 1, `record ${position + 1} is missing: the next record is ${found + 1}`);
-}
-
-/** What reading a log through found. */
-interface Through {
-  readonly count: Position;
-  /** Whether the format marker is there. */
-  readonly marked: boolean;
-  /** The format version its marker says (this version's when there is none yet). */
-  readonly version: number;
-}
-
-/**
- * Reads the log through: the format marker, then every record in order, each handed to
- * `replay`. A log of version 1 opened to write is refused: appends would be of version 2.
- */
-async function readThrough<R>(db: LevelDatabase, name: string, codec: RecordCodec<R>, { replay, resume }: OpenOptions<R>, readOnly: boolean): Promise<Through> {
-  let meta: Uint8Array | undefined;
-  try {
-    meta = await db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
-  } catch (e) {
-    throw levelError(name, e);
-  }
-  const version = meta === undefined ? VERSION : checkMarker(name, meta);
-  if (version !== VERSION && !readOnly) throw new OldFormatError(name, version, VERSION);
-  const from = resume === undefined ? 0 : await checkResume(db, name, resume);
-  const iterator = iterate(db, name, recordKey(from), RECORDS_END);
-  let count = from;
-  for await (const entries of readAhead(name, iterator)) {
-    if (meta === undefined) throw new DamagedError(name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
-    for (const [key, value] of entries) {
-      checkKey(name, key, count);
-      try {
-        // decoded whether or not there is a replay: an open reads every record through
-        const record = decodeValue(name, codec, key, value, count, version !== 1);
-        const replayed = replay?.(record, count);
-        if (replayed instanceof Promise) await replayed;
-      } catch (e) {
-        throw asDamage(name, count + 1, e);
-      }
-      count++;
-    }
-  }
-  return { count, marked: meta !== undefined, version };
-}
-
-/**
- * Checks that the database still holds, right before `resume`'s position, the record it held,
- * and gives the position to read from.
- * @throws {@link ResumeMismatchError} when it does not
- */
-async function checkResume(db: LevelDatabase, name: string, resume: ResumePoint): Promise<Position> {
-  if (resume.position === 0) return 0;
-  let value: Uint8Array | undefined;
-  try {
-    value = await db.get<Uint8Array, Uint8Array>(recordKey(resume.position - 1), VIEW);
-  } catch (e) {
-    throw levelError(name, e);
-  }
-  if (value === undefined) throw new ResumeMismatchError(name, resume.position, `the log holds no record ${resume.position}`);
-  if (fingerprintOf(value) !== resume.fingerprint) throw new ResumeMismatchError(name, resume.position, 'the record before it is not the one it was');
-  return resume.position;
 }
 
 /** The version a format marker names; damage unless it is ledgerstore's, of a version this one reads. */

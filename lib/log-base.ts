@@ -84,6 +84,12 @@ export abstract class LogBase<R> implements EventLog<R> {
   }
 
   abstract get head(): Position;
+
+  /** The failure that stopped the log, or `null` while it runs. */
+  protected get stoppedBy(): LedgerError | null {
+    return this.stopped;
+  }
+
   abstract get repaired(): Repair | null;
   abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
 
