@@ -117,7 +117,6 @@ import {
   DamagedError,
   ForeignFolderError,
   InvalidRecordError,
-  type LedgerError,
   LedgerIoError,
   LevelFolderDamagedError,
   LockedError,
@@ -127,7 +126,7 @@ import {
 import { fingerprintOf } from '../lib/fingerprint.js';
 import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
-import { crc32c, sealValue, unsealValue } from './level-files.js';
+import { crc32c, sealValue, unsealValue } from '../lib/level-files.js';
 import {
   type LiveFiles,
   type Marker,
@@ -141,10 +140,12 @@ import {
   snapshotFolder,
   verifyTables,
   withFolderLocked,
+  causeOf,
+  levelFailure,
   writeMarker,
-} from './level-folder.js';
+} from '../lib/level-folder.js';
 
-export { levelFolder } from './level-folder.js';
+export { levelFolder } from '../lib/level-folder.js';
 
 /** Keys and values as bytes (`Uint8Array`), whatever the database's default encodings. */
 export interface ByteEncodings {
@@ -321,7 +322,7 @@ async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, V>): As
       try {
         entries = await next;
       } catch (e) {
-        throw levelError(name, e);
+        throw levelFailure(name, e, 'level');
       }
       if (entries.length === 0) return;
       next = ask();
@@ -359,24 +360,6 @@ function wideIntegersAsBigInt(value: unknown): unknown {
     if (converted !== field) (copy ??= { ...value })[key] = converted;
   }
   return copy ?? value;
-}
-
-/** The error inside abstract-level's `LEVEL_DATABASE_NOT_OPEN`, which says why. */
-function causeOf(e: unknown): unknown {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'LEVEL_DATABASE_NOT_OPEN' && e instanceof Error && e.cause !== undefined ? e.cause : e;
-}
-
-/**
- * A failure of the database, as a ledger error: another holder's lock, a corruption LevelDB
- * found (damage, with its words), or I/O.
- */
-function levelError(name: string, e: unknown): LedgerError {
-  const cause = causeOf(e);
-  const code = (cause as { code?: unknown } | null)?.code;
-  if (code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder: 'level' });
-  if (code === 'LEVEL_CORRUPTION') return new LevelFolderDamagedError(name, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
-  return new LedgerIoError(name, cause);
 }
 
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */
@@ -442,7 +425,7 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
  * @throws `DamagedError` when the log's marker is not one this version reads
  */
 async function unmarkedVersion(folder: string, name: string, live: LiveFiles): Promise<number | null> {
-  return peekDatabase(folder, live, (e) => levelError(name, e), async (db) => {
+  return peekDatabase(folder, live, (e) => levelFailure(name, e, 'level'), async (db) => {
     const meta = await db.get(META_KEY);
     if (meta !== undefined) return checkMarker(name, meta);
     if ((await db.keys({ limit: 1 }).all()).length > 0) {
@@ -467,7 +450,7 @@ async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, 
   try {
     value = await db.get<Uint8Array, Uint8Array>(recordKey(closedAt.head - 1), VIEW);
   } catch (e) {
-    throw levelError(folder, e);
+    throw levelFailure(folder, e, 'level');
   }
   if (value === undefined || fingerprintOf(value) !== closedAt.fingerprint) {
     throw new LevelFolderDamagedError(folder, null, `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`);
@@ -523,7 +506,7 @@ class LevelLog<R> extends StoredLog<R> {
       try {
         await this.db.open();
       } catch (e) {
-        throw levelError(this.name, e);
+        throw levelFailure(this.name, e, 'level');
       }
     } else {
       await this.openFolder(this.place.folder);
@@ -532,7 +515,7 @@ class LevelLog<R> extends StoredLog<R> {
     try {
       this.meta = await this.db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
     } catch (e) {
-      throw levelError(this.name, e);
+      throw levelFailure(this.name, e, 'level');
     }
     if (this.meta !== undefined) this.version = checkMarker(this.name, this.meta);
     if (this.version !== VERSION && !this.readOnly) throw new OldFormatError(this.name, this.version, VERSION);
@@ -553,7 +536,7 @@ class LevelLog<R> extends StoredLog<R> {
     try {
       await classic.open({ createIfMissing: prepared.open === 'create' });
     } catch (e) {
-      throw levelError(name, e);
+      throw levelFailure(name, e, 'level');
     }
     this.db = classic;
     this.ownsDb = true;
@@ -568,7 +551,7 @@ class LevelLog<R> extends StoredLog<R> {
     try {
       return await (this.db as LevelDatabase).get<Uint8Array, Uint8Array>(recordKey(position), VIEW);
     } catch (e) {
-      throw levelError(this.name, e);
+      throw levelFailure(this.name, e, 'level');
     }
   }
 
@@ -621,7 +604,7 @@ class LevelLog<R> extends StoredLog<R> {
     } catch (e) {
       // The batch may or may not be in LevelDB's write-ahead log, and LevelDB refuses every
       // write after a failed sync: whether these records exist is known only after a reopen.
-      const failure = levelError(this.name, e);
+      const failure = levelFailure(this.name, e, 'level');
       this.stop(failure);
       throw failure;
     }

@@ -12,7 +12,7 @@ import { encode as cborEncode } from 'cbor-x';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { crc32c } from '../backends/level-files.js';
+import { crc32c } from '../lib/level-files.js';
 import { levelBackend } from '../backends/level.js';
 import {
   DamagedError,

@@ -21,7 +21,7 @@
  * | `outbox` | `seq`, 8 bytes big-endian | `[item, action]`, for the waiting items only |
  * | `stacks` | workspace (1 byte), text length (4 bytes), text (UTF-8), push number (8 bytes) | `[item, id]`: a sent conclusion not undone yet |
  *
- * The folder holds LevelDB's files and the marker file `LEDGERSTORE` (`backends/level-folder.ts`):
+ * The folder holds LevelDB's files and the marker file `LEDGERSTORE` (`lib/level-folder.ts`):
  * `{"format": "ledgerstore/read-model", "schema": 2}`, with the stamps of the tables checked
  * already (`tables`), and while the database is being thrown away, why (`discard`).
  *
@@ -68,20 +68,21 @@
 import type { AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c, sealValue, unsealValue } from '../../backends/level-files.js';
+import { crc32c, sealValue, unsealValue } from '../level-files.js';
 import {
   type Marker,
   type TableStamp,
   discardDatabase,
   inspectFolder,
+  levelFailure,
   makeFolder,
   peekDatabase,
   reserveFolder,
   verifyTables,
   withFolderLocked,
   writeMarker,
-} from '../../backends/level-folder.js';
-import { ForeignFolderError, IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError, LockedError } from '../errors.js';
+} from '../level-folder.js';
+import { ForeignFolderError, IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError } from '../errors.js';
 import type { ResumePoint } from '../log.js';
 import type { Conclusion, Decision } from './projection.js';
 import { type Action, type Counts, type Item, type Record, WORKSPACES, type Workspace, itemKey } from './record.js';
@@ -183,7 +184,7 @@ interface Totals {
 
 const NO_TOTALS: Totals = { decided: 0, sent: 0, waiting: 0, failed: 0, skipped: 0, pushes: 0 };
 
-/** What the marker file of a read model's folder says (see `backends/level-folder.ts`). */
+/** What the marker file of a read model's folder says (see `lib/level-folder.ts`). */
 const MODEL_MARKER: Marker = { format: 'ledgerstore/read-model', schema: SCHEMA };
 
 /**
@@ -696,10 +697,7 @@ async function openStore(folder: string, create: boolean): Promise<Db> {
   try {
     await db.open({ createIfMissing: create });
   } catch (e) {
-    const cause = (e as { cause?: unknown }).cause ?? e;
-    if ((cause as { code?: unknown }).code === 'LEVEL_LOCKED') throw new LockedError(folder, { cause, holder: 'index' });
-    if ((cause as { code?: unknown }).code === 'LEVEL_CORRUPTION') throw new LevelFolderDamagedError(folder, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
-    throw new LedgerIoError(folder, cause);
+    throw levelFailure(folder, e, 'index');
   }
   return db;
 }

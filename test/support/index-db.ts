@@ -7,7 +7,7 @@
 import type { AbstractSublevel } from 'abstract-level';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../backends/level-files.js';
+import { crc32c } from '../../lib/level-files.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 /** A sublevel of the read model's database, keys and values as bytes. */

@@ -9,7 +9,7 @@ import { lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../backends/level-files.js';
+import { crc32c } from '../../lib/level-files.js';
 import { type ByteEncodings, levelBackend } from '../../backends/level.js';
 import { type Record, honchoCodec } from '../../lib/index.js';
 

@@ -32,8 +32,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
-import { LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from '../lib/errors.js';
-import { nodeFileIO } from './file-io.js';
+import { type LedgerError, LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from './errors.js';
+import { nodeFileIO } from '../backends/file-io.js';
 import { type LogScan, type Manifest, batchPuts, batchSequence, checkTable, crc32c, readManifest, scanLog } from './level-files.js';
 
 /** The name of the marker file. */
@@ -516,4 +516,22 @@ export function levelFolder(folder: string): 'missing' | 'empty' | 'database' {
   }
   const data = entries.filter((name) => name !== MARKER && !MARKER_TEMPORARY.test(name) && !RUNTIME_ONLY.has(name));
   return data.every((name) => CREATION.test(name)) ? 'empty' : 'database';
+}
+
+/** The error inside abstract-level's `LEVEL_DATABASE_NOT_OPEN`, which says why. */
+export function causeOf(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'LEVEL_DATABASE_NOT_OPEN' && e instanceof Error && e.cause !== undefined ? e.cause : e;
+}
+
+/**
+ * A failure of a LevelDB database (`name`'s: a ledger's log, or a read model), as a ledger
+ * error: another holder's lock, a corruption LevelDB found (damage, with its words), or I/O.
+ */
+export function levelFailure(name: string, e: unknown, holder: LockHolder): LedgerError {
+  const cause = causeOf(e);
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder });
+  if (code === 'LEVEL_CORRUPTION') return new LevelFolderDamagedError(name, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
+  return new LedgerIoError(name, cause);
 }
