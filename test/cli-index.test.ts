@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMA } from '../lib/honcho/read-model.js';
+import { SCHEMA } from '../lib/honcho/read-model/read-model.js';
 import { FIXTURE_COUNTS, FIXTURE_OUTBOX, FIXTURE_TEXT, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
 import { sent, turn, withHome } from './support/ledger.js';
 

@@ -21,7 +21,7 @@ import {
   encodeRecord,
   isLedgerError,
 } from '../lib/index.js';
-import { ReadModel } from '../lib/honcho/read-model.js';
+import { ReadModel } from '../lib/honcho/read-model/read-model.js';
 import { markerText, rowValue, sealedRow, withIndexDb } from './support/index-db.js';
 import { filesOf, flipBits } from './support/level-db.js';
 import { type Home, collect, decided, failed, rejects, sent, skip, turn, withHome } from './support/ledger.js';

@@ -23,7 +23,8 @@ import type { EventLog, LogBackend, Position, Repair } from '../log.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
-import { ReadModel } from './read-model.js';
+import { CatchUp } from './read-model/catch-up.js';
+import { ReadModel } from './read-model/read-model.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
@@ -421,7 +422,7 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
   }
   const checkpoint = model.checkpoint;
   const replayInto = async (resume: boolean): Promise<EventLog<Record>> => {
-    const catchUp = model.catchUp(backend.name);
+    const catchUp = new CatchUp(model, backend.name);
     const log = await backend.open({
       readOnly,
       ...(resume && checkpoint !== null ? { resume: checkpoint.resume } : {}),

@@ -4,9 +4,8 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { levelFolder } from '../../../backends/level.js';
 import { ResumeMismatchError } from '../../errors.js';
-import { type IndexStatus, ReadModel, SCHEMA } from '../../honcho/read-model.js';
+import { SCHEMA, indexStatus, resetIndex } from '../../honcho/read-model/read-model.js';
 import type { Counts } from '../../honcho/record.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
@@ -26,7 +25,7 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   // rebuild empties it first.
   backendAt(path);
   if (action === 'status') {
-    const standing = await indexStatus(path, folder);
+    const standing = await standingOf(path, folder);
     if (switches.has('json')) out.line(standingJson(standing));
     else for (const line of standingLines(standing)) out.line(line);
     await out.flush();
@@ -37,12 +36,7 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
     makeIndexFolder(folder);
     await err.progress.around(async () => {
       err.progress.start(`emptying ${folder}`, undefined);
-      const model = await ReadModel.open(folder);
-      try {
-        await model.reset();
-      } finally {
-        await model.close();
-      }
+      await resetIndex(folder);
     });
   }
   const started = performance.now();
@@ -75,18 +69,10 @@ interface Standing {
 }
 
 /** Where the read model in `folder` stands against the ledger `path`: changes nothing, makes nothing. */
-async function indexStatus(path: string, folder: string): Promise<Standing> {
+async function standingOf(path: string, folder: string): Promise<Standing> {
   const empty = { schema: null, checkpoint: null, building: false, behind: null, mismatch: null, counts: null };
-  // Opening the read model would create one: a question about it must change nothing.
-  const there = levelFolder(folder);
-  if (there !== 'database') return { folder, none: there === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
-  const model = await ReadModel.open(folder);
-  let status: IndexStatus;
-  try {
-    status = model.status();
-  } finally {
-    await model.close();
-  }
+  const status = await indexStatus(folder);
+  if (status === 'missing' || status === 'empty') return { folder, none: status === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
   const found = { folder, none: null, schema: status.schema, building: status.building, counts: status.counts };
   const checkpoint = status.checkpoint;
   if (checkpoint === null || status.building) return { ...empty, ...found };
