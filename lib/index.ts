@@ -31,6 +31,7 @@ export * from './honcho/record.js';
 export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCodec, normalizeItem, normalizeRecord } from './honcho/codec.js';
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger } from './ledger.js';
+export type { IndexDatabase } from './honcho/read-model/read-model.js';
 export { type HonchoLedger, type LedgerOptions, type Conclusion, type Decision, type LogEntry, type OutboxCursor, type OutboxPage } from './honcho/ledger.js';
 export { type AnswerDigests, answerDigests, differences } from './verify.js';
 export { SCHEMES, type Target, TargetError, backendFor } from './target.js';

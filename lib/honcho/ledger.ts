@@ -24,7 +24,7 @@ import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { CatchUp } from './read-model/catch-up.js';
-import { ReadModel } from './read-model/read-model.js';
+import { type IndexDatabase, ReadModel } from './read-model/read-model.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
@@ -43,10 +43,11 @@ export interface LedgerOptions {
   /**
    * A folder for the read model (created if missing): the state is kept there in LevelDB,
    * checkpointed, so that an open reads only what was appended since and queries do not hold
-   * the ledger in memory. One process at a time (LevelDB's lock). Default: none, the state is
-   * rebuilt in memory at every open, as memoryd's spec has it.
+   * the ledger in memory. One process at a time (LevelDB's lock). Or an abstract-level database
+   * of bytes the caller made (memory-level for tests), which the ledger leaves open. Default:
+   * none, the state is rebuilt in memory at every open, as memoryd's spec has it.
    */
-  readonly index?: string;
+  readonly index?: string | IndexDatabase;
   /**
    * Told, once, of what an operator should know that is not an error: that the read model was
    * built or rebuilt from the log, and why. Default: a line on stderr.

@@ -26,3 +26,27 @@ for (const [name, make] of [
   });
   test.run();
 }
+
+// The read model in a database the caller made (memory-level), as the LevelDB backend takes one.
+for (const [name, make] of [
+  ['jsonl', (home: Home) => jsonlBackend(home.path, { codec: honchoCodec })],
+  ['memory', () => memoryBackend({ codec: honchoCodec })],
+] as const) {
+  let index = new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' });
+  const test = uvuSuite(`conformance, the ledger: ${name}, with a read model in memory-level`);
+  ledgerSuite({
+    test,
+    name: `${name}, with a read model in memory-level`,
+    factory: () => {
+      const home = new Home();
+      index = new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' });
+      const db = index;
+      return { backend: make(home), cleanup: async () => {
+        home.remove();
+        await db.close();
+      } };
+    },
+    options: () => ({ index, onNotice: () => undefined }),
+  });
+  test.run();
+}

@@ -26,8 +26,7 @@
  *
  * @module
  */
-import type { AbstractSublevel } from 'abstract-level';
-import type { ClassicLevel } from 'classic-level';
+import type { AbstractLevel, AbstractSublevel } from 'abstract-level';
 import { Decoder, Encoder } from 'cbor-x';
 import { crc32c, sealValue, unsealValue } from '../../level-files.js';
 import type { Marker } from '../../level-folder.js';
@@ -45,7 +44,14 @@ export const BATCH = 10_000;
 export const CACHE = 100_000;
 
 export type Bytes = Uint8Array;
-export type Db = ClassicLevel<Bytes, Bytes>;
+/**
+ * The read model's database: a folder's (classic-level), or any abstract-level database of bytes
+ * a caller made (`new MemoryLevel<Uint8Array, Uint8Array>()` for tests). Every operation on it
+ * passes byte encodings, whatever its own defaults are.
+ */
+export type Db = AbstractLevel<string | Buffer | Uint8Array, Bytes, Bytes>;
+/** Keys and values as bytes, on every operation of the database. */
+export const VIEW = { keyEncoding: 'view', valueEncoding: 'view' } as const;
 export type Sub = AbstractSublevel<Db, string | Buffer | Uint8Array, Bytes, Bytes>;
 
 export const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });

@@ -48,7 +48,7 @@
  * @module
  */
 import { IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError } from '../../errors.js';
-import { levelFolder, reserveFolder, withFolderLocked, writeMarker } from '../../level-folder.js';
+import { levelFailure, levelFolder, reserveFolder, withFolderLocked, writeMarker } from '../../level-folder.js';
 import type { ResumePoint } from '../../log.js';
 import type { Conclusion, Decision } from '../projection.js';
 import { type Action, type Counts, type Item, type Record, type Workspace, itemKey } from '../record.js';
@@ -79,11 +79,12 @@ import {
   stackPrefix,
   totalsArray,
   totalsFrom,
+  VIEW,
   utf8,
 } from './layout.js';
 import { type RowSource, Stage } from './stage.js';
 
-export { SCHEMA, type Checkpoint, type IndexStatus } from './layout.js';
+export { SCHEMA, type Checkpoint, type Db as IndexDatabase, type IndexStatus } from './layout.js';
 
 /** The read model of one ledger, open. */
 export class ReadModel implements LedgerState, RowSource {
@@ -102,8 +103,11 @@ export class ReadModel implements LedgerState, RowSource {
   private distrust: string | null;
 
   private constructor(
+    /** The folder, or a database's name: for messages. */
     readonly folder: string,
     private store: Store,
+    /** The folder it is in, `null` for a database the caller made (which it never closes). */
+    private readonly inFolder: string | null,
     /** Gives the folder back to other opens of this process, at close. */
     private readonly release: () => void,
     distrust: string | null,
@@ -112,15 +116,30 @@ export class ReadModel implements LedgerState, RowSource {
   }
 
   /**
-   * Opens (creating it if missing) the read model in `folder`. A read model found damaged (its
-   * files, its checkpoint, its counts) is discarded here or reported by {@link rebuildReason},
-   * for the ledger to rebuild it from the log and say why.
-   * @throws {@link LockedError} when another process (or open) has it
+   * Opens the read model in `location`: a folder (created if missing), or an abstract-level
+   * database the caller made (opened if it is not; never closed by the read model, which the
+   * caller owns, as the LevelDB backend leaves a caller's database open). A read model found
+   * damaged (its files, its checkpoint, its counts) is discarded here or reported by
+   * {@link rebuildReason}, for the ledger to rebuild it from the log and say why.
+   * @param name a database's name in messages (default: `index:` and its class's name)
+   * @throws {@link LockedError} when another process (or open) has the folder
    * @throws {@link ForeignFolderError} when the folder holds anything but a read model
    * @throws {@link LevelFolderDamagedError} when it is damaged and not marked as a read model's
    * @throws {@link LedgerIoError} when it cannot be opened
    */
-  static async open(folder: string): Promise<ReadModel> {
+  static async open(location: string | Db, name?: string): Promise<ReadModel> {
+    if (typeof location !== 'string') {
+      const label = name ?? `index:${location.constructor.name}`;
+      try {
+        await location.open();
+      } catch (e) {
+        throw levelFailure(label, e, 'index');
+      }
+      const model = new ReadModel(label, new Store(location), null, () => undefined, null);
+      await model.readMeta();
+      return model;
+    }
+    const folder = location;
     const release = reserveFolder(folder, 'index');
     try {
       const prepared = await withFolderLocked(folder, 'index', false, () => prepareModelFolder(folder));
@@ -136,7 +155,7 @@ export class ReadModel implements LedgerState, RowSource {
         db = await openStore(folder, true);
       }
       if (discarded !== null) writeMarker(folder, MODEL_MARKER); // a new database is there
-      const model = new ReadModel(folder, new Store(db), release, discarded === null ? null : `${discarded}; it was discarded`);
+      const model = new ReadModel(folder, new Store(db), folder, release, discarded === null ? null : `${discarded}; it was discarded`);
       try {
         await model.readMeta();
       } catch (e) {
@@ -211,15 +230,25 @@ export class ReadModel implements LedgerState, RowSource {
    */
   async reset(): Promise<void> {
     await this.settle().catch(() => undefined); // the rows are being thrown away
-    try {
-      await this.store.db.close();
-    } catch (e) {
-      throw new LedgerIoError(this.folder, e);
+    const folder = this.inFolder;
+    if (folder === null) {
+      // a caller's database: every key of it cleared, in one operation
+      try {
+        await this.store.db.clear();
+      } catch (e) {
+        throw this.failure(e);
+      }
+    } else {
+      try {
+        await this.store.db.close();
+      } catch (e) {
+        throw new LedgerIoError(folder, e);
+      }
+      // marked before anything is deleted: from then on the rows are never trusted, whatever stops this
+      await withFolderLocked(folder, 'index', false, () => discard(folder, 'a rebuild from the log did not finish'));
+      this.store = new Store(await openStore(folder, true));
+      writeMarker(folder, MODEL_MARKER);
     }
-    // marked before anything is deleted: from then on the rows are never trusted, whatever stops this
-    await withFolderLocked(this.folder, 'index', false, () => discard(this.folder, 'a rebuild from the log did not finish'));
-    this.store = new Store(await openStore(this.folder, true));
-    writeMarker(this.folder, MODEL_MARKER);
     this.cache.clear();
     this.checkpointNow = null;
     this.building = false;
@@ -238,8 +267,9 @@ export class ReadModel implements LedgerState, RowSource {
   private damaged(why: string, cause?: unknown): IndexDamagedError {
     if (this.damage !== null) return this.damage;
     this.damage = new IndexDamagedError(this.folder, why, cause === undefined ? undefined : { cause });
+    if (this.inFolder === null) return this.damage; // a caller's database: refused from now on
     try {
-      writeMarker(this.folder, { ...MODEL_MARKER, discard: why });
+      writeMarker(this.inFolder, { ...MODEL_MARKER, discard: why });
     } catch {
       // the rows are refused from now on all the same; the next open finds the damage again
     }
@@ -281,7 +311,7 @@ export class ReadModel implements LedgerState, RowSource {
     const rowKey = utf8(key);
     let bytes: Bytes | undefined;
     try {
-      bytes = db.getSync(items.prefixKey(rowKey, 'view'));
+      bytes = db.getSync<Bytes, Bytes>(items.prefixKey(rowKey, 'view'), VIEW);
     } catch (e) {
       throw this.failure(e);
     }
@@ -321,8 +351,8 @@ export class ReadModel implements LedgerState, RowSource {
     if (this.damage !== null) throw this.damage;
     const store = this.store;
     const batch = store.db.batch();
-    const put = (sub: Sub, key: Bytes, value: unknown): void => void batch.put(sub.prefixKey(key, 'view'), store.seal(sub, key, value));
-    const del = (sub: Sub, key: Bytes): void => void batch.del(sub.prefixKey(key, 'view'));
+    const put = (sub: Sub, key: Bytes, value: unknown): void => void batch.put<Bytes, Bytes>(sub.prefixKey(key, 'view'), store.seal(sub, key, value), VIEW);
+    const del = (sub: Sub, key: Bytes): void => void batch.del<Bytes>(sub.prefixKey(key, 'view'), VIEW);
     for (const [key, row] of stage.rows) put(store.items, utf8(key), row);
     for (const [seq, decision] of stage.decided) put(store.decisions, seqKey(seq), decision);
     for (const [seq, decision] of stage.waiting) {
@@ -468,6 +498,7 @@ export class ReadModel implements LedgerState, RowSource {
 
   async close(): Promise<void> {
     await this.settle().catch(() => undefined); // a failed write was reported where it mattered
+    if (this.inFolder === null) return; // a caller's database stays open
     try {
       await this.store.db.close();
     } catch (e) {
