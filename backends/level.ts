@@ -108,25 +108,23 @@
  *   as version 1 when it holds a version 1 log, adopted when its database holds nothing, and
  *   refused when it holds keys that are not a ledger's (a read model of ledgerstore 0.1).
  *
+ * Longer than most files, and earned: one log and its format, which this doc gives whole (the
+ * values are `level-values.ts`, the database's interface `level-database.ts`).
+ *
  * @module
  */
-import { isUtf8 } from 'node:buffer';
-import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import {
   DamagedError,
   ForeignFolderError,
-  InvalidRecordError,
   LedgerIoError,
   LevelFolderDamagedError,
   LockedError,
   OldFormatError,
-  asDamage,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
 import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
-import { crc32c, sealValue, unsealValue } from '../lib/level-files.js';
 import {
   type LiveFiles,
   type Marker,
@@ -145,50 +143,11 @@ import {
   writeMarker,
 } from '../lib/level-folder.js';
 
+import { type LevelBatch, type LevelDatabase, VIEW, iterate, readAhead } from './level-database.js';
+import { decodeValue, decoder, encodeRecord, encoder, hex, sealed } from './level-values.js';
+
 export { levelFolder } from '../lib/level-folder.js';
-
-/** Keys and values as bytes (`Uint8Array`), whatever the database's default encodings. */
-export interface ByteEncodings {
-  readonly keyEncoding: 'view';
-  readonly valueEncoding: 'view';
-}
-
-/** An iterator's range, in bytes; `highWaterMarkBytes` is classic-level's (others ignore it). */
-export interface ByteRange extends ByteEncodings {
-  readonly gte: Uint8Array;
-  readonly lt: Uint8Array;
-  readonly highWaterMarkBytes?: number;
-}
-
-/** The part of an abstract-level iterator that the log uses. */
-export interface LevelIterator<K, V> {
-  nextv(size: number): Promise<[K, V][]>;
-  close(): Promise<void>;
-}
-
-/** The part of an abstract-level chained batch that the log uses. */
-export interface LevelBatch {
-  put<K, V>(key: K, value: V, options: ByteEncodings): unknown;
-  /** `sync` is classic-level's (LevelDB's `WriteOptions::sync`); databases without a disk ignore it. */
-  write(options: { readonly sync: boolean }): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * The part of an abstract-level database that the log uses: every abstract-level database
- * (`ClassicLevel`, `MemoryLevel`, a sublevel of either, ...) is one, whatever its type
- * parameters. The log passes its own encodings on every operation.
- */
-export interface LevelDatabase {
-  readonly supports: { readonly permanence: boolean };
-  open(): Promise<void>;
-  close(): Promise<void>;
-  keyEncoding(encoding: 'view'): { readonly format: string };
-  valueEncoding(encoding: 'view'): { readonly format: string };
-  get<K, V>(key: K, options: ByteEncodings): Promise<V | undefined>;
-  iterator<K, V>(options: ByteRange): LevelIterator<K, V>;
-  batch(): LevelBatch;
-}
+export type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from './level-database.js';
 
 /** How to open a LevelDB log. */
 export interface LevelOptions<R> {
@@ -214,25 +173,9 @@ const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
 const RECORD_KEY_LENGTH = 9;
 /** The first key after every record key. */
 const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
-/** Records read from LevelDB at a time, at open and by `read`. */
-const CHUNK = 1000;
 
-/** Bytes in and out, whatever the database's default encodings. */
-const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
-/** Bigger than classic-level's 16 KiB, so that an iterator's native call fills a whole chunk. */
-const HIGH_WATER_MARK_BYTES = 1 << 20;
 const SYNC = { sync: true } as const;
 
-const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
-const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
-  useRecords: false,
-  mapsAsObjects: true,
-  // A 64-bit integer reads as a number (beyond 2^53 an inexact one, which the codec then
-  // refuses as out of range) rather than as a bigint, which no codec expects. (An option of
-  // cbor-x's that its types do not list.)
-  int64AsNumber: true,
-};
-const decoder = new Decoder(DECODING);
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
 /** What the marker file of a folder that holds a log says. */
 const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
@@ -293,73 +236,6 @@ function positionOf(key: Uint8Array): Position | null {
   for (let n = 1; n < 5; n++) high = high * 256 + (key[n] as number);
   for (let n = 5; n < 9; n++) low = low * 256 + (key[n] as number);
   return high >= 0x20_0000 ? null : high * 0x1_0000_0000 + low; // beyond 2^53: no position
-}
-
-/** An iterator over the keys `[gte, lt)`, as bytes. */
-function iterate(db: LevelDatabase, name: string, gte: Uint8Array, lt: Uint8Array): LevelIterator<Uint8Array, Uint8Array> {
-  try {
-    return db.iterator<Uint8Array, Uint8Array>({ ...VIEW, gte, lt, highWaterMarkBytes: HIGH_WATER_MARK_BYTES });
-  } catch (e) {
-    throw new LedgerIoError(name, causeOf(e)); // a database closed by its owner, say
-  }
-}
-
-/**
- * The iterator's entries, a chunk at a time, each chunk asked for before the one before it is
- * handed out: LevelDB reads the next chunk on the thread pool while this thread decodes this
- * one. Closes the iterator when done, or when the caller stops early.
- */
-async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, V>): AsyncGenerator<[K, V][], void, undefined> {
-  const ask = (): Promise<[K, V][]> => {
-    const asked = iterator.nextv(CHUNK);
-    asked.catch(() => undefined); // handled where it is awaited, even if that is after it failed
-    return asked;
-  };
-  let next = ask();
-  try {
-    for (;;) {
-      let entries: [K, V][];
-      try {
-        entries = await next;
-      } catch (e) {
-        throw levelFailure(name, e, 'level');
-      }
-      if (entries.length === 0) return;
-      next = ask();
-      yield entries;
-    }
-  } finally {
-    await next.catch(() => undefined);
-    await iterator.close().catch(() => undefined);
-  }
-}
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-
-/**
- * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
- * CBOR integer (a number it would write as a float64). The same object when there is none.
- */
-function wideIntegersAsBigInt(value: unknown): unknown {
-  if (typeof value === 'number') {
-    return Number.isSafeInteger(value) && (value > 0xffff_ffff || value < -0x1_0000_0000) ? BigInt(value) : value;
-  }
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
-    value.forEach((element: unknown, n) => {
-      const converted = wideIntegersAsBigInt(element);
-      if (converted !== element) (copy ??= [...value])[n] = converted;
-    });
-    return copy ?? value;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  let copy: { [key: string]: unknown } | null = null;
-  for (const [key, field] of Object.entries(value)) {
-    const converted = wideIntegersAsBigInt(field);
-    if (converted !== field) (copy ??= { ...value })[key] = converted;
-  }
-  return copy ?? value;
 }
 
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */
@@ -667,113 +543,6 @@ class LevelLog<R> extends StoredLog<R> {
   }
 }
 
-/** The CBOR of a normalized record. */
-function encodeRecord(record: unknown): Uint8Array {
-  try {
-    return encoder.encode(wideIntegersAsBigInt(record));
-  } catch (e) {
-    /* c8 ignore next -- cbor-x throws Errors; String(e) is for a non-Error thrown by a record's own code (a getter), which plain data has none of */
-    throw new InvalidRecordError(`it cannot be written as CBOR: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-/** The checksum of a record: CRC-32C of its key, then of its CBOR. */
-const checksumOf = (key: Uint8Array, body: Uint8Array): number => crc32c(body, crc32c(key));
-
-/** A record's value: its CBOR, then its checksum. */
-const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealValue(body, checksumOf(key, body));
-
-/**
- * The record a value holds, its checksum checked (when `checked`: version 2) and the record
- * checked by the codec; damage at `position` when it holds none.
- */
-function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Array, value: Uint8Array, position: Position, checked: boolean): R {
-  const body = checked ? unsealValue(value, (stored) => checksumOf(key, stored)) : value;
-  if (body === 'no checksum') throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
-  if (body === 'mismatch') throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
-  let decoded: unknown;
-  try {
-    decoded = decoder.decode(body);
-  } catch (e) {
-    /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
-    throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`, {
-      cause: e,
-    });
-  }
-  if (!textIsUtf8(body)) throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
-  try {
-    return codec.normalize(decoded);
-  } catch (e) {
-    if (e instanceof InvalidRecordError) throw new DamagedError(name, position + 1, `not a valid record: ${e.why}`, { cause: e });
-    throw asDamage(name, position + 1, e);
-  }
-}
-
-/**
- * Whether every text string in the CBOR data item `bytes` is UTF-8, as RFC 8949 requires: cbor-x
- * reads bytes that are not as U+FFFD, which would turn damage into a different record. A walk
- * over the item's heads that looks into a text string only when it has a byte above 0x7f: about
- * a quarter of the time decoding takes, 5% of a replay's. Bytes that are not well-formed CBOR are
- * the decoder's to refuse; here they only end the walk.
- */
-function textIsUtf8(bytes: Uint8Array): boolean {
-  /* c8 ignore next -- the walk follows bytes cbor-x decoded whole, so it never reads past their end; 0 there only ends the walk */
-  const byte = (at: number): number => bytes[at] ?? 0;
-  const uint32 = (at: number): number => byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
-  let at = 0;
-  let items = 1; // data items still to walk in the innermost container: Infinity in one of indefinite length
-  const outer: number[] = []; // the same for each container of indefinite length around it
-  while (items > 0 && at < bytes.length) {
-    const initial = byte(at++);
-    if (initial === 0xff) {
-      // the "break" that ends a container of indefinite length
-      /* c8 ignore next -- cbor-x refuses a break outside a container of indefinite length; one would end the walk */
-      items = (outer.pop() ?? 1) - 1;
-      continue;
-    }
-    const major = initial >> 5;
-    const info = initial & 0x1f;
-    let argument = info;
-    if (info === 24) {
-      argument = byte(at);
-      at += 1;
-    } else if (info === 25) {
-      argument = (byte(at) << 8) | byte(at + 1);
-      at += 2;
-    } else if (info === 26) {
-      argument = uint32(at);
-      at += 4;
-    } else if (info === 27) {
-      argument = uint32(at) * 0x1_0000_0000 + uint32(at + 4);
-      at += 8;
-    } else if (info === 31 && major >= 2 && major <= 5) {
-      outer.push(items);
-      items = Infinity;
-      continue;
-    }
-    items--;
-    if (major === 2) {
-      at += argument;
-    } else if (major === 3) {
-      const end = at + argument;
-      for (let n = at; n < end; n++) {
-        if (byte(n) > 0x7f) {
-          if (!isUtf8(bytes.subarray(at, end))) return false;
-          break;
-        }
-      }
-      at = end;
-    } else if (major === 4) {
-      items += argument;
-    } else if (major === 5) {
-      items += 2 * argument;
-    } else if (major === 6) {
-      items += 1; // a tag's content
-    }
-  }
-  return true;
-}
-
 /** Damage unless `key` is the key of the record at `position`. */
 function checkKey(name: string, key: Uint8Array, position: Position): void {
   const found = positionOf(key);
@@ -797,3 +566,4 @@ function checkMarker(name: string, value: Uint8Array): number {
   }
   return version;
 }
+

@@ -25,6 +25,9 @@
  * A read-only look never writes: a reader opens a copy of the live files made aside
  * ({@link snapshotFolder}), never the folder, since LevelDB has no read-only open.
  *
+ * Longer than most files, and earned: one concern, a LevelDB folder before and around LevelDB's
+ * open (its look, marker, locks, snapshots and discard).
+ *
  * @module
  */
 import * as fs from 'node:fs';

@@ -17,6 +17,8 @@
  *   while the tag is looked for, in a map or as the first element of a sequence, and the tag's
  *   errors (unknown variant, duplicate or missing tag) are raised as they are met.
  *
+ * Longer than most files, and earned: one concern, a port of serde_json's reader and its words.
+ *
  * @module
  */
 import { isUtf8 } from 'node:buffer';

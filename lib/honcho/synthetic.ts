@@ -24,6 +24,9 @@
  * many records are asked for: only the active sessions, the pending items and bounded windows of
  * sent conclusions and fleet messages are kept.
  *
+ * Longer than most files, and earned: one concern, the one model of memoryd's traffic the
+ * generator follows.
+ *
  * @module
  */
 import { Random } from '../random.js';

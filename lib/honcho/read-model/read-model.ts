@@ -45,6 +45,9 @@
  * and left as it is; one with LevelDB's files and no marker is adopted when it is a read model
  * of ledgerstore 0.1 (and rebuilt: schema 1), refused otherwise.
  *
+ * Longer than most files, and earned: one class, the read model's queries and batches, and this
+ * doc of its promises.
+ *
  * @module
  */
 import { IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError } from '../../errors.js';
