@@ -39,7 +39,7 @@ export async function withIndexDb<T>(index: string, change: (db: Db, sublevel: (
   }
 }
 
-/** The text of a marker file holding `fields` (`backends/level-folder.ts`: the JSON, then its CRC-32C in hex). */
+/** The text of a marker file holding `fields` (`lib/level-folder.ts`: the JSON, then its CRC-32C in hex). */
 export function markerText(fields: object): string {
   const line = JSON.stringify(fields);
   return `${line}\n${crc32c(Buffer.from(line, 'utf8')).toString(16).padStart(8, '0')}\n`;
