@@ -119,7 +119,6 @@ import {
   ForeignFolderError,
   LedgerIoError,
   LevelFolderDamagedError,
-  LockedError,
   OldFormatError,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';

@@ -32,7 +32,7 @@ export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCod
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger } from './ledger.js';
 export type { IndexDatabase } from './honcho/read-model/read-model.js';
-export { type HonchoLedger, type LedgerOptions, type Conclusion, type Decision, type LogEntry, type OutboxCursor, type OutboxPage } from './honcho/ledger.js';
+export type { HonchoLedger, LedgerOptions, Conclusion, Decision, LogEntry, OutboxCursor, OutboxPage } from './honcho/ledger.js';
 export { type AnswerDigests, answerDigests, differences } from './verify.js';
 export { SCHEMES, type Target, TargetError, backendFor } from './target.js';
 export { type Copied, copyLedger } from './copy.js';

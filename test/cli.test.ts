@@ -168,8 +168,8 @@ test('--index on a read-only file system says so (EROFS), not that something is 
 test("the runbook's fix step for a damaged line runs as written, and check --ledger answers it", async () => {
   const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
   const step = runbook.slice(runbook.indexOf('## honcho-ledger-damaged'), runbook.indexOf('## ledger-unwritable'));
-  const block = /```sh\n([^]*?)```/.exec(step)?.[1];
-  assert.ok(block !== undefined && block.includes('ledgerstore check --ledger'), 'the step has its sh block');
+  const block = /```sh\n([\s\S]*?)```/.exec(step)?.[1];
+  assert.ok(block?.includes('ledgerstore check --ledger') === true, 'the step has its sh block');
   // Line 4 decides an item a second time; its fix decides another item, which a later line sends.
   const lines = FIXTURE.slice(0, 3).map(lineOf);
   const damaged = [...lines, lineOf(decided(turn('chat-1', 3))), lineOf(sent(turn('chat-8', 1))), FIXTURE.slice(3).map(lineOf).join('')].join('');

@@ -449,7 +449,7 @@ test('a folder that lost its CURRENT is refused as damage and left exactly as it
     const records = [...(await appendBatches(folder, 3, 500)), ...(await appendBatches(folder, 3, 500, 3))];
     const current = readFileSync(join(folder, 'CURRENT'));
     rmSync(join(folder, 'CURRENT'));
-    await refusedAsDamaged(folder, new RegExp(`^${folder}/CURRENT: the folder holds LevelDB files \(.+\) but no CURRENT, which names the database's manifest: it was deleted or never written;`));
+    await refusedAsDamaged(folder, new RegExp(`^${folder}/CURRENT: the folder holds LevelDB files \\(.+\\) but no CURRENT, which names the database's manifest: it was deleted or never written;`));
     writeFileSync(join(folder, 'CURRENT'), current);
     const log = await backendAt(folder).open({ readOnly: true });
     assert.equal(await all(log), records);

@@ -168,7 +168,7 @@ test('strings hold non-ASCII text and every escape JSON needs', () => {
   assert.ok(/[àâçéèêëîïôûùüÿñæœ]/u.test(text), 'accented Latin');
   assert.ok(/\p{Script=Han}/u.test(text), 'Chinese');
   assert.ok(/\p{Extended_Pictographic}/u.test(text), 'emoji (surrogate pairs in UTF-16)');
-  for (const escape of ['\\"', '\\\\', '\\n', '\\t']) assert.ok(text.includes(escape), `the escape ${escape}`);
+  for (const sequence of ['\\"', '\\\\', '\\n', '\\t']) assert.ok(text.includes(sequence), `the escape ${sequence}`);
 });
 
 test('conclusions are made and undone: conclusion() answers as a replay of the sends does', async () => {

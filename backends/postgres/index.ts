@@ -32,7 +32,7 @@
 import { ConflictError } from '../../lib/errors.js';
 import { type Appended, type EventLog, type LogBackend, type LogCapabilities, type OpenOptions, type Position, type RecordCodec, type ResumePoint, checkedEncoder } from '../../lib/log.js';
 import { StoredLog } from '../../lib/log-base.js';
-import { UnknownOutcome, Writer } from './append.js';
+import { type Answer, UnknownOutcome, Writer } from './append.js';
 import { Connector, type ReadPool, connectFailure, serverFailure } from './connection.js';
 import { type Unwatch, watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
@@ -159,7 +159,7 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
     const writer = this.writer as Writer; // a writable log has its writer
     const lines = records.map(this.encode);
-    let answer;
+    let answer: Answer;
     try {
       answer = await writer.append(lines, expectedHead ?? null);
     } catch (e) {

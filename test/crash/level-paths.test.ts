@@ -15,7 +15,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { type BigIntStats, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +31,7 @@ const STUCK_MS = 15_000;
 
 /** Everything at `path` as it is: for a folder, each entry; for anything else, its type, size, times and (a file) bytes. */
 function stateOf(path: string): string {
-  let stat;
+  let stat: BigIntStats;
   try {
     stat = lstatSync(path, { bigint: true });
   } catch {

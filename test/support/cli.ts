@@ -121,8 +121,8 @@ export const EMPTY_COUNTS = '{"decided":0,"sent":0,"waiting":0,"failed":0,"skipp
 /** The outbox of the fixture, in decision order, in canonical form. */
 export const FIXTURE_OUTBOX = [
   String.raw`{"item":{"type":"turn","session":"chat-2","turn":2},"action":{"type":"fleet","session":"chat-2","text":"deploy \"v2\"\n done"}}`,
-  String.raw`{"item":{"type":"turn","session":"chat-1","turn":5},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`,
-  String.raw`{"item":{"type":"edit","id":"2026-09-28-0002","part":0},"action":{"type":"unconclude","workspace":"trusted","text":"Kyle takes his coffee black."}}`,
+  `{"item":{"type":"turn","session":"chat-1","turn":5},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`,
+  `{"item":{"type":"edit","id":"2026-09-28-0002","part":0},"action":{"type":"unconclude","workspace":"trusted","text":"Kyle takes his coffee black."}}`,
 ];
 
 /** Runs `body` with the fixture (or `text`) written at `home.path`. */

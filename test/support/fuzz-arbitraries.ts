@@ -135,12 +135,12 @@ function writeString(s: string, escapeMask: number): string {
   let out = '"';
   let n = 0;
   for (const ch of s) {
-    const escape = ((escapeMask >>> n % 31) & 1) === 1;
+    const escaped = ((escapeMask >>> n % 31) & 1) === 1;
     n++;
     const cp = ch.codePointAt(0) as number;
     if (ch === '"' || ch === '\\' || cp < 0x20) {
       out += JSON.stringify(ch).slice(1, -1);
-    } else if (escape) {
+    } else if (escaped) {
       if (ch === '/') out += '\\/';
       else if (cp > 0xffff) out += [...ch.split('')].map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
       else out += `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;

@@ -119,7 +119,7 @@ export function checkJsonlRepair(before: Buffer | null, after: Buffer | null, fo
   assert.ok(before.subarray(0, lines.length).equals(lines), `${context}: promise 3: the records found are not the file's first lines, byte for byte`);
   const tail = before.subarray(lines.length);
   assert.is(tail.indexOf(10), -1, `${context}: promise 3 broken: the open dropped a complete line (${tail.length} bytes dropped, with a newline)`);
-  assert.ok(after !== null && after.equals(lines), `${context}: promise 3: after the reopen the file is not exactly its whole lines`);
+  assert.ok(after?.equals(lines) === true, `${context}: promise 3: after the reopen the file is not exactly its whole lines`);
   if (tail.length === 0) assert.is(repair, null, `${context}: a repair where there was no tail`);
   else assert.equal(repair, { at: lines.length, dropped: tail.length, cut: true }, `${context}: the repair reported`);
 }

@@ -160,9 +160,12 @@ try {
   process.exit(2);
 }
 
-let stopping: Promise<void> | null = null;
+/** Whether the keeper is stopping: a second signal waits for the first's cleanup. */
+let stopping = false;
 const end = (): void => {
-  stopping ??= stop().then(
+  if (stopping) return;
+  stopping = true;
+  void stop().then(
     () => process.exit(0),
     (e: unknown) => {
       process.stderr.write(`pg-keeper: could not clean up: ${e instanceof Error ? e.message : String(e)}\n`);
