@@ -40,7 +40,17 @@
  * @module
  */
 import { LedgerIoError } from '../lib/errors.js';
-import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, Repair, ResumePoint } from '../lib/log.js';
+import type {
+  Appended,
+  AppendOptions,
+  EventLog,
+  LogBackend,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  Repair,
+  ResumePoint,
+} from '../lib/log.js';
 import { LogBase } from '../lib/log-base.js';
 import { Random } from '../lib/random.js';
 
@@ -118,7 +128,12 @@ export class InjectedFault extends Error {
    * @param append the append's number
    * @param code the system error code (`EIO`, `ENOSPC`, `ECANCELED`)
    */
-  constructor(readonly kind: FaultKind, readonly append: number, readonly code: string, message: string) {
+  constructor(
+    readonly kind: FaultKind,
+    readonly append: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'InjectedFault';
   }
@@ -209,7 +224,9 @@ const isDelay = (n: number): boolean => Number.isFinite(n) && n >= 0;
 class Faults {
   private readonly planned = new Map<number, Planned>();
   private readonly failAfter: number | undefined;
-  private readonly random: { readonly probability: number; readonly when: FaultTiming; readonly seed: number; readonly draw: () => number } | undefined;
+  private readonly random:
+    | { readonly probability: number; readonly when: FaultTiming; readonly seed: number; readonly draw: () => number }
+    | undefined;
   private readonly delay: (append: number) => number;
   private calls = 0;
   readonly counts = { acknowledged: 0, rejected: 0, failedBefore: 0, failedAfter: 0, lost: 0, crashes: 0 };
@@ -222,7 +239,8 @@ class Faults {
       check(!this.planned.has(at), `failAppends: append ${at} is named twice`);
       this.planned.set(at, { when, code, why: '' });
     }
-    if (failAppendsAfter !== undefined) check(isCount(failAppendsAfter), `failAppendsAfter must be a count, not ${failAppendsAfter}`);
+    if (failAppendsAfter !== undefined)
+      check(isCount(failAppendsAfter), `failAppendsAfter must be a count, not ${failAppendsAfter}`);
     this.failAfter = failAppendsAfter;
     if (failRandomly !== undefined) {
       const { probability, seed, when = 'before' } = failRandomly;
@@ -248,7 +266,10 @@ class Faults {
       };
     }
     const { min, max, seed } = delay;
-    check(isCount(min) && isCount(max) && min <= max, `delay: min and max are whole milliseconds, min <= max, not ${min} and ${max}`);
+    check(
+      isCount(min) && isCount(max) && min <= max,
+      `delay: min and max are whole milliseconds, min <= max, not ${min} and ${max}`,
+    );
     check(Number.isFinite(seed), `delay: the seed must be a number, not ${seed}`);
     const draw = generator(seed);
     return () => min + Math.floor(draw() * (max - min + 1));
@@ -277,12 +298,25 @@ class Faults {
     let cause: InjectedFault;
     if (fault === 'crash') {
       this.counts.lost++;
-      cause = new InjectedFault(fault, number, 'ECANCELED', `injected crash: append ${number} was lost before it reached the log`);
+      cause = new InjectedFault(
+        fault,
+        number,
+        'ECANCELED',
+        `injected crash: append ${number} was lost before it reached the log`,
+      );
     } else {
       if (fault.when === 'before') this.counts.failedBefore++;
       else this.counts.failedAfter++;
-      const what = fault.when === 'before' ? 'before the write' : 'after the write: its records are in the log, but the acknowledgement was lost';
-      cause = new InjectedFault(fault.when, number, fault.code, `injected fault: append ${number} failed ${what}${fault.why}`);
+      const what =
+        fault.when === 'before'
+          ? 'before the write'
+          : 'after the write: its records are in the log, but the acknowledgement was lost';
+      cause = new InjectedFault(
+        fault.when,
+        number,
+        fault.code,
+        `injected fault: append ${number} failed ${what}${fault.why}`,
+      );
     }
     this.injected.push(cause);
     return new LedgerIoError(name, cause);
@@ -321,7 +355,12 @@ class Backend<R> implements FaultyBackend<R> {
   }
 
   async open(options?: OpenOptions<R>): Promise<EventLog<R>> {
-    const log = new FaultyLog(await this.inner.open(options), this.faults, () => this.openLogs.delete(log), options?.readOnly ?? false);
+    const log = new FaultyLog(
+      await this.inner.open(options),
+      this.faults,
+      () => this.openLogs.delete(log),
+      options?.readOnly ?? false,
+    );
     this.openLogs.add(log);
     return log;
   }
@@ -405,7 +444,12 @@ class FaultyLog<R> extends LogBase<R> {
   }
 
   /** One append's turn: its delay, then lost in a crash, stopped, or its fault around the inner append. */
-  private async perform(call: Call, delay: Delay | null, records: readonly R[], options: AppendOptions | undefined): Promise<Appended> {
+  private async perform(
+    call: Call,
+    delay: Delay | null,
+    records: readonly R[],
+    options: AppendOptions | undefined,
+  ): Promise<Appended> {
     if (delay !== null) {
       await delay.over;
       this.delays.delete(delay);

@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import { DamagedError, InvalidRecordError, LedgerIoError, LockedError, NotAFileError } from '../lib/errors.js';
-import { MAX_LINE_BYTES, lineTooLong } from '../lib/log.js';
+import { lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
@@ -119,7 +119,6 @@ export function syncDirectory(io: FileIO, absolute: string): void {
   }
 }
 
-
 /**
  * The file holds no whole line, only `size` bytes with no newline: a line a crash cut off only if
  * a writer could have left it, beginning as a line the codec writes does (a NUL standing for a
@@ -127,12 +126,22 @@ export function syncDirectory(io: FileIO, absolute: string): void {
  * settings file named for the ledger, say) is not a log's, and is refused, not cut.
  * @throws {@link DamagedError} at line 1 when it could not be a cut-off line
  */
-export function refuseUnlessCutOff(io: FileIO, fd: Fd, file: string, size: number, starts: readonly Buffer[] | undefined): void {
+export function refuseUnlessCutOff(
+  io: FileIO,
+  fd: Fd,
+  file: string,
+  size: number,
+  starts: readonly Buffer[] | undefined,
+): void {
   if (starts === undefined || starts.length === 0) return;
   const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
   const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
   if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
-  throw new DamagedError(file, 1, `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`);
+  throw new DamagedError(
+    file,
+    1,
+    `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`,
+  );
 }
 
 /** Cuts a torn tail and syncs, so that the next append follows the last whole line. */
@@ -152,4 +161,3 @@ export function closeQuietly(io: FileIO, fd: Fd): void {
     // the descriptor is gone either way
   }
 }
-

@@ -34,7 +34,15 @@ export interface OverlongLine {
 export const isOverlong = (piece: Chunk | OverlongLine): piece is OverlongLine => 'overlong' in piece;
 
 /** Reads up to `length` bytes at `at` into `into[offset...]`; the count read. */
-export function readAt(io: FileIO, fd: Fd, name: string, into: Buffer, offset: number, length: number, at: number): number {
+export function readAt(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  into: Buffer,
+  offset: number,
+  length: number,
+  at: number,
+): number {
   try {
     return io.read(fd, into, offset, length, at);
   } catch (e) {
@@ -53,9 +61,32 @@ export function readAt(io: FileIO, fd: Fd, name: string, into: Buffer, offset: n
  * tail, however long), and is an error when the log held those lines (`held`): someone cut or
  * changed the file while the log was open, and reading on would find nothing.
  */
-export function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held: true): Generator<Chunk>;
-export function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk | OverlongLine>;
-export function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk | OverlongLine> {
+export function lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+  held: true,
+): Generator<Chunk>;
+export function lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+): Generator<Chunk | OverlongLine>;
+export function* lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+  held = false,
+): Generator<Chunk | OverlongLine> {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
@@ -72,14 +103,27 @@ export function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: 
       buffer.copy(larger, 0, 0, carried);
       buffer = larger;
     }
-    const got = readAt(io, fd, name, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
+    const got = readAt(
+      io,
+      fd,
+      name,
+      buffer,
+      carried,
+      Math.min(buffer.length - carried, to - position - carried),
+      position + carried,
+    );
     if (got === 0) {
       if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
       return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
     }
     const filled = carried + got;
     const ends: number[] = [];
-    for (let newline = buffer.indexOf(10, carried); newline !== -1 && newline < filled; newline = buffer.indexOf(10, newline + 1)) ends.push(newline);
+    for (
+      let newline = buffer.indexOf(10, carried);
+      newline !== -1 && newline < filled;
+      newline = buffer.indexOf(10, newline + 1)
+    )
+      ends.push(newline);
     if (ends.length > 0) yield { buffer, position, ends };
     const start = ends.length === 0 ? 0 : (ends[ends.length - 1] as number) + 1;
     buffer.copy(buffer, 0, start, filled);
@@ -90,7 +134,14 @@ export function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: 
 }
 
 /** Where the first newline at or after `at` (and before `to`) is, looked for a piece at a time; `null` when there is none. */
-export function newlineAfter(io: FileIO, fd: Fd, name: string, at: number, to: number, chunkSize: number): number | null {
+export function newlineAfter(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  at: number,
+  to: number,
+  chunkSize: number,
+): number | null {
   const piece = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, DEFAULT_CHUNK)));
   while (at < to) {
     const got = readAt(io, fd, name, piece, 0, Math.min(piece.length, to - at), at);
@@ -114,7 +165,9 @@ export const overlongWhy = (length: number): string =>
 export function changedWhileOpen(name: string, size: number, held: number): LedgerIoError {
   return new LedgerIoError(
     name,
-    new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
+    new Error(
+      `the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`,
+    ),
     'read',
   );
 }

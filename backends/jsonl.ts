@@ -77,12 +77,50 @@
  * @module
  */
 import * as path from 'node:path';
-import { DamagedError, FileReplacedError, type LedgerError, LedgerIoError, LockedError, ResumeMismatchError } from '../lib/errors.js';
-import { type LogBackend, type LogCapabilities, MAX_LINE_BYTES, checkedEncoder, type OpenOptions, type Position, type RecordCodec, type ResumePoint } from '../lib/log.js';
+import {
+  DamagedError,
+  FileReplacedError,
+  type LedgerError,
+  LedgerIoError,
+  LockedError,
+  ResumeMismatchError,
+} from '../lib/errors.js';
+import {
+  checkedEncoder,
+  type LogBackend,
+  type LogCapabilities,
+  MAX_LINE_BYTES,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type ResumePoint,
+} from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from './file-io.js';
-import { closeQuietly, cut, isMissing, linesOf, lock, openRegular, realPath, refuseUnlessCutOff, statusOfOpen, syncDirectory } from './jsonl-file.js';
-import { type Chunk, DEFAULT_CHUNK, SEEK_STRIDE, changedWhileOpen, isOverlong, lineChunks, overlongWhy, readAt, recordStarts, sizeOf } from './jsonl-lines.js';
+import {
+  closeQuietly,
+  cut,
+  isMissing,
+  linesOf,
+  lock,
+  openRegular,
+  realPath,
+  refuseUnlessCutOff,
+  statusOfOpen,
+  syncDirectory,
+} from './jsonl-file.js';
+import {
+  type Chunk,
+  changedWhileOpen,
+  DEFAULT_CHUNK,
+  isOverlong,
+  lineChunks,
+  overlongWhy,
+  readAt,
+  recordStarts,
+  SEEK_STRIDE,
+  sizeOf,
+} from './jsonl-lines.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -94,7 +132,13 @@ export interface JsonlOptions<R> {
   readonly chunkSize?: number;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: true, atomicBatches: false };
+const CAPABILITIES: LogCapabilities = {
+  durable: true,
+  files: true,
+  severalWriters: false,
+  readsWhileWriting: true,
+  atomicBatches: false,
+};
 const FILE_MODE = 0o600;
 
 /** A JSONL log at `file`. */
@@ -116,7 +160,13 @@ interface Cursor {
 /** Whether `value` is a cursor for `position` (one taken at another position is no use). */
 function isCursorAt(value: unknown, position: Position): value is Cursor {
   const c = value as { position?: unknown; offset?: unknown; lastLineStart?: unknown } | null;
-  return typeof c === 'object' && c !== null && c.position === position && Number.isSafeInteger(c.offset) && Number.isSafeInteger(c.lastLineStart);
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    c.position === position &&
+    Number.isSafeInteger(c.offset) &&
+    Number.isSafeInteger(c.lastLineStart)
+  );
 }
 
 /**
@@ -124,7 +174,14 @@ function isCursorAt(value: unknown, position: Position): value is Cursor {
  * point has none), and the line before it, without its newline, for its fingerprint.
  * @throws {@link ResumeMismatchError} when the file holds no such line there
  */
-function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize: number, resume: ResumePoint): { cursor: Cursor; line: Buffer } {
+function resumeCursor(
+  io: FileIO,
+  fd: Fd,
+  file: string,
+  size: number,
+  chunkSize: number,
+  resume: ResumePoint,
+): { cursor: Cursor; line: Buffer } {
   const mismatch = (why: string): never => {
     throw new ResumeMismatchError(file, resume.position, why);
   };
@@ -132,7 +189,8 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   if (cursor === null) {
     let n = 0;
     scan: for (const piece of lineChunks(io, fd, file, 0, size, chunkSize)) {
-      if (isOverlong(piece)) return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
+      if (isOverlong(piece))
+        return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
       const { position, ends } = piece;
       let start = 0;
       for (const end of ends) {
@@ -231,7 +289,14 @@ class JsonlLog<R> extends StoredLog<R> {
       count += piece.ends.length;
     }
     if (this.length < this.size) {
-      if (this.length === 0) refuseUnlessCutOff(io, fd, file, this.size, this.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8')));
+      if (this.length === 0)
+        refuseUnlessCutOff(
+          io,
+          fd,
+          file,
+          this.size,
+          this.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8')),
+        );
       if (!this.readOnly) cut(io, fd, file, this.length);
       this.repair = { at: this.length, dropped: this.size - this.length, cut: !this.readOnly };
     }
@@ -257,7 +322,8 @@ class JsonlLog<R> extends StoredLog<R> {
     const bytes = linesOf(records.map(this.encode));
     const fd = this.fd ?? this.createFile();
     try {
-      for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
+      for (let done = 0; done < bytes.length; )
+        done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
     } catch (e) {
       this.fail(fd, new LedgerIoError(this.name, e), false);
     }
@@ -288,7 +354,11 @@ class JsonlLog<R> extends StoredLog<R> {
     try {
       found = this.io.statusOf(this.absolute);
     } catch (e) {
-      this.fail(fd, isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'), true);
+      this.fail(
+        fd,
+        isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'),
+        true,
+      );
     }
     if (found.identity !== this.identity) this.fail(fd, new FileReplacedError(this.name, 'replaced'), true);
   }
@@ -369,7 +439,12 @@ class JsonlLog<R> extends StoredLog<R> {
     const opened = openRegular(this.io, this.name, false);
     if (opened === null) {
       // the name exists (the create said so) but leads to no file: a symbolic link to nothing
-      throw new LedgerIoError(this.name, new Error('the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to'));
+      throw new LedgerIoError(
+        this.name,
+        new Error(
+          'the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to',
+        ),
+      );
     }
     const { fd, identity } = opened;
     try {
@@ -434,4 +509,3 @@ class JsonlLog<R> extends StoredLog<R> {
     this.fd = null;
   }
 }
-

@@ -59,7 +59,12 @@ export interface LevelDatabase {
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
 
 /** An iterator over the keys `[gte, lt)`, as bytes. */
-export function iterate(db: LevelDatabase, name: string, gte: Uint8Array, lt: Uint8Array): LevelIterator<Uint8Array, Uint8Array> {
+export function iterate(
+  db: LevelDatabase,
+  name: string,
+  gte: Uint8Array,
+  lt: Uint8Array,
+): LevelIterator<Uint8Array, Uint8Array> {
   try {
     return db.iterator<Uint8Array, Uint8Array>({ ...VIEW, gte, lt, highWaterMarkBytes: HIGH_WATER_MARK_BYTES });
   } catch (e) {
@@ -72,7 +77,10 @@ export function iterate(db: LevelDatabase, name: string, gte: Uint8Array, lt: Ui
  * handed out: LevelDB reads the next chunk on the thread pool while this thread decodes this
  * one. Closes the iterator when done, or when the caller stops early.
  */
-export async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, V>): AsyncGenerator<[K, V][], void, undefined> {
+export async function* readAhead<K, V>(
+  name: string,
+  iterator: LevelIterator<K, V>,
+): AsyncGenerator<[K, V][], void, undefined> {
   const ask = (): Promise<[K, V][]> => {
     const asked = iterator.nextv(CHUNK);
     asked.catch(() => undefined); // handled where it is awaited, even if that is after it failed
@@ -96,4 +104,3 @@ export async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, 
     await iterator.close().catch(() => undefined);
   }
 }
-

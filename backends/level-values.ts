@@ -6,8 +6,8 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer';
-import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
-import { DamagedError, InvalidRecordError, asDamage } from '../lib/errors.js';
+import { type Options as CborOptions, Decoder, Encoder } from 'cbor-x';
+import { asDamage, DamagedError, InvalidRecordError } from '../lib/errors.js';
 import { crc32c, sealValue, unsealValue } from '../lib/level-files.js';
 import type { Position, RecordCodec } from '../lib/log.js';
 
@@ -22,7 +22,8 @@ export const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
 };
 export const decoder = new Decoder(DECODING);
 
-export const hex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+export const hex = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 
 /**
  * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
@@ -70,24 +71,48 @@ export const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealVal
  * The record a value holds, its checksum checked (when `checked`: version 2) and the record
  * checked by the codec; damage at `position` when it holds none.
  */
-export function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Array, value: Uint8Array, position: Position, checked: boolean): R {
+export function decodeValue<R>(
+  name: string,
+  codec: RecordCodec<R>,
+  key: Uint8Array,
+  value: Uint8Array,
+  position: Position,
+  checked: boolean,
+): R {
   const body = checked ? unsealValue(value, (stored) => checksumOf(key, stored)) : value;
-  if (body === 'no checksum') throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
-  if (body === 'mismatch') throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
+  if (body === 'no checksum')
+    throw new DamagedError(
+      name,
+      position + 1,
+      `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`,
+    );
+  if (body === 'mismatch')
+    throw new DamagedError(
+      name,
+      position + 1,
+      `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`,
+    );
   let decoded: unknown;
   try {
     decoded = decoder.decode(body);
   } catch (e) {
     /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
-    throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`, {
-      cause: e,
-    });
+    throw new DamagedError(
+      name,
+      position + 1,
+      `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`,
+      {
+        cause: e,
+      },
+    );
   }
-  if (!textIsUtf8(body)) throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
+  if (!textIsUtf8(body))
+    throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
   try {
     return codec.normalize(decoded);
   } catch (e) {
-    if (e instanceof InvalidRecordError) throw new DamagedError(name, position + 1, `not a valid record: ${e.why}`, { cause: e });
+    if (e instanceof InvalidRecordError)
+      throw new DamagedError(name, position + 1, `not a valid record: ${e.why}`, { cause: e });
     throw asDamage(name, position + 1, e);
   }
 }
@@ -102,7 +127,8 @@ export function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Ar
 export function textIsUtf8(bytes: Uint8Array): boolean {
   /* c8 ignore next -- the walk follows bytes cbor-x decoded whole, so it never reads past their end; 0 there only ends the walk */
   const byte = (at: number): number => bytes[at] ?? 0;
-  const uint32 = (at: number): number => byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
+  const uint32 = (at: number): number =>
+    byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
   let at = 0;
   let items = 1; // data items still to walk in the innermost container: Infinity in one of indefinite length
   const outer: number[] = []; // the same for each container of indefinite length around it
@@ -156,4 +182,3 @@ export function textIsUtf8(bytes: Uint8Array): boolean {
   }
   return true;
 }
-

@@ -122,14 +122,14 @@ import {
   OldFormatError,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
-import { StoredLog } from '../lib/log-base.js';
 import {
-  type LiveFiles,
-  type Marker,
   assertNotInUse,
+  causeOf,
   inspectFolder,
+  type LiveFiles,
   largestKey,
+  levelFailure,
+  type Marker,
   makeFolder,
   peekDatabase,
   removeSnapshot,
@@ -137,13 +137,13 @@ import {
   snapshotFolder,
   verifyTables,
   withFolderLocked,
-  causeOf,
-  levelFailure,
   writeMarker,
 } from '../lib/level-folder.js';
+import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
+import { StoredLog } from '../lib/log-base.js';
 
-import { type LevelBatch, type LevelDatabase, VIEW, iterate, readAhead } from './level-database.js';
-import { decodeValue, decoder, encodeRecord, encoder, hex, sealed } from './level-values.js';
+import { iterate, type LevelBatch, type LevelDatabase, readAhead, VIEW } from './level-database.js';
+import { decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
 export { levelFolder } from '../lib/level-folder.js';
 export type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from './level-database.js';
@@ -159,7 +159,13 @@ export interface LevelOptions<R> {
   readonly name?: string;
 }
 
-const ON_DISK: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true };
+const ON_DISK: LogCapabilities = {
+  durable: true,
+  files: true,
+  severalWriters: false,
+  readsWhileWriting: false,
+  atomicBatches: true,
+};
 
 /** The format this version writes. */
 const FORMAT = 'ledgerstore/level';
@@ -179,7 +185,6 @@ const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VER
 /** What the marker file of a folder that holds a log says. */
 const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
 
-
 /**
  * A LevelDB log: in the folder `location` (opened with classic-level at every open, closed at
  * close), or in the abstract-level database `location` (opened if it is not; never closed by
@@ -196,16 +201,32 @@ const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
 export function levelBackend<R>(location: string | LevelDatabase, options: LevelOptions<R>): LogBackend<R> {
   if (typeof location === 'string') {
     const name = options.name ?? location;
-    return { name, capabilities: ON_DISK, open: (openOptions) => LevelLog.open({ folder: location }, name, ON_DISK, options.codec, openOptions ?? {}) };
+    return {
+      name,
+      capabilities: ON_DISK,
+      open: (openOptions) => LevelLog.open({ folder: location }, name, ON_DISK, options.codec, openOptions ?? {}),
+    };
   }
   const db = location;
   if (!storesBytes(db)) {
-    throw new TypeError('levelBackend: the database stores text only; the log needs one that stores bytes (a memory-level with storeEncoding "buffer" or "view")');
+    throw new TypeError(
+      'levelBackend: the database stores text only; the log needs one that stores bytes (a memory-level with storeEncoding "buffer" or "view")',
+    );
   }
   const where = (db as { location?: unknown }).location;
   const name = options.name ?? (typeof where === 'string' ? where : `level:${db.constructor.name}`);
-  const capabilities: LogCapabilities = { durable: db.supports.permanence, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
-  return { name, capabilities, open: (openOptions) => LevelLog.open({ db }, name, capabilities, options.codec, openOptions ?? {}) };
+  const capabilities: LogCapabilities = {
+    durable: db.supports.permanence,
+    files: false,
+    severalWriters: false,
+    readsWhileWriting: true,
+    atomicBatches: true,
+  };
+  return {
+    name,
+    capabilities,
+    open: (openOptions) => LevelLog.open({ db }, name, capabilities, options.codec, openOptions ?? {}),
+  };
 }
 
 /** Whether `db` takes keys and values as bytes (abstract-level refuses a text-only store one). */
@@ -266,7 +287,11 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
   const closedAt = found.state === 'missing' ? null : closedAtOf(found.marker);
   if (found.state !== 'database') {
     if (closedAt !== null && closedAt.head > 0) {
-      throw new LevelFolderDamagedError(folder, null, `the log held ${closedAt.head} records when a writer last closed it, and the folder holds no database now`);
+      throw new LevelFolderDamagedError(
+        folder,
+        null,
+        `the log held ${closedAt.head} records when a writer last closed it, and the folder holds no database now`,
+      );
     }
     if (readOnly) return { open: 'nothing' };
     makeFolder(folder);
@@ -300,20 +325,32 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
  * @throws `DamagedError` when the log's marker is not one this version reads
  */
 async function unmarkedVersion(folder: string, name: string, live: LiveFiles): Promise<number | null> {
-  return peekDatabase(folder, live, (e) => levelFailure(name, e, 'level'), async (db) => {
-    const meta = await db.get(META_KEY);
-    if (meta !== undefined) return checkMarker(name, meta);
-    if ((await db.keys({ limit: 1 }).all()).length > 0) {
-      throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a ledger\'s (a read model of ledgerstore 0.1, or another program\'s database)');
-    }
-    return null;
-  });
+  return peekDatabase(
+    folder,
+    live,
+    (e) => levelFailure(name, e, 'level'),
+    async (db) => {
+      const meta = await db.get(META_KEY);
+      if (meta !== undefined) return checkMarker(name, meta);
+      if ((await db.keys({ limit: 1 }).all()).length > 0) {
+        throw new ForeignFolderError(
+          folder,
+          "it holds a LevelDB database whose keys are not a ledger's (a read model of ledgerstore 0.1, or another program's database)",
+        );
+      }
+      return null;
+    },
+  );
 }
 
 /** Damage unless a log of `head` records holds every record its last writer closed it with. */
 function checkClosedHead(folder: string, head: Position, closedAt: ClosedAt): void {
   if (head < closedAt.head) {
-    throw new LevelFolderDamagedError(folder, null, `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`);
+    throw new LevelFolderDamagedError(
+      folder,
+      null,
+      `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`,
+    );
   }
 }
 
@@ -328,7 +365,11 @@ async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, 
     throw levelFailure(folder, e, 'level');
   }
   if (value === undefined || fingerprintOf(value) !== closedAt.fingerprint) {
-    throw new LevelFolderDamagedError(folder, null, `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`);
+    throw new LevelFolderDamagedError(
+      folder,
+      null,
+      `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`,
+    );
   }
 }
 
@@ -371,7 +412,13 @@ class LevelLog<R> extends StoredLog<R> {
     this.codec = codec;
   }
 
-  static open<R>(place: Place, name: string, capabilities: LogCapabilities, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
+  static open<R>(
+    place: Place,
+    name: string,
+    capabilities: LogCapabilities,
+    codec: RecordCodec<R>,
+    options: OpenOptions<R>,
+  ): Promise<LevelLog<R>> {
     return new LevelLog(name, capabilities, codec, options.readOnly ?? false, place).start(options);
   }
 
@@ -407,7 +454,10 @@ class LevelLog<R> extends StoredLog<R> {
     if (prepared.location !== folder) this.snapshot = prepared.location;
     else this.folder = folder;
     this.closedAt = prepared.closedAt;
-    const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, { keyEncoding: 'view', valueEncoding: 'view' });
+    const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+    });
     try {
       await classic.open({ createIfMissing: prepared.open === 'create' });
     } catch (e) {
@@ -439,11 +489,17 @@ class LevelLog<R> extends StoredLog<R> {
     if (db === null) return;
     let count = from;
     for await (const entries of readAhead(this.name, iterate(db, this.name, recordKey(from), RECORDS_END))) {
-      if (this.meta === undefined) throw new DamagedError(this.name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
+      if (this.meta === undefined)
+        throw new DamagedError(
+          this.name,
+          0,
+          'there are records but no format marker: not a log that ledgerstore wrote',
+        );
       yield this.decoded(entries, count);
       count += entries.length;
     }
-    if (this.closedAt !== null && 'folder' in this.place) await checkClosedAt(db, this.place.folder, count, this.closedAt);
+    if (this.closedAt !== null && 'folder' in this.place)
+      await checkClosedAt(db, this.place.folder, count, this.closedAt);
   }
 
   /** The records of `entries`, the first at `position`, each decoded when it is reached. */
@@ -501,7 +557,12 @@ class LevelLog<R> extends StoredLog<R> {
       }
       yield records;
     }
-    if (position < end) throw new DamagedError(this.name, position + 1, `record ${position + 1} is missing: the records end before the head, ${end}`);
+    if (position < end)
+      throw new DamagedError(
+        this.name,
+        position + 1,
+        `record ${position + 1} is missing: the records end before the head, ${end}`,
+      );
   }
 
   /** The last value: at hand when this log wrote it (a read model asks after every append), else read back. */
@@ -546,7 +607,12 @@ class LevelLog<R> extends StoredLog<R> {
 function checkKey(name: string, key: Uint8Array, position: Position): void {
   const found = positionOf(key);
   if (found === position) return;
-  if (found === null) throw new DamagedError(name, position + 1, `where record ${position + 1} should be is the key ${hex(key)}, which is not a record's`);
+  if (found === null)
+    throw new DamagedError(
+      name,
+      position + 1,
+      `where record ${position + 1} should be is the key ${hex(key)}, which is not a record's`,
+    );
   throw new DamagedError(name, position + 1, `record ${position + 1} is missing: the next record is ${found + 1}`);
 }
 
@@ -558,11 +624,18 @@ function checkMarker(name: string, value: Uint8Array): number {
   } catch {
     marker = undefined;
   }
-  const { format, version } = (typeof marker === 'object' && marker !== null ? marker : {}) as { format?: unknown; version?: unknown };
-  if (format !== FORMAT) throw new DamagedError(name, 0, `the format marker is not ledgerstore's (${hex(value.subarray(0, 32))})`);
+  const { format, version } = (typeof marker === 'object' && marker !== null ? marker : {}) as {
+    format?: unknown;
+    version?: unknown;
+  };
+  if (format !== FORMAT)
+    throw new DamagedError(name, 0, `the format marker is not ledgerstore's (${hex(value.subarray(0, 32))})`);
   if (typeof version !== 'number' || !READS.includes(version)) {
-    throw new DamagedError(name, 0, `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads versions ${READS.join(' and ')})`);
+    throw new DamagedError(
+      name,
+      0,
+      `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads versions ${READS.join(' and ')})`,
+    );
   }
   return version;
 }
-

@@ -23,7 +23,15 @@
  *
  * @module
  */
-import { type LogBackend, type LogCapabilities, type OpenOptions, type Position, type RecordCodec, type ResumePoint, checkedEncoder } from '../lib/log.js';
+import {
+  checkedEncoder,
+  type LogBackend,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type ResumePoint,
+} from '../lib/log.js';
 import { type Batches, StoredLog } from '../lib/log-base.js';
 
 /** How to make an in-memory log. */
@@ -34,7 +42,13 @@ export interface MemoryOptions<R> {
   readonly name?: string;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+const CAPABILITIES: LogCapabilities = {
+  durable: false,
+  files: false,
+  severalWriters: false,
+  readsWhileWriting: true,
+  atomicBatches: true,
+};
 /** Records per batch of a read: a reader of a large log lets others run between batches. */
 const BATCH = 4096;
 
@@ -49,7 +63,12 @@ const BATCH = 4096;
  * ```
  */
 export function memoryBackend<R>(options: MemoryOptions<R>): LogBackend<R> {
-  const store: Store<R> = { name: options.name ?? 'memory:', codec: options.codec, encode: checkedEncoder(options.codec), records: [] };
+  const store: Store<R> = {
+    name: options.name ?? 'memory:',
+    codec: options.codec,
+    encode: checkedEncoder(options.codec),
+    records: [],
+  };
   return {
     name: store.name,
     capabilities: CAPABILITIES,

@@ -65,7 +65,11 @@ export interface Copied {
  * @throws {@link DestinationNotEmptyError} when `to` holds records (nothing is written)
  * @throws {@link CopyMismatchError} when the copy does not read back as its source
  */
-export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, options: CopyOptions = {}): Promise<Copied> {
+export async function copyLedger(
+  from: LogBackend<Record>,
+  to: LogBackend<Record>,
+  options: CopyOptions = {},
+): Promise<Copied> {
   const signal = options.signal;
   const source = await HonchoLedger.open(heeding(from, signal), { readOnly: true });
   try {
@@ -181,7 +185,10 @@ async function verifyCopy(
     const differs = digests.findIndex((digest, n) => copied[n] !== digest);
     if (differs !== -1) {
       const first = differs * BATCH + 1;
-      throw new CopyMismatchError(to.name, `a record among ${first} to ${Math.min(first + BATCH - 1, source.size)} differs from the source's`);
+      throw new CopyMismatchError(
+        to.name,
+        `a record among ${first} to ${Math.min(first + BATCH - 1, source.size)} differs from the source's`,
+      );
     }
   } finally {
     await copy.close();

@@ -107,7 +107,11 @@ export class LedgerIoError extends LedgerError {
   /** The system's error code (`ENOENT`, `ENOSPC`, ...), when there is one. */
   readonly errno: string | undefined;
   /** @param during what the failed call was for (`write` unless said) */
-  constructor(readonly path: string, cause: unknown, readonly during: IoDirection = 'write') {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly during: IoDirection = 'write',
+  ) {
     super(`${path}: ${describeSystemError(cause)}`, { cause });
     this.errno = systemErrorName(cause);
     this.runbook = during === 'read' ? 'ledger-unreadable' : 'ledger-unwritable';
@@ -122,8 +126,13 @@ export class NotAFileError extends LedgerError {
   readonly code = 'LEDGER_NOT_A_FILE';
   override readonly runbook = 'ledger-not-a-file';
   /** @param what what is there, as a message says it (`a named pipe (FIFO)`) */
-  constructor(readonly path: string, readonly what: string) {
-    super(`${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`);
+  constructor(
+    readonly path: string,
+    readonly what: string,
+  ) {
+    super(
+      `${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`,
+    );
   }
 }
 
@@ -139,7 +148,12 @@ export class DamagedError extends LedgerError {
    * @param line the damaged line (or record), counted from 1
    * @param why what is wrong with it
    */
-  constructor(readonly path: string, readonly line: number, readonly why: string, options?: ErrorOptions) {
+  constructor(
+    readonly path: string,
+    readonly line: number,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
     super(`${path}:${line}: ${why}; ${RUNBOOK}`, options);
   }
 }
@@ -171,7 +185,10 @@ export type LockHolder = 'writer' | 'level' | 'index';
 export class LockedError extends LedgerError {
   readonly code = 'LEDGER_LOCKED';
   override readonly runbook = 'ledger-locked';
-  constructor(readonly path: string, options?: ErrorOptions & { readonly holder?: LockHolder }) {
+  constructor(
+    readonly path: string,
+    options?: ErrorOptions & { readonly holder?: LockHolder },
+  ) {
     const holder = options?.holder ?? 'writer';
     // A LevelDB folder cannot be read beside its holder: the message must not say that only
     // writers are kept out, or an operator tries a read-only command and is refused again.
@@ -208,8 +225,14 @@ export class ReadOnlyError extends LedgerError {
 export class StoppedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-unwritable';
-  constructor(readonly path: string, readonly failure: Error) {
-    super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
+  constructor(
+    readonly path: string,
+    readonly failure: Error,
+  ) {
+    super(
+      `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`,
+      { cause: failure },
+    );
   }
 }
 
@@ -228,7 +251,10 @@ export class FileReplacedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-replaced';
   /** @param how `replaced`: another file is at the path; `removed`: nothing is (removed, or moved away) */
-  constructor(readonly path: string, readonly how: 'replaced' | 'removed') {
+  constructor(
+    readonly path: string,
+    readonly how: 'replaced' | 'removed',
+  ) {
     super(
       `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
         'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger',
@@ -245,7 +271,10 @@ export class FileReplacedError extends LedgerError {
 export class IndexBehindError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-index-behind';
-  constructor(readonly path: string, readonly failure: Error) {
+  constructor(
+    readonly path: string,
+    readonly failure: Error,
+  ) {
     super(
       `${path}: the read model could not take in records the log holds (${failure.message}); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
       { cause: failure },
@@ -256,8 +285,14 @@ export class IndexBehindError extends LedgerError {
 /** An append that expected the log's head at one position found it at another. */
 export class ConflictError extends LedgerError {
   readonly code = 'LEDGER_CONFLICT';
-  constructor(readonly path: string, readonly expected: number, readonly actual: number) {
-    super(`${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`);
+  constructor(
+    readonly path: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(
+      `${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`,
+    );
   }
 }
 
@@ -268,8 +303,14 @@ export class ConflictError extends LedgerError {
 export class DestinationNotEmptyError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
   /** @param records how many it holds, or `null` for something there that is not an empty ledger */
-  constructor(readonly destination: string, readonly records: number | null) {
-    const what = records === null ? 'exists already and is not an empty ledger' : `holds ${records} record${records === 1 ? '' : 's'} already`;
+  constructor(
+    readonly destination: string,
+    readonly records: number | null,
+  ) {
+    const what =
+      records === null
+        ? 'exists already and is not an empty ledger'
+        : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${destination}: ${what}; a copy goes only to an empty ledger`);
   }
 }
@@ -286,7 +327,11 @@ export type TargetNotEmptyError = DestinationNotEmptyError;
 export class LedgerExistsError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
   /** @param records how many it holds, or `null` for a file that exists (whatever it holds) */
-  constructor(readonly target: string, readonly records: number | null, options?: ErrorOptions) {
+  constructor(
+    readonly target: string,
+    readonly records: number | null,
+    options?: ErrorOptions,
+  ) {
     const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
   }
@@ -295,7 +340,10 @@ export class LedgerExistsError extends LedgerError {
 /** A copy whose destination does not read back as its source: what differs, and where. */
 export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';
-  constructor(readonly destination: string, why: string) {
+  constructor(
+    readonly destination: string,
+    why: string,
+  ) {
     super(`${destination}: the copy does not read back as its source: ${why}; remove the target before copying again`);
   }
 }
@@ -306,7 +354,11 @@ export class CopyMismatchError extends LedgerError {
  */
 export class ResumeMismatchError extends LedgerError {
   readonly code = 'LEDGER_RESUME_MISMATCH';
-  constructor(readonly path: string, readonly position: number, why: string) {
+  constructor(
+    readonly path: string,
+    readonly position: number,
+    why: string,
+  ) {
     super(`${path}: cannot resume at record ${position}: ${why}`);
   }
 }
@@ -319,8 +371,16 @@ export class ResumeMismatchError extends LedgerError {
 export class LevelFolderDamagedError extends LedgerError {
   readonly code = 'LEDGER_DAMAGED';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly file: string | null, readonly why: string, options?: ErrorOptions) {
-    super(`${file === null ? folder : `${folder}/${file}`}: ${why}; the folder was left as it is; ${runbookPointer('level-folder-damaged')}`, options);
+  constructor(
+    readonly folder: string,
+    readonly file: string | null,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${file === null ? folder : `${folder}/${file}`}: ${why}; the folder was left as it is; ${runbookPointer('level-folder-damaged')}`,
+      options,
+    );
   }
 }
 
@@ -332,7 +392,10 @@ export class LevelFolderDamagedError extends LedgerError {
 export class ForeignFolderError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly why: string) {
+  constructor(
+    readonly folder: string,
+    readonly why: string,
+  ) {
     super(
       `${folder}: ${why}; a LevelDB ledger and a read model each need a folder of their own (a missing or empty one to start in); nothing was changed; ${runbookPointer('level-folder-damaged')}`,
     );
@@ -346,7 +409,11 @@ export class ForeignFolderError extends LedgerError {
 export class OldFormatError extends LedgerError {
   readonly code = 'LEDGER_OLD_FORMAT';
   override readonly runbook = 'level-format-upgrade';
-  constructor(readonly path: string, readonly version: number, readonly current: number) {
+  constructor(
+    readonly path: string,
+    readonly version: number,
+    readonly current: number,
+  ) {
     super(
       `${path}: the LevelDB ledger is in version ${version} of the format, which this ledgerstore reads but does not append to (it writes version ${current}); ` +
         `copy it to a new folder (ledgerstore copy level:${path} level:<new folder>) and use the copy; ${runbookPointer('level-format-upgrade')}`,
@@ -363,7 +430,11 @@ export class OldFormatError extends LedgerError {
 export class IndexDamagedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly why: string, options?: ErrorOptions) {
+  constructor(
+    readonly folder: string,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
     super(
       `${folder}: the read model is damaged (${why}); every append and query through it is refused until the ledger is reopened, which rebuilds it from the log`,
       options,

@@ -8,7 +8,7 @@
  * @module
  */
 import { HonchoLedger, type LedgerOptions } from './honcho/ledger.js';
-import { type Target, backendFor } from './target.js';
+import { backendFor, type Target } from './target.js';
 
 /** An open Honcho ledger. */
 export class Ledger extends HonchoLedger {

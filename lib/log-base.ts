@@ -30,10 +30,30 @@
  *
  * @module
  */
-import { ClosedError, DamagedError, type LedgerError, LockedError, ReadOnlyError, ResumeMismatchError, StoppedError, asDamage, isLedgerError } from './errors.js';
+import {
+  asDamage,
+  ClosedError,
+  DamagedError,
+  isLedgerError,
+  type LedgerError,
+  LockedError,
+  ReadOnlyError,
+  ResumeMismatchError,
+  StoppedError,
+} from './errors.js';
 import { assertExpectedHead } from './expected-head.js';
 import { fingerprintOf } from './fingerprint.js';
-import type { AppendOptions, Appended, EventLog, LogCapabilities, OpenOptions, Position, RecordCodec, Repair, ResumePoint } from './log.js';
+import type {
+  Appended,
+  AppendOptions,
+  EventLog,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  RecordCodec,
+  Repair,
+  ResumePoint,
+} from './log.js';
 
 /**
  * Records as a backend hands them over: in order, a batch at a time (a chunk of a file, a page
@@ -275,7 +295,9 @@ export abstract class StoredLog<R> extends LogBase<R> {
     if (!headChecked) assertExpectedHead(this.name, expectedHead, from);
     if (records.length === 0) return { from, head: from };
     const written = this._append(records, headChecked ? expectedHead : undefined);
-    return written instanceof Promise ? written.then((placed) => this.advance(from, records.length, placed)) : this.advance(from, records.length, written);
+    return written instanceof Promise
+      ? written.then((placed) => this.advance(from, records.length, placed))
+      : this.advance(from, records.length, written);
   }
 
   /** Moves the head past an append: to where the storage says it went, or by its records. */
@@ -348,8 +370,10 @@ export abstract class StoredLog<R> extends LogBase<R> {
   /** @throws {@link ResumeMismatchError} unless the record before `point` is the one it was */
   private async checkResume(point: ResumePoint): Promise<void> {
     const stored = await this._storedBefore(point);
-    if (stored === undefined) throw new ResumeMismatchError(this.name, point.position, `the log holds no record ${point.position}`);
-    if (fingerprintOf(stored) !== point.fingerprint) throw new ResumeMismatchError(this.name, point.position, 'the record before it is not the one it was');
+    if (stored === undefined)
+      throw new ResumeMismatchError(this.name, point.position, `the log holds no record ${point.position}`);
+    if (fingerprintOf(stored) !== point.fingerprint)
+      throw new ResumeMismatchError(this.name, point.position, 'the record before it is not the one it was');
   }
 
   protected _resumePoint(): ResumePoint | Promise<ResumePoint> {
@@ -373,7 +397,9 @@ export abstract class StoredLog<R> extends LogBase<R> {
    * `undefined` when the log holds no such record. A backend with its own reasons for a
    * mismatch (a cursor past the end) may throw its {@link ResumeMismatchError}.
    */
-  protected abstract _storedBefore(point: ResumePoint): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;
+  protected abstract _storedBefore(
+    point: ResumePoint,
+  ): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;
 
   /**
    * The records from `from` (0, or the resume point's position) to the end, for the read-through,
@@ -392,7 +418,10 @@ export abstract class StoredLog<R> extends LogBase<R> {
    * @param expectedHead the caller's, for a backend with several writers to check as it writes
    *   (`undefined` otherwise: the base checked it)
    */
-  protected abstract _append(records: readonly R[], expectedHead: Position | undefined): void | Appended | Promise<void | Appended>;
+  protected abstract _append(
+    records: readonly R[],
+    expectedHead: Position | undefined,
+  ): void | Appended | Promise<void | Appended>;
 
   /** The backend's locator of the head, for a resume point (JSON data); `null` when it needs none. */
   protected _cursor(): unknown {

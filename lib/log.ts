@@ -184,7 +184,9 @@ export function lineTooLong(bytes: number, exact = true): string {
 
 /** How a backend writes the records the base checked: the codec's `encodeChecked`, or its `encode`. */
 export function checkedEncoder<R>(codec: RecordCodec<R>): (record: R) => string {
-  return codec.encodeChecked === undefined ? (record) => codec.encode(record) : (record) => (codec.encodeChecked as (record: R) => string)(record);
+  return codec.encodeChecked === undefined
+    ? (record) => codec.encode(record)
+    : (record) => (codec.encodeChecked as (record: R) => string)(record);
 }
 
 /** Something that opens a log: a backend bound to its location. */

@@ -44,7 +44,8 @@ export function describeSystemError(error: unknown): string {
       const name = errnoName(errno);
       if (name !== undefined) return `${UNNAMED_BY_LIBUV[name] ?? `system error ${-errno}`} (${name})`;
     }
-    if (typeof code === 'string') return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
+    if (typeof code === 'string')
+      return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
     return error.message;
   }
   return String(error);
@@ -59,6 +60,8 @@ export function describeSystemError(error: unknown): string {
 export function systemError(code: string, syscall: string, path?: string): NodeJS.ErrnoException {
   const errno = -((osConstants.errno as { readonly [code: string]: number })[code] ?? 0);
   const [name, words] = getSystemErrorMap().get(errno) ?? ['UNKNOWN', 'unknown error'];
-  const error: NodeJS.ErrnoException = new Error(`${name}: ${words}, ${syscall}${path === undefined ? '' : ` '${path}'`}`);
+  const error: NodeJS.ErrnoException = new Error(
+    `${name}: ${words}, ${syscall}${path === undefined ? '' : ` '${path}'`}`,
+  );
   return Object.assign(error, { errno, code: name, syscall }, path === undefined ? {} : { path });
 }

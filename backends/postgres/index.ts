@@ -30,20 +30,30 @@
  * @module
  */
 import { ConflictError } from '../../lib/errors.js';
-import { type Appended, type EventLog, type LogBackend, type LogCapabilities, type OpenOptions, type Position, type RecordCodec, type ResumePoint, checkedEncoder } from '../../lib/log.js';
+import {
+  type Appended,
+  checkedEncoder,
+  type EventLog,
+  type LogBackend,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type ResumePoint,
+} from '../../lib/log.js';
 import { StoredLog } from '../../lib/log-base.js';
 import { type Answer, UnknownOutcome, Writer } from './append.js';
-import { Connector, type ReadPool, connectFailure, serverFailure } from './connection.js';
+import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
 import { type Unwatch, watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
 
-export { DEFAULT_LOG, DEFAULT_SCHEMA, type PostgresServer, isPostgresUri } from './uri.js';
+export type { Unwatch } from './notify.js';
 export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 export type { Timeouts } from './timeouts.js';
-export type { Unwatch } from './notify.js';
+export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';
 
 /**
  * What the PostgreSQL backend can do: the contract's capabilities, and `watches`, the addition
@@ -53,7 +63,14 @@ export interface PostgresCapabilities extends LogCapabilities {
   readonly watches: true;
 }
 
-const CAPABILITIES: PostgresCapabilities = { durable: true, files: false, severalWriters: true, readsWhileWriting: true, atomicBatches: true, watches: true };
+const CAPABILITIES: PostgresCapabilities = {
+  durable: true,
+  files: false,
+  severalWriters: true,
+  readsWhileWriting: true,
+  atomicBatches: true,
+  watches: true,
+};
 
 /** How to make a PostgreSQL backend. */
 export interface PostgresOptions<R> {
@@ -119,7 +136,11 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     this.encode = checkedEncoder(codec);
   }
 
-  static open<R>(place: PostgresPlace, { codec, timeouts = {} }: PostgresOptions<R>, options: OpenOptions<R>): Promise<PgLog<R>> {
+  static open<R>(
+    place: PostgresPlace,
+    { codec, timeouts = {} }: PostgresOptions<R>,
+    options: OpenOptions<R>,
+  ): Promise<PgLog<R>> {
     return new PgLog(place, codec, timeouts, options.readOnly ?? false).start(options);
   }
 

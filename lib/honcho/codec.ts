@@ -18,11 +18,13 @@
  * @module
  */
 import { InvalidRecordError } from '../errors.js';
-import { MAX_LINE_BYTES, type RecordCodec, lineTooLong } from '../log.js';
-import { ACTION_VARIANTS, ITEM_VARIANTS, RECORD_VARIANTS, decodeRecord } from './decode.js';
+import { lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../log.js';
+import { ACTION_VARIANTS, decodeRecord, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
 import {
   type Action,
   type Item,
+  isSessionId,
+  isTime,
   MAX_PART,
   MAX_STATUS,
   MAX_TURN,
@@ -31,8 +33,6 @@ import {
   TIME_RULE,
   WORKSPACES,
   type Workspace,
-  isSessionId,
-  isTime,
 } from './record.js';
 
 export { decodeItemText, decodeRecord, decodeRecordSerde, decodeRecordText } from './decode.js';
@@ -101,9 +101,11 @@ function describe(value: unknown): string {
 }
 
 function objectWith(value: unknown, where: string, fields: readonly string[]): { readonly [key: string]: unknown } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse(`${where} must be an object, not ${describe(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    refuse(`${where} must be an object, not ${describe(value)}`);
   for (const key of Object.keys(value)) {
-    if (!fields.includes(key)) refuse(`${where} has an unknown field \`${key}\` (expected ${fields.map((f) => `\`${f}\``).join(', ')})`);
+    if (!fields.includes(key))
+      refuse(`${where} has an unknown field \`${key}\` (expected ${fields.map((f) => `\`${f}\``).join(', ')})`);
   }
   return value as { readonly [key: string]: unknown };
 }
@@ -128,7 +130,8 @@ function session(value: unknown, where: string): string {
 }
 
 function workspace(value: unknown, where: string): Workspace {
-  if (!WORKSPACES.includes(value as Workspace)) refuse(`${where} must be one of ${WORKSPACES.join(', ')}, not ${describe(value)}`);
+  if (!WORKSPACES.includes(value as Workspace))
+    refuse(`${where} must be one of ${WORKSPACES.join(', ')}, not ${describe(value)}`);
   return value as Workspace;
 }
 
@@ -159,7 +162,11 @@ function normalizeAction(value: unknown): Action {
   switch (tagOf(value, where, ACTION_VARIANTS)) {
     case 'turn': {
       const v = objectWith(value, where, ['type', 'workspace', 'speaker']);
-      return { type: 'turn', workspace: workspace(v.workspace, `${where}'s workspace`), speaker: text(v.speaker, `${where}'s speaker`) };
+      return {
+        type: 'turn',
+        workspace: workspace(v.workspace, `${where}'s workspace`),
+        speaker: text(v.speaker, `${where}'s speaker`),
+      };
     }
     case 'conclude': {
       const v = objectWith(value, where, ['type', 'workspace', 'peer', 'session', 'text']);
@@ -173,12 +180,20 @@ function normalizeAction(value: unknown): Action {
     }
     case 'unconclude': {
       const v = objectWith(value, where, ['type', 'workspace', 'text']);
-      return { type: 'unconclude', workspace: workspace(v.workspace, `${where}'s workspace`), text: text(v.text, `${where}'s text`) };
+      return {
+        type: 'unconclude',
+        workspace: workspace(v.workspace, `${where}'s workspace`),
+        text: text(v.text, `${where}'s text`),
+      };
     }
     case 'fleet':
     case 'retract': {
       const v = objectWith(value, where, ['type', 'session', 'text']);
-      return { type: v.type as 'fleet' | 'retract', session: session(v.session, `${where}'s session`), text: text(v.text, `${where}'s text`) };
+      return {
+        type: v.type as 'fleet' | 'retract',
+        session: session(v.session, `${where}'s session`),
+        text: text(v.text, `${where}'s text`),
+      };
     }
     default: {
       const v = objectWith(value, where, ['type', 'why']);
@@ -252,7 +267,12 @@ function withinLineBound(record: Record): Record {
 function normalizeFields(value: unknown): Record {
   const where = 'the record';
   const type = tagOf(value, where, RECORD_VARIANTS);
-  const fields = type === 'decided' ? ['type', 'time', 'item', 'action'] : type === 'sent' ? ['type', 'time', 'item', 'ids'] : ['type', 'time', 'item', 'status', 'kind'];
+  const fields =
+    type === 'decided'
+      ? ['type', 'time', 'item', 'action']
+      : type === 'sent'
+        ? ['type', 'time', 'item', 'ids']
+        : ['type', 'time', 'item', 'status', 'kind'];
   const v = objectWith(value, where, fields);
   const time = text(v.time, `${where}'s time`);
   if (!isTime(time)) refuse(`${where}'s time must be ${TIME_RULE}, not ${describe(time)}`);
@@ -262,7 +282,8 @@ function normalizeFields(value: unknown): Record {
     if (!Array.isArray(v.ids)) refuse(`${where}'s ids must be an array of strings, not ${describe(v.ids)}`);
     return { type, time, item, ids: v.ids.map((id, n) => text(id, `${where}'s ids[${n}]`)) };
   }
-  const status = v.status === undefined || v.status === null ? null : integer(v.status, `${where}'s status`, MAX_STATUS, '');
+  const status =
+    v.status === undefined || v.status === null ? null : integer(v.status, `${where}'s status`, MAX_STATUS, '');
   return { type: 'failed', time, item, status, kind: text(v.kind, `${where}'s kind`) };
 }
 

@@ -17,8 +17,20 @@ import {
   unknownVariant,
 } from '../serde-json.js';
 import { readCanonical } from './canonical.js';
-import { type Action, type Item, MAX_PART, MAX_STATUS, MAX_TURN, type Record, SESSION_ID_RULE, TIME_RULE, WORKSPACES, type Workspace, isSessionId, isTime } from './record.js';
-
+import {
+  type Action,
+  type Item,
+  isSessionId,
+  isTime,
+  MAX_PART,
+  MAX_STATUS,
+  MAX_TURN,
+  type Record,
+  SESSION_ID_RULE,
+  TIME_RULE,
+  WORKSPACES,
+  type Workspace,
+} from './record.js';
 
 /** The tags of records, items and actions, in serde's variant order. */
 export const RECORD_VARIANTS = ['decided', 'sent', 'failed'] as const;
@@ -58,7 +70,11 @@ function unsigned(name: string, max: number, tooLarge = name): Reader<number> {
   };
 }
 
-const readTurn = unsigned('u64', MAX_TURN, `u64 at most ${MAX_TURN} (2^53-1, the largest turn this engine keeps exactly)`);
+const readTurn = unsigned(
+  'u64',
+  MAX_TURN,
+  `u64 at most ${MAX_TURN} (2^53-1, the largest turn this engine keeps exactly)`,
+);
 const readPart = unsigned('u32', MAX_PART);
 const readU16 = unsigned('u16', MAX_STATUS);
 const readStatus: Reader<number | null> = (c) => (c === null ? null : readU16(c));
@@ -121,10 +137,12 @@ function readStruct(content: Content, expecting: string, fields: Fields): unknow
   if (Array.isArray(content)) {
     const n = fields.length;
     for (let f = 0; f < n; f++) {
-      if (f >= content.length) invalid(`invalid length ${f}, expected ${expecting} with ${n} element${n === 1 ? '' : 's'}`);
+      if (f >= content.length)
+        invalid(`invalid length ${f}, expected ${expecting} with ${n} element${n === 1 ? '' : 's'}`);
       values[f] = (fields[f] as Fields[number])[1](content[f] as Content);
     }
-    if (content.length > n) invalid(`invalid length ${content.length}, expected ${n} element${n === 1 ? '' : 's'} in sequence`);
+    if (content.length > n)
+      invalid(`invalid length ${content.length}, expected ${n} element${n === 1 ? '' : 's'} in sequence`);
     return values;
   }
   invalidType(content, expecting);

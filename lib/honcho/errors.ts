@@ -10,9 +10,7 @@ import type { Item } from './record.js';
 
 /** How the rule errors name an item: `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`. */
 function itemName(item: Item): string {
-  return item.type === 'turn'
-    ? `turn ${item.turn} of session ${item.session}`
-    : `part ${item.part} of edit ${item.id}`;
+  return item.type === 'turn' ? `turn ${item.turn} of session ${item.session}` : `part ${item.part} of edit ${item.id}`;
 }
 
 /** A second `decided` record for an item. */

@@ -280,7 +280,8 @@ export class HonchoLedger {
    * @throws RangeError when `limit` is not a whole number of at least 1, or `after` is not a cursor
    */
   outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
-    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0 && after <= MAX_CURSOR)) {
       return Promise.reject(new RangeError(`outboxPage: ${after} is not a cursor (a page's \`next\`)`));
     }
@@ -415,7 +416,12 @@ export class HonchoLedger {
  * model; or, when the read model cannot be caught up (new, of another schema, unfinished,
  * damaged, or the log does not hold its checkpoint any more), rebuilds it from the log's start.
  */
-async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOnly: boolean, notice: (message: string) => void): Promise<EventLog<Record>> {
+async function openIndexed(
+  backend: LogBackend<Record>,
+  model: ReadModel,
+  readOnly: boolean,
+  notice: (message: string) => void,
+): Promise<EventLog<Record>> {
   const reason = model.rebuildReason;
   if (reason !== null) {
     notice(`${model.folder}: rebuilding the index from ${backend.name}: ${reason}`);
@@ -435,7 +441,8 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
       await log.close().catch(() => undefined);
       throw e;
     }
-    if (checkpoint === null && catchUp.count > 0 && reason === null) notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
+    if (checkpoint === null && catchUp.count > 0 && reason === null)
+      notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
     return log;
   };
   try {
@@ -444,7 +451,9 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
     // Damage the catch-up found in the rows it read (a checksum that does not match): the rows
     // are thrown away and built again, as for a log that does not hold the checkpoint.
     if (!(e instanceof ResumeMismatchError || (e instanceof IndexDamagedError && checkpoint !== null))) throw e;
-    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`);
+    notice(
+      `${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`,
+    );
     await model.reset();
     return replayInto(false);
   }

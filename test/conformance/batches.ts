@@ -8,8 +8,8 @@
  */
 import * as assert from 'node:assert/strict';
 import type { Record } from '../../lib/index.js';
-import { type Common, type Run, type Subject, all, code } from './common.js';
-import { INVALID, RECORDS, edit, skip, decided } from './records.js';
+import { all, type Common, code, type Run, type Subject } from './common.js';
+import { decided, edit, INVALID, RECORDS, skip } from './records.js';
 
 export function batchTests<S extends Subject>({ test, withSubject }: Run<S>): void {
   test(
@@ -28,7 +28,9 @@ export function batchTests<S extends Subject>({ test, withSubject }: Run<S>): vo
     'a large batch is one append',
     withSubject(async ({ backend }) => {
       const log = await backend.open();
-      const many = Array.from({ length: 20_000 }, (_, n) => decided(edit(`e${n >> 4}`, n & 15), skip('x'.repeat(n % 50))));
+      const many = Array.from({ length: 20_000 }, (_, n) =>
+        decided(edit(`e${n >> 4}`, n & 15), skip('x'.repeat(n % 50))),
+      );
       assert.deepEqual(await log.append(many), { from: 0, head: 20_000 });
       assert.deepEqual(await all(log, 19_990), many.slice(19_990));
       await log.close();
@@ -40,7 +42,9 @@ export function batchTests<S extends Subject>({ test, withSubject }: Run<S>): vo
 export function failedBatchTests<S extends Subject>({ test, withSubject, stop, capabilities }: Common<S>): void {
   if (stop === undefined) return;
   const batch = RECORDS.slice(1, 6);
-  const leaves = capabilities.atomicBatches ? 'all of it or nothing (atomicBatches)' : 'a prefix of it, each record whole';
+  const leaves = capabilities.atomicBatches
+    ? 'all of it or nothing (atomicBatches)'
+    : 'a prefix of it, each record whole';
   test(
     `a batch whose write failed is not believed, and a reopen finds ${leaves}`,
     withSubject(async (subject) => {
@@ -55,8 +59,16 @@ export function failedBatchTests<S extends Subject>({ test, withSubject, stop, c
       await again.close();
       assert.deepEqual(found[0], RECORDS[0]);
       const kept = found.slice(1);
-      assert.deepEqual(kept, batch.slice(0, kept.length), 'what is left of the batch is its first records, whole, in order');
-      if (capabilities.atomicBatches) assert.ok(kept.length === 0 || kept.length === batch.length, `${kept.length} of the batch's ${batch.length} records`);
+      assert.deepEqual(
+        kept,
+        batch.slice(0, kept.length),
+        'what is left of the batch is its first records, whole, in order',
+      );
+      if (capabilities.atomicBatches)
+        assert.ok(
+          kept.length === 0 || kept.length === batch.length,
+          `${kept.length} of the batch's ${batch.length} records`,
+        );
     }),
   );
 }

@@ -6,7 +6,7 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type Run, type Subject, all, code } from './common.js';
+import { all, code, type Run, type Subject } from './common.js';
 import { RECORDS } from './records.js';
 
 export function callOrderTests<S extends Subject>({ test, withSubject }: Run<S>): void {

@@ -5,7 +5,14 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type EventLog, type LedgerOptions, type LogBackend, type LogCapabilities, type Record, isLedgerError } from '../../lib/index.js';
+import {
+  type EventLog,
+  isLedgerError,
+  type LedgerOptions,
+  type LogBackend,
+  type LogCapabilities,
+  type Record,
+} from '../../lib/index.js';
 
 /**
  * How the suite registers a test: uvu's `test` (or one of its suites), node:test's `test`, or
@@ -49,7 +56,8 @@ export interface SuiteOptions<S extends Subject = Subject> {
 }
 
 /** The ledger part's options: a run with a read model, say. */
-export interface LedgerSuiteOptions<S extends Subject = Subject> extends Omit<SuiteOptions<S>, 'capabilities' | 'stop'> {
+export interface LedgerSuiteOptions<S extends Subject = Subject>
+  extends Omit<SuiteOptions<S>, 'capabilities' | 'stop'> {
   /** The ledger's options for each open (made fresh for each subject). */
   readonly options?: () => LedgerOptions;
 }
@@ -69,7 +77,10 @@ export interface Common<S extends Subject> extends Run<S> {
 }
 
 /** A run: its tests' names, and its subjects, each made after `before` settles. */
-export function run<S extends Subject>({ test, name, factory }: Omit<SuiteOptions<S>, 'capabilities' | 'stop'>, before: Promise<void> = Promise.resolve()): Run<S> {
+export function run<S extends Subject>(
+  { test, name, factory }: Omit<SuiteOptions<S>, 'capabilities' | 'stop'>,
+  before: Promise<void> = Promise.resolve(),
+): Run<S> {
   return {
     test: (title, body) => {
       test(`${name}: ${title}`, body);
@@ -93,7 +104,9 @@ export function common<S extends Subject>(options: SuiteOptions<S>): Common<S> {
   const probe = factory();
   if (probe instanceof Promise) {
     void probe.then((subject) => subject.cleanup()).catch(() => undefined);
-    throw new TypeError(`conformance suite ${name}: the factory makes its subjects asynchronously, so the backend's capabilities must be given`);
+    throw new TypeError(
+      `conformance suite ${name}: the factory makes its subjects asynchronously, so the backend's capabilities must be given`,
+    );
   }
   // cleaned up before the first test makes its subject: a failure shows in that test
   const probed = Promise.resolve().then(() => probe.cleanup());

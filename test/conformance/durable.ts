@@ -10,7 +10,7 @@
  */
 import * as assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { type Common, type Subject, all } from './common.js';
+import { all, type Common, type Subject } from './common.js';
 import { RECORDS } from './records.js';
 
 export function durableTests<S extends Subject>({ test, withSubject, capabilities }: Common<S>): void {

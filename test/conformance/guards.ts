@@ -6,7 +6,7 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type Common, type Subject, code } from './common.js';
+import { type Common, code, type Subject } from './common.js';
 import { INVALID, RECORDS } from './records.js';
 
 export function guardTests<S extends Subject>({ test, withSubject, stop }: Common<S>): void {

@@ -18,7 +18,7 @@
  */
 import { batchTests, failedBatchTests } from './batches.js';
 import { callOrderTests } from './call-order.js';
-import { type LedgerSuiteOptions, type Subject, type SuiteOptions, common, run } from './common.js';
+import { common, type LedgerSuiteOptions, run, type Subject, type SuiteOptions } from './common.js';
 import { durableTests } from './durable.js';
 import { guardTests } from './guards.js';
 import { ledgerTests } from './ledger.js';

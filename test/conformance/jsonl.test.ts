@@ -17,7 +17,12 @@ for (const [name, chunkSize] of [
       const home = new Home();
       const io = new InjectingIO();
       const options = chunkSize === undefined ? { codec: honchoCodec } : { codec: honchoCodec, chunkSize };
-      return { backend: jsonlBackend(home.path, { ...options, io }), io, fresh: () => jsonlBackend(home.path, options), cleanup: () => home.remove() };
+      return {
+        backend: jsonlBackend(home.path, { ...options, io }),
+        io,
+        fresh: () => jsonlBackend(home.path, options),
+        cleanup: () => home.remove(),
+      };
     },
     // a failed fdatasync stops the log
     stop: ({ io }) => io.fail('datasync'),

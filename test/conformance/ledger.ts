@@ -6,10 +6,10 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type Item, Ledger, type LedgerOptions, type Record, type Workspace } from '../../lib/index.js';
 import { Projection } from '../../lib/honcho/projection.js';
 import { workload } from '../../lib/honcho/synthetic.js';
-import { type Run, type Subject, code } from './common.js';
+import { type Item, Ledger, type LedgerOptions, type Record, type Workspace } from '../../lib/index.js';
+import { code, type Run, type Subject } from './common.js';
 import { decided, sent, turn } from './records.js';
 
 /** The queries memoryd asks, as the Ledger and the bare projection both answer them. */
@@ -29,7 +29,11 @@ async function answers(records: readonly Record[], q: Queries): Promise<unknown>
   const conclusions: unknown[] = [];
   for (const r of records) {
     sentIds.push(await q.sentIds(r.item));
-    conclusions.push(r.type === 'decided' && 'workspace' in r.action && 'text' in r.action ? await q.conclusion(r.action.workspace, r.action.text) : null);
+    conclusions.push(
+      r.type === 'decided' && 'workspace' in r.action && 'text' in r.action
+        ? await q.conclusion(r.action.workspace, r.action.text)
+        : null,
+    );
   }
   return { counts: await q.counts(), outbox: await q.outbox(), decisions, sentIds, conclusions };
 }

@@ -14,7 +14,11 @@ suite({
   factory: () => {
     const home = new Home();
     const folder = join(home.dir, 'ledger');
-    return { backend: levelBackend(folder, { codec: honchoCodec }), fresh: () => levelBackend(folder, { codec: honchoCodec }), cleanup: () => home.remove() };
+    return {
+      backend: levelBackend(folder, { codec: honchoCodec }),
+      fresh: () => levelBackend(folder, { codec: honchoCodec }),
+      cleanup: () => home.remove(),
+    };
   },
 });
 onDisk.run();

@@ -7,8 +7,8 @@ import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { faultyBackend } from '../../backends/faults.js';
 import { memoryBackend } from '../../backends/memory.js';
-import { type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
-import { Home, TIME, all, decided, skip, turn } from '../support/ledger.js';
+import { honchoCodec, jsonlBackend, type Record } from '../../lib/index.js';
+import { all, decided, Home, skip, TIME, turn } from '../support/ledger.js';
 import { type Subject, suite } from './index.js';
 
 /** Registers and runs the suite on the subjects `factory` makes. */
@@ -29,7 +29,10 @@ conformance('faulty jsonl, empty plan', () => {
   };
 });
 
-conformance('faulty memory, empty plan', () => ({ backend: faultyBackend(memoryBackend({ codec: honchoCodec }), {}), cleanup: () => {} }));
+conformance('faulty memory, empty plan', () => ({
+  backend: faultyBackend(memoryBackend({ codec: honchoCodec }), {}),
+  cleanup: () => {},
+}));
 
 // Delays change when appends land, never what the log promises: every 7th append waits a
 // millisecond, so that later ones queue behind it.
@@ -42,24 +45,38 @@ conformance('faulty memory, some appends delayed', () => ({
 
 const memory = uvuSuite('memory backend');
 
-memory('records are stored so that nobody can change them: not the caller who appended them, not a reader', async () => {
-  const backend = memoryBackend({ codec: honchoCodec });
-  const log = await backend.open();
-  const mine = { type: 'decided', time: TIME, item: { type: 'turn', session: 'chat-1', turn: 1 }, action: { type: 'skip', why: 'quiet' } };
-  await log.append([mine as Record]);
-  mine.item.turn = 99;
-  mine.action.why = 'changed';
-  const [read] = await all(log);
-  assert.equal(read, decided(turn('chat-1', 1), skip('quiet')));
-  assert.throws(() => {
-    (read as { time: string }).time = 'now';
-  }, (e: unknown) => e instanceof TypeError);
-  assert.throws(() => {
-    ((read as Record).item as { turn: number }).turn = 2;
-  }, (e: unknown) => e instanceof TypeError);
-  await log.close();
-  assert.equal(await all(await backend.open({ readOnly: true })), [decided(turn('chat-1', 1), skip('quiet'))]);
-});
+memory(
+  'records are stored so that nobody can change them: not the caller who appended them, not a reader',
+  async () => {
+    const backend = memoryBackend({ codec: honchoCodec });
+    const log = await backend.open();
+    const mine = {
+      type: 'decided',
+      time: TIME,
+      item: { type: 'turn', session: 'chat-1', turn: 1 },
+      action: { type: 'skip', why: 'quiet' },
+    };
+    await log.append([mine as Record]);
+    mine.item.turn = 99;
+    mine.action.why = 'changed';
+    const [read] = await all(log);
+    assert.equal(read, decided(turn('chat-1', 1), skip('quiet')));
+    assert.throws(
+      () => {
+        (read as { time: string }).time = 'now';
+      },
+      (e: unknown) => e instanceof TypeError,
+    );
+    assert.throws(
+      () => {
+        ((read as Record).item as { turn: number }).turn = 2;
+      },
+      (e: unknown) => e instanceof TypeError,
+    );
+    await log.close();
+    assert.equal(await all(await backend.open({ readOnly: true })), [decided(turn('chat-1', 1), skip('quiet'))]);
+  },
+);
 
 memory('a reader opened while a writer writes sees the log as it was when it opened', async () => {
   const backend = memoryBackend({ codec: honchoCodec });

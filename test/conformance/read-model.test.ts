@@ -9,7 +9,10 @@ import { ledgerSuite } from './index.js';
 for (const [name, make] of [
   ['jsonl', (home: Home) => jsonlBackend(home.path, { codec: honchoCodec })],
   ['level', (home: Home) => levelBackend(join(home.dir, 'ledger.level'), { codec: honchoCodec })],
-  ['level on memory-level', () => levelBackend(new MemoryLevel({ keyEncoding: 'view', valueEncoding: 'view' }), { codec: honchoCodec })],
+  [
+    'level on memory-level',
+    () => levelBackend(new MemoryLevel({ keyEncoding: 'view', valueEncoding: 'view' }), { codec: honchoCodec }),
+  ],
   ['memory', () => memoryBackend({ codec: honchoCodec })],
 ] as const) {
   let index = '';
@@ -41,10 +44,13 @@ for (const [name, make] of [
       const home = new Home();
       index = new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' });
       const db = index;
-      return { backend: make(home), cleanup: async () => {
-        home.remove();
-        await db.close();
-      } };
+      return {
+        backend: make(home),
+        cleanup: async () => {
+          home.remove();
+          await db.close();
+        },
+      };
     },
     options: () => ({ index, onNotice: () => undefined }),
   });

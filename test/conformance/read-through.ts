@@ -6,9 +6,9 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { DamagedError, Ledger, type Record, encodeRecord } from '../../lib/index.js';
-import { type Run, type Subject, all } from './common.js';
-import { RECORDS, decided, turn, vectorBytes, vectorRecords } from './records.js';
+import { DamagedError, encodeRecord, Ledger, type Record } from '../../lib/index.js';
+import { all, type Run, type Subject } from './common.js';
+import { decided, RECORDS, turn, vectorBytes, vectorRecords } from './records.js';
 
 export function readThroughTests<S extends Subject>({ test, withSubject }: Run<S>): void {
   test(
@@ -59,7 +59,10 @@ export function readThroughTests<S extends Subject>({ test, withSubject }: Run<S
       );
       assert.ok(refused instanceof DamagedError, String(refused));
       assert.equal(refused.line, 3);
-      assert.ok(refused.message.startsWith(`${backend.name}:3: turn 1 of session chat-1: decided already; `), refused.message);
+      assert.ok(
+        refused.message.startsWith(`${backend.name}:3: turn 1 of session chat-1: decided already; `),
+        refused.message,
+      );
       const again = await backend.open(); // the failed open took no lock
       assert.equal(again.head, 3);
       await again.close();
@@ -92,7 +95,8 @@ export function readThroughTests<S extends Subject>({ test, withSubject }: Run<S
     withSubject(async ({ backend }) => {
       const log = await backend.open();
       await log.append(RECORDS);
-      for (const from of [0, 1, 7, 19, 20, 25]) assert.deepEqual(await all(log, from), RECORDS.slice(from), `from ${from}`);
+      for (const from of [0, 1, 7, 19, 20, 25])
+        assert.deepEqual(await all(log, from), RECORDS.slice(from), `from ${from}`);
       await log.close();
     }),
   );

@@ -7,14 +7,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Action, type Item, type Record, type Workspace, decodeRecord } from '../../lib/index.js';
+import { type Action, decodeRecord, type Item, type Record, type Workspace } from '../../lib/index.js';
 
 export const TIME = '2026-09-28T10:00:00.000Z';
 
 export const turn = (session: string, n: number): Item => ({ type: 'turn', session, turn: n });
 export const edit = (id: string, part: number): Item => ({ type: 'edit', id, part });
 
-export const turnTo = (workspace: Workspace = 'trusted', speaker = 'kyle'): Action => ({ type: 'turn', workspace, speaker });
+export const turnTo = (workspace: Workspace = 'trusted', speaker = 'kyle'): Action => ({
+  type: 'turn',
+  workspace,
+  speaker,
+});
 export const conclude = (workspace: Workspace, text: string, peer = 'kyle', session = 'chat-1'): Action => ({
   type: 'conclude',
   workspace,
@@ -27,8 +31,18 @@ export const fleet = (text: string, session = 'chat-1'): Action => ({ type: 'fle
 export const retract = (text: string, session = 'chat-1'): Action => ({ type: 'retract', session, text });
 export const skip = (why = 'nothing to send'): Action => ({ type: 'skip', why });
 
-export const decided = (item: Item, action: Action = turnTo(), time = TIME): Record => ({ type: 'decided', time, item, action });
-export const sent = (item: Item, ids: readonly string[] = ['msg-1'], time = TIME): Record => ({ type: 'sent', time, item, ids });
+export const decided = (item: Item, action: Action = turnTo(), time = TIME): Record => ({
+  type: 'decided',
+  time,
+  item,
+  action,
+});
+export const sent = (item: Item, ids: readonly string[] = ['msg-1'], time = TIME): Record => ({
+  type: 'sent',
+  time,
+  item,
+  ids,
+});
 export const failed = (item: Item, status: number | null = null, kind = 'refused', time = TIME): Record => ({
   type: 'failed',
   time,
@@ -38,7 +52,9 @@ export const failed = (item: Item, status: number | null = null, kind = 'refused
 });
 
 /** Twenty records that keep the rules, in three sessions, every fourth a `skip`. */
-export const RECORDS: readonly Record[] = Array.from({ length: 20 }, (_, n) => decided(turn(`s${n % 3}`, n), n % 4 === 0 ? skip(`why ${n}`) : undefined));
+export const RECORDS: readonly Record[] = Array.from({ length: 20 }, (_, n) =>
+  decided(turn(`s${n % 3}`, n), n % 4 === 0 ? skip(`why ${n}`) : undefined),
+);
 
 /** A record that no codec takes: a time that is not one. */
 export const INVALID = { ...(RECORDS[0] as Record), time: 'now' } as Record;

@@ -6,8 +6,8 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type Run, type Subject, all, code } from './common.js';
-import { RECORDS, decided, turn } from './records.js';
+import { all, code, type Run, type Subject } from './common.js';
+import { decided, RECORDS, turn } from './records.js';
 
 export function resumeTests<S extends Subject>({ test, withSubject }: Run<S>): void {
   test(

@@ -43,8 +43,21 @@ self('a minimal log on LogBase passes every test of the suite', async () => {
 
 const CAUGHT: readonly [Flaw, string[]][] = [
   ['two writers', ['a second writer is refused while the first holds the log, and opens once it is closed']],
-  ['reads from the start', ['reading from a position gives the records from there', 'a large batch is one append', 'an open resumed at a point replays only the records after it, and reads all']],
-  ['resume point when closed', ['resumePoint on a closed writable log fails with LEDGER_CLOSED', 'resumePoint on a closed read-only log fails with LEDGER_CLOSED']],
+  [
+    'reads from the start',
+    [
+      'reading from a position gives the records from there',
+      'a large batch is one append',
+      'an open resumed at a point replays only the records after it, and reads all',
+    ],
+  ],
+  [
+    'resume point when closed',
+    [
+      'resumePoint on a closed writable log fails with LEDGER_CLOSED',
+      'resumePoint on a closed read-only log fails with LEDGER_CLOSED',
+    ],
+  ],
   [
     'head before records',
     [

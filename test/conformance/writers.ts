@@ -8,7 +8,7 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { type Common, type Subject, all, code } from './common.js';
+import { all, type Common, code, type Subject } from './common.js';
 import { RECORDS } from './records.js';
 
 export function writerTests<S extends Subject>({ test, withSubject, capabilities }: Common<S>): void {

@@ -27,7 +27,7 @@
  * Counts: JSONL `scaled(200)` trials, LevelDB (`level:<folder>`) `scaled(20)`, JSONL with a read
  * model `scaled(20)`.
  */
-import { Random } from '../../lib/random.js';
+
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,10 +37,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerOptions, type Record } from '../../lib/index.js';
-import { type Home, withHome } from '../support/ledger.js';
+import { Random } from '../../lib/random.js';
 import { checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/guarantees.js';
-import { CRASH_SEED } from '../support/seed.js';
+import { type Home, withHome } from '../support/ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const CHILD = fileURLToPath(new URL('../support/crash-child.js', import.meta.url));
 /**
@@ -70,7 +71,11 @@ function planTrial(rng: Random): TrialPlan {
   const appenders = rng.pick([1, 2, 3, 4, 8, 16, 32, 256]);
   const r = rng.below(100);
   const plan: Plan =
-    r < 45 ? { kind: 'acks', acks: rng.below(150) } : r < 85 ? { kind: 'ready', ms: rng.below(9) } : { kind: 'open', ms: rng.below(6) };
+    r < 45
+      ? { kind: 'acks', acks: rng.below(150) }
+      : r < 85
+        ? { kind: 'ready', ms: rng.below(9) }
+        : { kind: 'open', ms: rng.below(6) };
   return { plan, appenders };
 }
 
@@ -136,13 +141,27 @@ function placeIn(home: Home, backend: Backend): Place {
   const path = backend === 'level' ? join(home.dir, 'honcho.level') : home.path;
   const target = backend === 'level' ? `level:${path}` : path;
   const index = join(home.dir, 'honcho.index');
-  const options: LedgerOptions = backend === 'jsonl+index' ? { index, onNotice: (message) => notices.push(message) } : {};
-  const childArgs = (seed: number, appenders: number): string[] => [target, String(seed), String(RECORDS), String(appenders), String(PER_CHILD), ...(backend === 'jsonl+index' ? [index] : [])];
+  const options: LedgerOptions =
+    backend === 'jsonl+index' ? { index, onNotice: (message) => notices.push(message) } : {};
+  const childArgs = (seed: number, appenders: number): string[] => [
+    target,
+    String(seed),
+    String(RECORDS),
+    String(appenders),
+    String(PER_CHILD),
+    ...(backend === 'jsonl+index' ? [index] : []),
+  ];
   return { path, target, options, childArgs, notices };
 }
 
 /** Runs one trial's child until it is killed; gives what it acknowledged and whether it got ready. */
-async function runChild(child: Child, plan: Plan, size: number, acked: Set<number>, context: string): Promise<{ ready: boolean }> {
+async function runChild(
+  child: Child,
+  plan: Plan,
+  size: number,
+  acked: Set<number>,
+  context: string,
+): Promise<{ ready: boolean }> {
   let ready: number | null = null;
   let killed = false;
   const kill = (): void => {
@@ -161,7 +180,8 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
     const ack = /^ack (\d+)$/.exec(line);
     if (ack !== null) {
       const n = Number(ack[1]);
-      if (n < size || n >= RECORDS || ready === null) protocol.push(`an ack of record ${n} (the ledger held ${size}, ready ${ready})`);
+      if (n < size || n >= RECORDS || ready === null)
+        protocol.push(`an ack of record ${n} (the ledger held ${size}, ready ${ready})`);
       acked.add(n);
       acks++;
       if (plan.kind === 'acks' && acks >= plan.acks) kill();
@@ -181,10 +201,14 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
   if (plan.kind === 'open') setTimeout(kill, plan.ms);
   const { signal } = await child.closed;
   clearTimeout(stuck);
-  assert.not.ok(wasStuck, `${context}: the child was stuck for ${STUCK_MS / 1000} s (ready ${ready}, ${acks} acknowledgements), neither appending nor done`);
+  assert.not.ok(
+    wasStuck,
+    `${context}: the child was stuck for ${STUCK_MS / 1000} s (ready ${ready}, ${acks} acknowledgements), neither appending nor done`,
+  );
   assert.is(signal, 'SIGKILL', `${context}: the child ended by itself (${signal}), saying: ${child.stderr}`);
   assert.equal(protocol, [], `${context}: the child's reports`);
-  if (ready !== null) assert.is(ready, size, `${context}: the child opened the ledger with ${ready} records, not the ${size} it holds`);
+  if (ready !== null)
+    assert.is(ready, size, `${context}: the child opened the ledger with ${ready} records, not the ${size} it holds`);
   return { ready: ready !== null };
 }
 
@@ -226,7 +250,13 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
         const found = await recordsOf(ledger);
         checkRecovered(found, { attempted: records, acked }, context, true);
         if (backend !== 'level') {
-          checkJsonlRepair(before, existsSync(place.path) ? readFileSync(place.path) : null, found, ledger.repaired, context);
+          checkJsonlRepair(
+            before,
+            existsSync(place.path) ? readFileSync(place.path) : null,
+            found,
+            ledger.repaired,
+            context,
+          );
         } else {
           assert.is(ledger.repaired, null, `${context}: a LevelDB log has nothing to repair`);
         }
@@ -250,7 +280,10 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
         await ledger.close();
       }
       if (backend !== 'level') {
-        assert.ok(readFileSync(place.path).equals(fileOf(records.slice(0, size))), `${context}: the append after the reopen does not follow the old lines byte for byte`);
+        assert.ok(
+          readFileSync(place.path).equals(fileOf(records.slice(0, size))),
+          `${context}: the append after the reopen does not follow the old lines byte for byte`,
+        );
       }
       stats.trials++;
     }
@@ -265,9 +298,18 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
   const reader = await Ledger.open(place.target, { ...place.options, readOnly: true });
   try {
     const found = await recordsOf(reader);
-    checkRecovered(found, { attempted: records, acked }, `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`, true);
+    checkRecovered(
+      found,
+      { attempted: records, acked },
+      `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`,
+      true,
+    );
     assert.is(found.length, size);
-    await checkLedgerState(reader, found, `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`);
+    await checkLedgerState(
+      reader,
+      found,
+      `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`,
+    );
   } finally {
     await reader.close();
   }

@@ -16,20 +16,20 @@
  *
  * The figures: per file and kind of damage, how many were refused, and how many opened whole.
  */
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
-import { Ledger, type Record, encodeRecord, isLedgerError } from '../../lib/index.js';
+import { encodeRecord, isLedgerError, Ledger, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { recordsOf } from '../support/guarantees.js';
 import { checkIndexPromise, replayDigests, ruleBreakers } from '../support/index-promises.js';
 import { filesOf } from '../support/level-db.js';
 import { reportFigures } from '../support/level-figures.js';
-import { Random } from '../../lib/random.js';
-import { recordsOf } from '../support/guarantees.js';
-import { CRASH_SEED } from '../support/seed.js';
 import { scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 /** A kind of damage, done to one file of a folder. */
 interface Damage {
@@ -52,7 +52,11 @@ function damagesOf(size: number, rng: Random): Damage[] {
       writeFileSync(file, bytes);
     },
   });
-  damages.push(change('a byte changed at its start', 0), change('a byte changed in its middle', Math.floor(size / 2)), change('a byte changed at its end', size - 1));
+  damages.push(
+    change('a byte changed at its start', 0),
+    change('a byte changed in its middle', Math.floor(size / 2)),
+    change('a byte changed at its end', size - 1),
+  );
   for (let k = 0; k < scaled(2); k++) damages.push(change('a byte changed at random', rng.below(size)));
   return damages;
 }
@@ -91,7 +95,8 @@ async function ledgerFolder(folder: string, records: readonly Record[]): Promise
   for (const [s, session] of sessions.entries()) {
     const ledger = await Ledger.open(`level:${folder}`);
     const size = s < 2 ? 500 : 10;
-    for (let from = 0; from < session.length; from += size) await Promise.all(session.slice(from, from + size).map((record) => ledger.append(record)));
+    for (let from = 0; from < session.length; from += size)
+      await Promise.all(session.slice(from, from + size).map((record) => ledger.append(record)));
     await ledger.close();
   }
 }
@@ -106,7 +111,10 @@ test(`every kind of damage to every file of a level: folder is refused with the 
     const base = join(home, 'base.level');
     await ledgerFolder(base, acknowledged);
     const names = readdirSync(base).sort();
-    assert.ok(names.some((name) => name.endsWith('.ldb')) && names.some((name) => name.endsWith('.log')), `tables and a write-ahead log: ${names.join(', ')}`);
+    assert.ok(
+      names.some((name) => name.endsWith('.ldb')) && names.some((name) => name.endsWith('.log')),
+      `tables and a write-ahead log: ${names.join(', ')}`,
+    );
     let trial = 0;
     for (const name of names) {
       for (const damage of damagesOf(statSync(join(base, name)).size, rng)) {
@@ -122,16 +130,29 @@ test(`every kind of damage to every file of a level: folder is refused with the 
             ledger = await Ledger.open(`level:${folder}`, { readOnly });
           } catch (e) {
             assert.ok(isLedgerError(e, 'LEDGER_DAMAGED'), `${context}: refused otherwise than as damage: ${String(e)}`);
-            assert.ok((e as Error).message.startsWith(folder), `${context}: the refusal does not name the folder: ${(e as Error).message}`);
-            assert.match((e as Error).message, /see docs\/runbook\.md#(level-folder-damaged|honcho-ledger-damaged)/, `${context}: the refusal names no runbook entry`);
+            assert.ok(
+              (e as Error).message.startsWith(folder),
+              `${context}: the refusal does not name the folder: ${(e as Error).message}`,
+            );
+            assert.match(
+              (e as Error).message,
+              /see docs\/runbook\.md#(level-folder-damaged|honcho-ledger-damaged)/,
+              `${context}: the refusal names no runbook entry`,
+            );
             assert.equal(filesOf(folder), before, `${context}: refused, and the folder was changed`);
             outcomes.push('refused');
             continue;
           }
           try {
             const found = await recordsOf(ledger);
-            assert.is(found.length, acknowledged.length, `${context}: opened with ${found.length} records, not the ${acknowledged.length} acknowledged`);
-            found.forEach((record, n) => assert.is(encodeRecord(record), encodeRecord(acknowledged[n] as Record), `${context}: record ${n + 1}`));
+            assert.is(
+              found.length,
+              acknowledged.length,
+              `${context}: opened with ${found.length} records, not the ${acknowledged.length} acknowledged`,
+            );
+            found.forEach((record, n) =>
+              assert.is(encodeRecord(record), encodeRecord(acknowledged[n] as Record), `${context}: record ${n + 1}`),
+            );
             if (!readOnly) await ledger.append(records[3300] as Record);
           } finally {
             await ledger.close();
@@ -169,10 +190,12 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
       await ledger.close();
     }
     const digests = await replayDigests(log);
-    const breakers = ruleBreakers(await (async () => {
-      const reader = await Ledger.open(log, { readOnly: true });
-      return recordsOf(reader).finally(() => reader.close());
-    })());
+    const breakers = ruleBreakers(
+      await (async () => {
+        const reader = await Ledger.open(log, { readOnly: true });
+        return recordsOf(reader).finally(() => reader.close());
+      })(),
+    );
     const names = readdirSync(index).sort();
     let trial = 0;
     for (const name of names) {
@@ -183,8 +206,16 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
         damage.apply(join(dir, 'index', name));
         const context = `damage harness, read model (${name}, ${damage.name}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
         const before = filesOf(join(dir, 'index'));
-        const outcome = await checkIndexPromise(join(dir, 'honcho.jsonl'), join(dir, 'index'), breakers, digests, context, true);
-        if (outcome === 'refused') assert.equal(filesOf(join(dir, 'index')), before, `${context}: refused, and the folder was changed`);
+        const outcome = await checkIndexPromise(
+          join(dir, 'honcho.jsonl'),
+          join(dir, 'index'),
+          breakers,
+          digests,
+          context,
+          true,
+        );
+        if (outcome === 'refused')
+          assert.equal(filesOf(join(dir, 'index')), before, `${context}: refused, and the folder was changed`);
         tally.add(kindOf(name), outcome);
         rmSync(dir, { recursive: true, force: true });
       }

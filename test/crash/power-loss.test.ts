@@ -26,20 +26,44 @@
  * the recovery of a torn tail (the reopen's truncate, its sync, the next append); an fdatasync
  * that fails and the power loss that follows; and random states of random workloads.
  */
-import { Random } from '../../lib/random.js';
+
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
-import { DamagedError, Ledger, type LedgerErrorCode, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
+import {
+  DamagedError,
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+  Ledger,
+  type LedgerErrorCode,
+  type Record,
+} from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
 import { withFastHome } from '../support/fast-home.js';
-import { type Home, decided, turn } from '../support/ledger.js';
-import { type FileState, PowerLossIO, SECTOR, crashChoices, firstSector, imagesOf, materialize } from '../support/power-loss-io.js';
-import { checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
-import { CRASH_SEED } from '../support/seed.js';
+import {
+  checkJsonlRepair,
+  checkLedgerState,
+  checkRecovered,
+  fileOf,
+  lineOf,
+  recordsOf,
+} from '../support/guarantees.js';
+import { decided, type Home, turn } from '../support/ledger.js';
+import {
+  crashChoices,
+  type FileState,
+  firstSector,
+  imagesOf,
+  materialize,
+  PowerLossIO,
+  SECTOR,
+} from '../support/power-loss-io.js';
 import { attemptedLines, expectedOpen } from '../support/reference-ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 /** Where the simulated ledger lives (in the simulation only). */
 const SIM_PATH = '/simulated/memory/honcho.jsonl';
@@ -84,7 +108,8 @@ interface WorkloadPlan {
   readonly records?: readonly Record[];
 }
 
-const groupsOf = (rng: Random, appends: number, sizes: readonly number[]): number[] => Array.from({ length: appends }, () => rng.pick(sizes));
+const groupsOf = (rng: Random, appends: number, sizes: readonly number[]): number[] =>
+  Array.from({ length: appends }, () => rng.pick(sizes));
 
 /**
  * Runs a workload over the simulated file system, taking a crash point before the first call
@@ -136,7 +161,10 @@ async function runWorkload(plan: WorkloadPlan): Promise<Run> {
         const reason: unknown = result.reason;
         assert.ok(faultPlanned, `an append failed with no fault planned: ${String(reason)}`);
         const expected: LedgerErrorCode[] = failed ? ['LEDGER_STOPPED', 'LEDGER_NOT_WAITING'] : ['LEDGER_IO'];
-        assert.ok(expected.some((code) => isLedgerError(reason, code)), `an append failed with ${String(reason)}; expected ${expected.join(' or ')}`);
+        assert.ok(
+          expected.some((code) => isLedgerError(reason, code)),
+          `an append failed with ${String(reason)}; expected ${expected.join(' or ')}`,
+        );
       }
       if (results.some((r) => r.status === 'rejected')) failed = true;
       // a log that cut a failed write back goes on; its file is then no longer the first
@@ -171,7 +199,8 @@ function* crashStates(point: Point, every: boolean, rng: Random, combinations = 
     yield { bytes: null, how: 'no file yet', fillers: () => new Set() };
     return;
   }
-  if (!file.entryDurable) yield { bytes: null, how: 'the name was lost (its directory not synced)', fillers: () => new Set() };
+  if (!file.entryDurable)
+    yield { bytes: null, how: 'the name was lost (its directory not synced)', fillers: () => new Set() };
   const images = imagesOf(file);
   const seen = new Set<string>();
   for (const choice of crashChoices(file, every, combinations, rng)) {
@@ -187,7 +216,8 @@ function* crashStates(point: Point, every: boolean, rng: Random, combinations = 
 function randomState(point: Point, rng: Random): CrashState {
   const file = point.files.find((f) => f.path === SIM_PATH);
   if (file === undefined) return { bytes: null, how: 'no file yet', fillers: () => new Set() };
-  if (!file.entryDurable && rng.chance(0.3)) return { bytes: null, how: 'the name was lost (its directory not synced)', fillers: () => new Set() };
+  if (!file.entryDurable && rng.chance(0.3))
+    return { bytes: null, how: 'the name was lost (its directory not synced)', fillers: () => new Set() };
   const images = imagesOf(file);
   const choice = rng.pick(crashChoices(file, false, FEW_COMBINATIONS, rng));
   const bytes = materialize(file, choice, rng, images);
@@ -224,7 +254,14 @@ interface Stats {
   filledTails: Map<string, number>;
 }
 
-const newStats = (): Stats => ({ states: 0, clean: 0, tails: 0, missing: 0, damage: new Map(), filledTails: new Map() });
+const newStats = (): Stats => ({
+  states: 0,
+  clean: 0,
+  tails: 0,
+  missing: 0,
+  damage: new Map(),
+  filledTails: new Map(),
+});
 
 const count = (map: Map<string, number>, key: string): void => {
   map.set(key, (map.get(key) ?? 0) + 1);
@@ -254,7 +291,8 @@ async function checkState(
   // what the open must give, from the bytes alone: the attempted records' lines, in order (a missing file: none)
   const expected = bytes === null ? null : expectedOpen(bytes, attemptedLines(attempted));
   const whole = expected === null ? 0 : expected.kind === 'open' ? expected.lines : expected.line - 1;
-  const expectation = expected === null ? 'no file' : expected.kind === 'open' ? `${whole} records` : `damage at line ${expected.line}`;
+  const expectation =
+    expected === null ? 'no file' : expected.kind === 'open' ? `${whole} records` : `damage at line ${expected.line}`;
   for (const index of acked) {
     assert.ok(
       index < whole,
@@ -279,14 +317,21 @@ async function checkState(
     throw e;
   }
   try {
-    assert.is(expected?.kind ?? 'open', 'open', `${context}: the reopen took a damaged line for a record; expected ${expectation}`);
+    assert.is(
+      expected?.kind ?? 'open',
+      'open',
+      `${context}: the reopen took a damaged line for a record; expected ${expectation}`,
+    );
     const found = await recordsOf(ledger);
     checkRecovered(found, { attempted, acked }, context, true);
     assert.is(found.length, whole, `${context}: records found`);
     // promise 2: an append rejected before the power loss (its failed lines cut, and the cut
     // synced) is not brought back by it
     for (const index of rejected) {
-      assert.ok(index >= found.length, `${context}: promise 2 broken: record ${index + 1}, whose append was rejected before the power loss, is back`);
+      assert.ok(
+        index >= found.length,
+        `${context}: promise 2 broken: record ${index + 1}, whose append was rejected before the power loss, is back`,
+      );
     }
     checkJsonlRepair(bytes, existsSync(home.path) ? readFileSync(home.path) : null, found, ledger.repaired, context);
     await checkLedgerState(ledger, found, context);
@@ -312,7 +357,11 @@ async function checkState(
 }
 
 function summary(name: string, stats: Stats): string {
-  const list = (map: Map<string, number>): string => [...map].sort().map(([why, n]) => `${n} ${why}`).join(', ') || 'none';
+  const list = (map: Map<string, number>): string =>
+    [...map]
+      .sort()
+      .map(([why, n]) => `${n} ${why}`)
+      .join(', ') || 'none';
   return (
     `  power loss, ${name} (SCALE ${SCALE}): ${stats.states} crash states: ${stats.clean} ending in a whole line, ${stats.tails} torn tails cut ` +
     `(with ${list(stats.filledTails)} in them), ${stats.missing} files missing; refused as damage (zeros or garbage then a newline in the unacknowledged write, ` +
@@ -347,7 +396,13 @@ async function enumerate(
     for (const state of crashStates(point, every, rng, combinations)) {
       const context = `power loss (${name}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED}, seed ${plan.seed}; crash after call ${point.call}, ${point.what}; state ${n++}: ${state.how})`;
       const found = await checkState(home, state, run.attempted, point.acked, context, stats, true, point.rejected);
-      if (torn !== null && torn !== undefined && found !== null && state.bytes !== null && state.bytes.length > fileOf(found).length) {
+      if (
+        torn !== null &&
+        torn !== undefined &&
+        found !== null &&
+        state.bytes !== null &&
+        state.bytes.length > fileOf(found).length
+      ) {
         torn.push({ state, acked: point.acked, found });
       }
     }
@@ -360,7 +415,14 @@ test('every crash state of a ledger created, then 20 appends (cut at every byte)
       const stats = newStats();
       const seed = CRASH_SEED * 100 + w;
       const rng = new Random(seed);
-      await enumerate(home, `20 appends, workload ${w}`, { seed, groups: groupsOf(rng, 20, [1, 1, 1, 2, 3]) }, true, COMBINATIONS, stats);
+      await enumerate(
+        home,
+        `20 appends, workload ${w}`,
+        { seed, groups: groupsOf(rng, 20, [1, 1, 1, 2, 3]) },
+        true,
+        COMBINATIONS,
+        stats,
+      );
       console.log(summary(`20 appends, workload ${w}`, stats));
       addTo(stats);
       assert.ok(stats.states > 5000, `only ${stats.states} states`);
@@ -374,7 +436,14 @@ test('crash states of 20 appends made in short writes: several writes pending, t
       const stats = newStats();
       const seed = CRASH_SEED * 100 + 50 + w;
       const rng = new Random(seed);
-      await enumerate(home, `short writes, workload ${w}`, { seed, groups: groupsOf(rng, 20, [1, 1, 2, 3]), maxWrite: 201 + 61 * w }, false, FEW_COMBINATIONS, stats);
+      await enumerate(
+        home,
+        `short writes, workload ${w}`,
+        { seed, groups: groupsOf(rng, 20, [1, 1, 2, 3]), maxWrite: 201 + 61 * w },
+        false,
+        FEW_COMBINATIONS,
+        stats,
+      );
       console.log(summary(`short writes, workload ${w}`, stats));
       addTo(stats);
     }
@@ -391,7 +460,15 @@ test('a power loss while a reopen repairs a torn tail, and while it appends afte
       // torn states of a small workload, each reopened over the simulation and crashed again
       const torn: { state: CrashState; acked: ReadonlySet<number>; found: Record[] }[] = [];
       const first = newStats();
-      await enumerate(home, `the first crash, workload ${w}`, { seed, groups: groupsOf(rng, 6, [1, 2, 3]) }, false, COMBINATIONS, first, torn);
+      await enumerate(
+        home,
+        `the first crash, workload ${w}`,
+        { seed, groups: groupsOf(rng, 6, [1, 2, 3]) },
+        false,
+        COMBINATIONS,
+        first,
+        torn,
+      );
       addTo(first);
       const chosen = torn.filter((_, n) => n % Math.max(1, Math.floor(torn.length / 40)) === 0);
       assert.ok(chosen.length >= 20, `only ${chosen.length} torn states to recover from (seed ${seed})`);
@@ -442,7 +519,12 @@ test('a failed fdatasync, then a power loss: the failed batch is whole or gone, 
         }
       }
     }
-    console.log(summary(`a failed fdatasync then a power loss, at each of 20 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`, stats));
+    console.log(
+      summary(
+        `a failed fdatasync then a power loss, at each of 20 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`,
+        stats,
+      ),
+    );
     addTo(stats);
   });
 });
@@ -472,7 +554,12 @@ test('a write that fails after whole lines of its batch landed, then a power los
       }
       assert.ok(writes > 8, `the workload made ${writes} writes: too few to fail inside its batches`);
     }
-    console.log(summary(`a failed write then a power loss, at each write of 8 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`, stats));
+    console.log(
+      summary(
+        `a failed write then a power loss, at each write of 8 appends (${SCALE} workload${SCALE === 1 ? '' : 's'})`,
+        stats,
+      ),
+    );
     addTo(stats);
   });
 });
@@ -514,7 +601,8 @@ test('a batch of several records appended to the log itself: after a power loss,
     const batch = [...workload({ records: 6, seed })];
     const io = new PowerLossIO();
     const points: Point[] = [];
-    io.onCall = (what) => points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set(), rejected: new Set() });
+    io.onCall = (what) =>
+      points.push({ call: io.calls, what, files: io.crashPoint(), acked: new Set(), rejected: new Set() });
     const log = await jsonlBackend(SIM_PATH, { codec: honchoCodec, io }).open();
     await log.append(batch);
     await log.close();
@@ -539,8 +627,13 @@ test('a batch of several records appended to the log itself: after a power loss,
     console.log(summary(`one log batch of ${batch.length} records`, stats));
     if (partial > 0) {
       // allowed, and said so: a JSONL batch is one write that a crash can cut at any line
-      assert.not.ok(jsonlBackend(home.path, { codec: honchoCodec }).capabilities.atomicBatches, `a prefix of a batch was kept, e.g. ${example}`);
-      console.log(`  a batch cut at a line by the crash, its first records kept whole (atomicBatches: false): ${partial} of ${stats.states} states, e.g. ${example}`);
+      assert.not.ok(
+        jsonlBackend(home.path, { codec: honchoCodec }).capabilities.atomicBatches,
+        `a prefix of a batch was kept, e.g. ${example}`,
+      );
+      console.log(
+        `  a batch cut at a line by the crash, its first records kept whole (atomicBatches: false): ${partial} of ${stats.states} states, e.g. ${example}`,
+      );
     }
     addTo(stats);
   });

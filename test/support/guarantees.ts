@@ -15,7 +15,7 @@
  * bytes alone), and lines are compared as bytes against `encodeRecord`'s canonical text.
  */
 import * as assert from 'uvu/assert';
-import { type Ledger, type Record, type Repair, encodeRecord } from '../../lib/index.js';
+import { encodeRecord, type Ledger, type Record, type Repair } from '../../lib/index.js';
 import { ReferenceLedger } from './reference-ledger.js';
 
 /** A record's canonical line, with its newline. */
@@ -46,7 +46,10 @@ export async function checkLedgerState(ledger: Ledger, records: readonly Record[
   );
   let decided = 0;
   for await (const decision of ledger.decisions()) {
-    assert.ok(reference.isDecided(decision.item), `${context}: the ledger believes ${JSON.stringify(decision.item)} decided; no record says so`);
+    assert.ok(
+      reference.isDecided(decision.item),
+      `${context}: the ledger believes ${JSON.stringify(decision.item)} decided; no record says so`,
+    );
     decided++;
   }
   assert.is(decided, reference.counts().decided, `${context}: the ledger's decisions`);
@@ -90,7 +93,10 @@ export function checkRecovered(found: readonly Record[], attempt: Attempt, conte
       return;
     }
     while (next < attempt.attempted.length && lineAt(next) !== line) next++;
-    assert.ok(next < attempt.attempted.length, `${context}: promise 2 broken: record ${n + 1} after the reopen was never attempted (or is out of call order): ${line}`);
+    assert.ok(
+      next < attempt.attempted.length,
+      `${context}: promise 2 broken: record ${n + 1} after the reopen was never attempted (or is out of call order): ${line}`,
+    );
     matched.push(next++);
   });
   const present = new Set(matched);
@@ -108,7 +114,13 @@ export function checkRecovered(found: readonly Record[], attempt: Attempt, conte
  * must now be exactly the lines of `found`, `before` must have been those lines followed by a
  * tail with no newline, and `repair` must say what was dropped.
  */
-export function checkJsonlRepair(before: Buffer | null, after: Buffer | null, found: readonly Record[], repair: Repair | null, context: string): void {
+export function checkJsonlRepair(
+  before: Buffer | null,
+  after: Buffer | null,
+  found: readonly Record[],
+  repair: Repair | null,
+  context: string,
+): void {
   const lines = fileOf(found);
   if (before === null) {
     assert.is(after, null, `${context}: a missing file was created by an open`);
@@ -116,10 +128,20 @@ export function checkJsonlRepair(before: Buffer | null, after: Buffer | null, fo
     assert.is(repair, null, `${context}: a repair of a missing file`);
     return;
   }
-  assert.ok(before.subarray(0, lines.length).equals(lines), `${context}: promise 3: the records found are not the file's first lines, byte for byte`);
+  assert.ok(
+    before.subarray(0, lines.length).equals(lines),
+    `${context}: promise 3: the records found are not the file's first lines, byte for byte`,
+  );
   const tail = before.subarray(lines.length);
-  assert.is(tail.indexOf(10), -1, `${context}: promise 3 broken: the open dropped a complete line (${tail.length} bytes dropped, with a newline)`);
-  assert.ok(after?.equals(lines) === true, `${context}: promise 3: after the reopen the file is not exactly its whole lines`);
+  assert.is(
+    tail.indexOf(10),
+    -1,
+    `${context}: promise 3 broken: the open dropped a complete line (${tail.length} bytes dropped, with a newline)`,
+  );
+  assert.ok(
+    after?.equals(lines) === true,
+    `${context}: promise 3: after the reopen the file is not exactly its whole lines`,
+  );
   if (tail.length === 0) assert.is(repair, null, `${context}: a repair where there was no tail`);
   else assert.equal(repair, { at: lines.length, dropped: tail.length, cut: true }, `${context}: the repair reported`);
 }

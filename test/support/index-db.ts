@@ -30,7 +30,10 @@ export function sealedRow(sublevel: string, key: Uint8Array, value: unknown): Bu
 export const rowValue = (bytes: Uint8Array): unknown => encoder.decode(bytes.subarray(0, bytes.length - 5));
 
 /** Runs `change` on the read model's database in `index`, opened directly, and closes it. */
-export async function withIndexDb<T>(index: string, change: (db: Db, sublevel: (name: string) => Sublevel) => Promise<T>): Promise<T> {
+export async function withIndexDb<T>(
+  index: string,
+  change: (db: Db, sublevel: (name: string) => Sublevel) => Promise<T>,
+): Promise<T> {
   const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(index, { ...VIEW, createIfMissing: false });
   try {
     return await change(db, (name) => db.sublevel<Uint8Array, Uint8Array>(name, VIEW));

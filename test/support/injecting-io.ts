@@ -13,13 +13,15 @@
  * descriptor, as Linux's does (the descriptor is released whatever `close` reports). The errors
  * are Node's own, as `node:fs` would throw them (`systemError`).
  */
-import { getSystemErrorMap } from 'node:util';
+
 import { constants } from 'node:os';
+import { getSystemErrorMap } from 'node:util';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../backends/file-io.js';
 import { systemError } from '../../lib/system-errors.js';
 
 /** Whether libuv has a name for `code` (else Node reports it as `UNKNOWN`). */
-export const libuvKnows = (code: string): boolean => getSystemErrorMap().has(-((constants.errno as { [code: string]: number })[code] ?? 0));
+export const libuvKnows = (code: string): boolean =>
+  getSystemErrorMap().has(-((constants.errno as { [code: string]: number })[code] ?? 0));
 
 export type Call = keyof FileIO;
 
@@ -65,12 +67,25 @@ export const CALLS: readonly Call[] = [
  */
 export type Fault =
   /** The `at`th call of `call` (from 1) fails with `code`; with `persistent`, every later one too. */
-  | { readonly kind: 'fail'; readonly call: Call; readonly at: number; readonly code: string; readonly persistent: boolean; readonly thenTruncate?: string }
+  | {
+      readonly kind: 'fail';
+      readonly call: Call;
+      readonly at: number;
+      readonly code: string;
+      readonly persistent: boolean;
+      readonly thenTruncate?: string;
+    }
   /**
    * The `at`th write writes only half of what it is given (at least a byte) and says so; with a
    * `code`, the write after it fails with that code (every later one with `persistent`).
    */
-  | { readonly kind: 'short'; readonly at: number; readonly code: string | null; readonly persistent: boolean; readonly thenTruncate?: string };
+  | {
+      readonly kind: 'short';
+      readonly at: number;
+      readonly code: string | null;
+      readonly persistent: boolean;
+      readonly thenTruncate?: string;
+    };
 
 /** One call, as the trace keeps it. */
 export interface Traced {
@@ -135,7 +150,13 @@ export class InjectingIO implements FileIO {
     const fault = this.active ? this.fault : null;
     let failWith: string | null = null;
     let short = false;
-    if (fault !== null && fault.kind === 'fail' && fault.call === call && (n === fault.at || (fault.persistent && n > fault.at))) failWith = fault.code;
+    if (
+      fault !== null &&
+      fault.kind === 'fail' &&
+      fault.call === call &&
+      (n === fault.at || (fault.persistent && n > fault.at))
+    )
+      failWith = fault.code;
     const armed = this.active ? this.armed.get(call) : undefined;
     if (armed !== undefined && (n === armed.at || (armed.persistent && n > armed.at))) failWith = armed.code;
     if (call === 'write' && this.active && this.shortWrites > 0 && failWith === null) {
@@ -200,7 +221,9 @@ export class InjectingIO implements FileIO {
     return this.run('read', () => nodeFileIO.read(fd, buffer, offset, length, position));
   }
   write(fd: Fd, buffer: Uint8Array, offset: number, length: number, position: number): number {
-    return this.run('write', (short) => nodeFileIO.write(fd, buffer, offset, short ? Math.max(1, length >> 1) : length, position));
+    return this.run('write', (short) =>
+      nodeFileIO.write(fd, buffer, offset, short ? Math.max(1, length >> 1) : length, position),
+    );
   }
   datasync(fd: Fd): void {
     this.run('datasync', () => nodeFileIO.datasync(fd));

@@ -7,11 +7,24 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type LedgerErrorCode, isLedgerError } from '../../lib/index.js';
+import { isLedgerError, type LedgerErrorCode } from '../../lib/index.js';
 
-// The record builders are the conformance suite's (which ships without this folder).
-export { TIME, conclude, decided, edit, failed, fleet, retract, sent, skip, turn, turnTo, unconclude } from '../conformance/records.js';
 export { all } from '../conformance/common.js';
+// The record builders are the conformance suite's (which ships without this folder).
+export {
+  conclude,
+  decided,
+  edit,
+  failed,
+  fleet,
+  retract,
+  sent,
+  skip,
+  TIME,
+  turn,
+  turnTo,
+  unconclude,
+} from '../conformance/records.js';
 
 /** A fresh temporary directory holding (maybe) a ledger at `path`. */
 export class Home {
@@ -57,7 +70,11 @@ export async function failure(promise: Promise<unknown>): Promise<unknown> {
  * Awaits `promise` and expects it to reject with a ledger error of `code` (and `message`,
  * exactly or as a pattern); gives the error.
  */
-export async function rejects(promise: Promise<unknown>, code: LedgerErrorCode, message?: string | RegExp): Promise<Error> {
+export async function rejects(
+  promise: Promise<unknown>,
+  code: LedgerErrorCode,
+  message?: string | RegExp,
+): Promise<Error> {
   try {
     await promise;
   } catch (e) {

@@ -5,7 +5,20 @@
  * that keeps the promises and catches one that does not, as abstract-level's suite runs on its
  * `MinimalLevel`.
  */
-import { type Appended, type AppendOptions, ConflictError, LedgerIoError, type LogBackend, type LogCapabilities, type OpenOptions, type Position, type Record, type ResumePoint, StoredLog, honchoCodec } from '../../lib/index.js';
+import {
+  type Appended,
+  type AppendOptions,
+  ConflictError,
+  honchoCodec,
+  LedgerIoError,
+  type LogBackend,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type Record,
+  type ResumePoint,
+  StoredLog,
+} from '../../lib/index.js';
 
 /** A flaw to put in: what the suite must catch. */
 export type Flaw =
@@ -18,7 +31,13 @@ export type Flaw =
   /** The expected head is checked before the records. */
   | 'head before records';
 
-const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+const CAPABILITIES: LogCapabilities = {
+  durable: false,
+  files: false,
+  severalWriters: false,
+  readsWhileWriting: true,
+  atomicBatches: true,
+};
 
 /** What the backend object holds: the lines, and whether the next write fails (to stop a log). */
 export interface MinimalStore {
@@ -29,7 +48,12 @@ export interface MinimalStore {
 /** A backend of a minimal log, with a flaw if given. */
 export function minimalBackend(flaw?: Flaw): LogBackend<Record> & { readonly store: MinimalStore } {
   const store: MinimalStore = { lines: [], failNextWrite: false };
-  return { name: 'minimal:', capabilities: CAPABILITIES, store, open: (options = {}) => MinimalLog.open(store, options, flaw) };
+  return {
+    name: 'minimal:',
+    capabilities: CAPABILITIES,
+    store,
+    open: (options = {}) => MinimalLog.open(store, options, flaw),
+  };
 }
 
 class MinimalLog extends StoredLog<Record> {
@@ -38,7 +62,13 @@ class MinimalLog extends StoredLog<Record> {
     readOnly: boolean,
     private readonly flaw: Flaw | undefined,
   ) {
-    super({ name: 'minimal:', capabilities: CAPABILITIES, codec: honchoCodec, readOnly, writerKey: flaw === 'two writers' ? null : store });
+    super({
+      name: 'minimal:',
+      capabilities: CAPABILITIES,
+      codec: honchoCodec,
+      readOnly,
+      writerKey: flaw === 'two writers' ? null : store,
+    });
   }
 
   static open(store: MinimalStore, options: OpenOptions<Record>, flaw: Flaw | undefined): Promise<MinimalLog> {
@@ -46,7 +76,9 @@ class MinimalLog extends StoredLog<Record> {
   }
 
   private records(from: Position, to: Position): Record[][] {
-    return [this.store.lines.slice(from, to).map((line) => honchoCodec.decode(Buffer.from(line), 0, Buffer.byteLength(line)))];
+    return [
+      this.store.lines.slice(from, to).map((line) => honchoCodec.decode(Buffer.from(line), 0, Buffer.byteLength(line))),
+    ];
   }
 
   protected _entries(from: Position): Record[][] {

@@ -14,13 +14,13 @@ import {
   type Action,
   AlreadyDecidedError,
   type Counts,
-  type Item,
   DecodeError,
-  NotWaitingError,
-  type Record,
   decodeRecord,
   encodeRecord,
+  type Item,
   isLedgerError,
+  NotWaitingError,
+  type Record,
 } from '../../lib/index.js';
 
 type State = 'skipped' | 'waiting' | 'sent' | 'failed';
@@ -32,7 +32,8 @@ interface Entry {
   ids: readonly string[] | null;
 }
 
-const keyOf = (item: Item): string => JSON.stringify(item.type === 'turn' ? ['t', item.session, item.turn] : ['e', item.id, item.part]);
+const keyOf = (item: Item): string =>
+  JSON.stringify(item.type === 'turn' ? ['t', item.session, item.turn] : ['e', item.id, item.part]);
 
 /** The rules and the state, as a plain map. */
 export class ReferenceLedger {
@@ -50,7 +51,12 @@ export class ReferenceLedger {
     const key = keyOf(record.item);
     const entry = this.entries.get(key);
     if (record.type === 'decided') {
-      this.entries.set(key, { item: record.item, action: record.action, state: record.action.type === 'skip' ? 'skipped' : 'waiting', ids: null });
+      this.entries.set(key, {
+        item: record.item,
+        action: record.action,
+        state: record.action.type === 'skip' ? 'skipped' : 'waiting',
+        ids: null,
+      });
     } else if (entry !== undefined) {
       entry.state = record.type;
       if (record.type === 'sent') entry.ids = record.ids;
@@ -81,7 +87,9 @@ export class ReferenceLedger {
 
   /** The waiting items and their actions, in decision order (a Map keeps insertion order). */
   outbox(): { item: Item; action: Action }[] {
-    return [...this.entries.values()].filter((e) => e.state === 'waiting').map(({ item, action }) => ({ item, action }));
+    return [...this.entries.values()]
+      .filter((e) => e.state === 'waiting')
+      .map(({ item, action }) => ({ item, action }));
   }
 
   sentIds(item: Item): readonly string[] | null {
@@ -150,13 +158,15 @@ const LINE_STARTS = ['decided', 'sent', 'failed'].map((type) => Buffer.from(`{"t
  */
 export function couldBeCutOff(bytes: Buffer): boolean {
   return LINE_STARTS.some((start) => {
-    for (let at = 0; at < Math.min(bytes.length, start.length); at++) if (bytes[at] !== 0 && bytes[at] !== start[at]) return false;
+    for (let at = 0; at < Math.min(bytes.length, start.length); at++)
+      if (bytes[at] !== 0 && bytes[at] !== start[at]) return false;
     return true;
   });
 }
 
 /** Why a file of `size` bytes, none of them a newline, that {@link couldBeCutOff} refuses, is damage at line 1. */
-export const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
+export const notCutOff = (size: number): string =>
+  `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
 
 /** The number of newlines in `bytes`. */
 export function countLines(bytes: Buffer): number {
@@ -187,6 +197,7 @@ export function expectedOpen(bytes: Buffer, decode: LineDecoder = decodeLine): E
     if (refused !== null) return { kind: 'damaged', line, why: refused.message, lines: total };
     start = newline + 1;
   }
-  if (start === 0 && bytes.length > 0 && !couldBeCutOff(bytes)) return { kind: 'damaged', line: 1, why: notCutOff(bytes.length), lines: 1 };
+  if (start === 0 && bytes.length > 0 && !couldBeCutOff(bytes))
+    return { kind: 'damaged', line: 1, why: notCutOff(bytes.length), lines: 1 };
   return { kind: 'open', reference, complete: start, dropped: bytes.length - start, lines: line };
 }

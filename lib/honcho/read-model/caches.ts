@@ -71,4 +71,3 @@ export function hashes(key: string): [number, number] {
   }
   return [a >>> 0, (b >>> 0) | 1];
 }
-

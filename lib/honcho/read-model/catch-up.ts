@@ -5,7 +5,7 @@
  * @module
  */
 import type { ResumePoint } from '../../log.js';
-import { type Record, itemKey } from '../record.js';
+import { itemKey, type Record } from '../record.js';
 import { refusal } from '../rules.js';
 import { BloomFilter } from './caches.js';
 import { BATCH, type Bytes, SCHEMA } from './layout.js';
@@ -59,12 +59,21 @@ export class CatchUp {
 
   /** Writes what is staged with the checkpoint at `point`, where the log now is. */
   async finish(point: ResumePoint): Promise<void> {
-    if (this.stage.size === 0 && !this.wroteAny && this.model.checkpoint !== null && samePoint(this.model.checkpoint.resume, point)) return;
+    if (
+      this.stage.size === 0 &&
+      !this.wroteAny &&
+      this.model.checkpoint !== null &&
+      samePoint(this.model.checkpoint.resume, point)
+    )
+      return;
     await this.model.write(this.stage, { schema: SCHEMA, resume: point, log: this.log }, false);
   }
 }
 
 function samePoint(a: ResumePoint, b: ResumePoint): boolean {
-  return a.position === b.position && a.fingerprint === b.fingerprint && JSON.stringify(a.cursor) === JSON.stringify(b.cursor);
+  return (
+    a.position === b.position &&
+    a.fingerprint === b.fingerprint &&
+    JSON.stringify(a.cursor) === JSON.stringify(b.cursor)
+  );
 }
-

@@ -8,7 +8,16 @@
  */
 import { ClassicLevel } from 'classic-level';
 import { ForeignFolderError, LedgerIoError, LevelFolderDamagedError } from '../../errors.js';
-import { type TableStamp, discardDatabase, inspectFolder, levelFailure, makeFolder, peekDatabase, verifyTables, writeMarker } from '../../level-folder.js';
+import {
+  discardDatabase,
+  inspectFolder,
+  levelFailure,
+  makeFolder,
+  peekDatabase,
+  type TableStamp,
+  verifyTables,
+  writeMarker,
+} from '../../level-folder.js';
 import { type Bytes, type Db, MODEL_MARKER, SCHEMA, utf8 } from './layout.js';
 
 /**
@@ -17,27 +26,45 @@ import { type Bytes, type Db, MODEL_MARKER, SCHEMA, utf8 } from './layout.js';
  * one), adopts a folder of ledgerstore 0.1. Gives why it discarded a database, if it did, and
  * whether LevelDB is to create one. The caller holds the folder's lock.
  */
-export async function prepareModelFolder(folder: string): Promise<{ readonly discarded: string | null; readonly create: boolean }> {
+export async function prepareModelFolder(
+  folder: string,
+): Promise<{ readonly discarded: string | null; readonly create: boolean }> {
   const found = inspectFolder(folder, MODEL_MARKER.format);
   if (found.state === 'foreign') throw new ForeignFolderError(folder, found.why);
   if (found.state === 'missing') makeFolder(folder);
   if (found.state === 'missing' || found.state === 'empty') {
-    if (found.state === 'missing' || found.marker === null || found.marker['discard'] !== undefined) writeMarker(folder, MODEL_MARKER);
+    if (found.state === 'missing' || found.marker === null || found.marker['discard'] !== undefined)
+      writeMarker(folder, MODEL_MARKER);
     return { discarded: null, create: true };
   }
   // Without the marker, the folder cannot be told for a read model's: left as it is.
-  if (found.marker === null && found.state === 'damaged') throw new LevelFolderDamagedError(folder, found.file, found.why);
+  if (found.marker === null && found.state === 'damaged')
+    throw new LevelFolderDamagedError(folder, found.file, found.why);
   let why: string | null = found.state === 'damaged' ? found.why : null;
   if (found.state === 'database' && found.marker === null) {
-    const holds = await peekDatabase(folder, found.live, (e) => new LedgerIoError(folder, e), async (db) => {
-      if ((await db.get(Uint8Array.of(0x00, ...Buffer.from('format', 'ascii')))) !== undefined) return 'a log';
-      if ((await db.keys({ limit: 1 }).all()).length === 0) return 'nothing';
-      const meta = await db.getMany(['!meta!totals', '!meta!checkpoint'].map(utf8));
-      return meta.some((value) => value !== undefined) ? 'an old read model' : 'other keys';
-    });
-    if (holds === 'a log') throw new ForeignFolderError(folder, 'it holds a LevelDB ledger (a log) of ledgerstore 0.1, not a read model (an index)');
-    if (holds === 'other keys') throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a read model\'s (another program\'s database)');
-    if (holds === 'an old read model') why = `it is of schema version 1 (ledgerstore 0.1), and this ledgerstore reads version ${SCHEMA}`;
+    const holds = await peekDatabase(
+      folder,
+      found.live,
+      (e) => new LedgerIoError(folder, e),
+      async (db) => {
+        if ((await db.get(Uint8Array.of(0x00, ...Buffer.from('format', 'ascii')))) !== undefined) return 'a log';
+        if ((await db.keys({ limit: 1 }).all()).length === 0) return 'nothing';
+        const meta = await db.getMany(['!meta!totals', '!meta!checkpoint'].map(utf8));
+        return meta.some((value) => value !== undefined) ? 'an old read model' : 'other keys';
+      },
+    );
+    if (holds === 'a log')
+      throw new ForeignFolderError(
+        folder,
+        'it holds a LevelDB ledger (a log) of ledgerstore 0.1, not a read model (an index)',
+      );
+    if (holds === 'other keys')
+      throw new ForeignFolderError(
+        folder,
+        "it holds a LevelDB database whose keys are not a read model's (another program's database)",
+      );
+    if (holds === 'an old read model')
+      why = `it is of schema version 1 (ledgerstore 0.1), and this ledgerstore reads version ${SCHEMA}`;
     writeMarker(folder, MODEL_MARKER); // adopted
   }
   if (found.state === 'database' && why === null) {
@@ -71,4 +98,3 @@ export async function openStore(folder: string, create: boolean): Promise<Db> {
   }
   return db;
 }
-

@@ -89,8 +89,18 @@ export function stackOpOf(action: Action): StackOp | null {
   return null;
 }
 
-export const STATE_OF: { readonly [code in Row[1]]: ItemState } = { w: 'waiting', s: 'sent', f: 'failed', k: 'skipped' };
-export const CODE_OF: { readonly [state in ItemState]: Row[1] } = { waiting: 'w', sent: 's', failed: 'f', skipped: 'k' };
+export const STATE_OF: { readonly [code in Row[1]]: ItemState } = {
+  w: 'waiting',
+  s: 'sent',
+  f: 'failed',
+  k: 'skipped',
+};
+export const CODE_OF: { readonly [state in ItemState]: Row[1] } = {
+  waiting: 'w',
+  sent: 's',
+  failed: 'f',
+  skipped: 'k',
+};
 
 export function seqKey(seq: number): Bytes {
   const key = Buffer.allocUnsafe(8);
@@ -191,7 +201,8 @@ export class Store {
 
 /** The error LevelDB gives when it finds its files damaged. */
 export const isCorruption = (e: unknown): boolean =>
-  (e as { code?: unknown } | null)?.code === 'LEVEL_CORRUPTION' || ((e as { cause?: { code?: unknown } } | null)?.cause?.code === 'LEVEL_CORRUPTION');
+  (e as { code?: unknown } | null)?.code === 'LEVEL_CORRUPTION' ||
+  (e as { cause?: { code?: unknown } } | null)?.cause?.code === 'LEVEL_CORRUPTION';
 
 export function decisionFrom([item, action]: [Item, Action]): Decision {
   return { item, action };
@@ -209,4 +220,3 @@ export function totalsArray(t: Totals): number[] {
 export function countsOf(t: Totals): Counts {
   return { decided: t.decided, sent: t.sent, waiting: t.waiting, failed: t.failed, skipped: t.skipped };
 }
-

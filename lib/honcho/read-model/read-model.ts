@@ -54,17 +54,21 @@ import { IndexDamagedError, LedgerError, LedgerIoError, LevelFolderDamagedError 
 import { levelFailure, levelFolder, reserveFolder, withFolderLocked, writeMarker } from '../../level-folder.js';
 import type { ResumePoint } from '../../log.js';
 import type { Conclusion, Decision } from '../projection.js';
-import { type Action, type Counts, type Item, type Record, type Workspace, itemKey } from '../record.js';
+import { type Action, type Counts, type Item, itemKey, type Record, type Workspace } from '../record.js';
 import type { ItemState } from '../rules.js';
 import type { LedgerState, OutboxCursor, OutboxPage } from '../state.js';
 import { RowCache } from './caches.js';
 import { discard, openStore, prepareModelFolder } from './folder.js';
 import {
+  after,
   type Bytes,
   CACHE,
   type Checkpoint,
+  countsOf,
   type Db,
+  decisionFrom,
   type IndexStatus,
+  isCorruption,
   MODEL_MARKER,
   NO_TOTALS,
   type Row,
@@ -72,22 +76,18 @@ import {
   STATE_OF,
   Store,
   type Sub,
-  type Totals,
-  after,
-  countsOf,
-  decisionFrom,
-  isCorruption,
   seqKey,
   seqOf,
   stackPrefix,
+  type Totals,
   totalsArray,
   totalsFrom,
-  VIEW,
   utf8,
+  VIEW,
 } from './layout.js';
 import { type RowSource, Stage } from './stage.js';
 
-export { SCHEMA, type Checkpoint, type Db as IndexDatabase, type IndexStatus } from './layout.js';
+export { type Checkpoint, type Db as IndexDatabase, type IndexStatus, SCHEMA } from './layout.js';
 
 /** The read model of one ledger, open. */
 export class ReadModel implements LedgerState, RowSource {
@@ -158,7 +158,13 @@ export class ReadModel implements LedgerState, RowSource {
         db = await openStore(folder, true);
       }
       if (discarded !== null) writeMarker(folder, MODEL_MARKER); // a new database is there
-      const model = new ReadModel(folder, new Store(db), folder, release, discarded === null ? null : `${discarded}; it was discarded`);
+      const model = new ReadModel(
+        folder,
+        new Store(db),
+        folder,
+        release,
+        discarded === null ? null : `${discarded}; it was discarded`,
+      );
       try {
         await model.readMeta();
       } catch (e) {
@@ -185,9 +191,14 @@ export class ReadModel implements LedgerState, RowSource {
       return;
     }
     const [checkpointBytes, totalsBytes, buildingBytes] = found;
-    const checkpoint = checkpointBytes === undefined ? null : this.store.unseal<Checkpoint>(meta, names[0] as Bytes, checkpointBytes);
+    const checkpoint =
+      checkpointBytes === undefined ? null : this.store.unseal<Checkpoint>(meta, names[0] as Bytes, checkpointBytes);
     const totals = totalsBytes === undefined ? [] : this.store.unseal<number[]>(meta, names[1] as Bytes, totalsBytes);
-    if (checkpoint === null && checkpointBytes !== undefined || totals === null || (buildingBytes !== undefined && this.store.unseal(meta, names[2] as Bytes, buildingBytes) === null)) {
+    if (
+      (checkpoint === null && checkpointBytes !== undefined) ||
+      totals === null ||
+      (buildingBytes !== undefined && this.store.unseal(meta, names[2] as Bytes, buildingBytes) === null)
+    ) {
       this.distrust ??= 'its checkpoint or counts do not match their checksums';
       return;
     }
@@ -196,7 +207,12 @@ export class ReadModel implements LedgerState, RowSource {
     this.building = buildingBytes !== undefined;
     this.totals = totalsFrom(totals);
     const t = this.totals;
-    if (checkpoint !== null && !this.building && checkpoint.schema === SCHEMA && checkpoint.resume.position !== t.decided + t.sent + t.failed) {
+    if (
+      checkpoint !== null &&
+      !this.building &&
+      checkpoint.schema === SCHEMA &&
+      checkpoint.resume.position !== t.decided + t.sent + t.failed
+    ) {
       // every record is one decided, sent or failed: the rows and the checkpoint disagree
       this.distrust ??= `its counts (${t.decided} decided, ${t.sent} sent, ${t.failed} failed) do not add up to its checkpoint's ${checkpoint.resume.position} records`;
     }
@@ -212,7 +228,8 @@ export class ReadModel implements LedgerState, RowSource {
     if (this.distrust !== null) return this.distrust;
     if (this.building) return 'an earlier build did not finish';
     if (this.checkpointNow === null) return this.totals.decided > 0 ? 'it has no checkpoint' : null;
-    if (this.schema !== SCHEMA) return `it is of schema version ${String(this.schema)}, and this ledgerstore reads version ${SCHEMA}`;
+    if (this.schema !== SCHEMA)
+      return `it is of schema version ${String(this.schema)}, and this ledgerstore reads version ${SCHEMA}`;
     return null;
   }
 
@@ -222,7 +239,13 @@ export class ReadModel implements LedgerState, RowSource {
   }
 
   status(): IndexStatus {
-    return { folder: this.folder, schema: this.schema, checkpoint: this.checkpoint, building: this.building || this.distrust !== null, counts: countsOf(this.totals) };
+    return {
+      folder: this.folder,
+      schema: this.schema,
+      checkpoint: this.checkpoint,
+      building: this.building || this.distrust !== null,
+      counts: countsOf(this.totals),
+    };
   }
 
   /**
@@ -282,7 +305,10 @@ export class ReadModel implements LedgerState, RowSource {
   /** A row's value, its checksum checked: damage when it does not match. */
   private unseal<T>(sub: Sub, key: Bytes, bytes: Bytes): T {
     const value = this.store.unseal<T>(sub, key, bytes);
-    if (value === null) throw this.damaged(`a row of ${sub.prefix} does not match its checksum (key ${Buffer.from(key).toString('hex').slice(0, 64)})`);
+    if (value === null)
+      throw this.damaged(
+        `a row of ${sub.prefix} does not match its checksum (key ${Buffer.from(key).toString('hex').slice(0, 64)})`,
+      );
     return value;
   }
 
@@ -327,7 +353,9 @@ export class ReadModel implements LedgerState, RowSource {
   /** The key of the conclusion `depth` below the top of a stack (0: the top), as LevelDB holds it. */
   async stackEntry(prefix: Buffer, depth: number): Promise<Bytes | undefined> {
     const { stacks } = this.store;
-    const entries = await this.read(() => stacks.iterator({ gte: prefix, lt: after(prefix), reverse: true, limit: depth + 1 }).all());
+    const entries = await this.read(() =>
+      stacks.iterator({ gte: prefix, lt: after(prefix), reverse: true, limit: depth + 1 }).all(),
+    );
     const entry = entries[depth];
     if (entry === undefined) return undefined;
     this.unseal(stacks, entry[0], entry[1]); // its value holds the key's checksum too
@@ -354,7 +382,8 @@ export class ReadModel implements LedgerState, RowSource {
     if (this.damage !== null) throw this.damage;
     const store = this.store;
     const batch = store.db.batch();
-    const put = (sub: Sub, key: Bytes, value: unknown): void => void batch.put<Bytes, Bytes>(sub.prefixKey(key, 'view'), store.seal(sub, key, value), VIEW);
+    const put = (sub: Sub, key: Bytes, value: unknown): void =>
+      void batch.put<Bytes, Bytes>(sub.prefixKey(key, 'view'), store.seal(sub, key, value), VIEW);
     const del = (sub: Sub, key: Bytes): void => void batch.del<Bytes>(sub.prefixKey(key, 'view'), VIEW);
     for (const [key, row] of stage.rows) put(store.items, utf8(key), row);
     for (const [seq, decision] of stage.decided) put(store.decisions, seqKey(seq), decision);

@@ -6,9 +6,9 @@
  *
  * @module
  */
-import { type Action, type Item, type Record, itemKey } from '../record.js';
+import { type Action, type Item, itemKey, type Record } from '../record.js';
 import { type ItemState, stateAfter } from '../rules.js';
-import { type Bytes, CODE_OF, type Row, STATE_OF, type Totals, seqKey, stackOpOf, stackPrefix } from './layout.js';
+import { type Bytes, CODE_OF, type Row, STATE_OF, seqKey, stackOpOf, stackPrefix, type Totals } from './layout.js';
 
 /** Where a stage reads the rows it does not hold: the read model (a stage never needs more of it). */
 export interface RowSource {
@@ -112,7 +112,8 @@ export class Stage {
       return;
     }
     const keys = this.held?.get(prefix.toString('hex'));
-    const held = this.held === null ? await this.model.stackEntry(prefix, state.removed) : keys?.[keys.length - 1 - state.removed];
+    const held =
+      this.held === null ? await this.model.stackEntry(prefix, state.removed) : keys?.[keys.length - 1 - state.removed];
     if (held === undefined) return; // an undo of an empty stack takes nothing off
     state.removed++;
     this.unstacked.push(held);
@@ -130,4 +131,3 @@ export class Stage {
     }
   }
 }
-

@@ -6,7 +6,7 @@
  */
 import * as assert from 'node:assert/strict';
 import type { EventLog, Record } from '../../../lib/index.js';
-import { type Run, type Subject, all, code } from '../common.js';
+import { all, code, type Run, type Subject } from '../common.js';
 import { RECORDS } from '../records.js';
 
 /** Every operation of a log, by name, as a promise. */
