@@ -1,6 +1,8 @@
 # The two commands of the README work on a fresh clone with only Node.js 20 and npm:
 #   make demo   generates a sample ledger in demo/, opens it, prints counts, the outbox, the rate
 #   make test   installs, builds, runs every test; the last line is "N passed, N failed"
+# and the habits in one command, which CI runs (.ci/run):
+#   make check  the type check (the build), the lint and format check, then every test
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := test
@@ -9,7 +11,7 @@ NODE_MODULES := node_modules/.package-lock.json
 CLI := node dist/lib/cli.js
 DEMO := demo/honcho.jsonl
 
-.PHONY: install build test demo bench clean
+.PHONY: install build test check format demo bench clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -23,6 +25,16 @@ build: install
 
 test: build
 	node dist/test/run.js
+
+# The build is the type check (tsc -p . under strict); then Biome checks, without writing, the
+# lint, the formatting, sorted and unused imports (biome.jsonc); then the tests, whose line
+# "N passed, N failed" is the last. `make format` writes what Biome would have said.
+check: build
+	npx --no-install biome ci .
+	node dist/test/run.js
+
+format: install
+	npx --no-install biome check --write .
 
 demo: build
 	@mkdir -p demo

@@ -14,9 +14,9 @@
  * @module
  */
 import * as fs from 'node:fs';
-import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
 import { LedgerIoError, LockedError } from '../lib/errors.js';
+import { systemError } from '../lib/system-errors.js';
 import { nodeFileIO } from './file-io.js';
 
 /** The name a build in this process gives the file or folder it makes for `final`. */
@@ -65,17 +65,6 @@ export function removeLeftovers(final: string): string[] {
     removed.push(leftover);
   }
   return removed;
-}
-
-/** A Node.js-shaped system error, so that {@link LedgerIoError} describes it as the system would. */
-function systemError(code: 'EEXIST' | 'ENOTEMPTY', syscall: string, at: string): NodeJS.ErrnoException {
-  const what = code === 'EEXIST' ? 'file already exists' : 'directory not empty';
-  const error: NodeJS.ErrnoException = new Error(`${code}: ${what}, ${syscall} '${at}'`);
-  error.code = code;
-  error.errno = -osConstants.errno[code];
-  error.syscall = syscall;
-  error.path = at;
-  return error;
 }
 
 /** What is at a final name that a build may take: nothing, or an empty file or folder. */

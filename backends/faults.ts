@@ -39,7 +39,7 @@
  *
  * @module
  */
-import { ClosedError, LedgerIoError, StoppedError } from '../lib/errors.js';
+import { LedgerIoError } from '../lib/errors.js';
 import type {
   Appended,
   AppendOptions,
@@ -51,6 +51,8 @@ import type {
   Repair,
   ResumePoint,
 } from '../lib/log.js';
+import { LogBase } from '../lib/log-base.js';
+import { Random } from '../lib/random.js';
 
 /**
  * When an injected failure strikes an append: `'before'` the inner log is called (nothing is
@@ -126,7 +128,12 @@ export class InjectedFault extends Error {
    * @param append the append's number
    * @param code the system error code (`EIO`, `ENOSPC`, `ECANCELED`)
    */
-  constructor(readonly kind: FaultKind, readonly append: number, readonly code: string, message: string) {
+  constructor(
+    readonly kind: FaultKind,
+    readonly append: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'InjectedFault';
   }
@@ -200,16 +207,10 @@ interface Call {
   readonly delay: number;
 }
 
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+/** A seeded draw in [0, 1): the same sequence for the same seed everywhere (`lib/random.ts`). */
 function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new Random(seed);
+  return () => random.next();
 }
 
 function check(ok: boolean, what: string): void {
@@ -223,7 +224,9 @@ const isDelay = (n: number): boolean => Number.isFinite(n) && n >= 0;
 class Faults {
   private readonly planned = new Map<number, Planned>();
   private readonly failAfter: number | undefined;
-  private readonly random: { readonly probability: number; readonly when: FaultTiming; readonly seed: number; readonly draw: () => number } | undefined;
+  private readonly random:
+    | { readonly probability: number; readonly when: FaultTiming; readonly seed: number; readonly draw: () => number }
+    | undefined;
   private readonly delay: (append: number) => number;
   private calls = 0;
   readonly counts = { acknowledged: 0, rejected: 0, failedBefore: 0, failedAfter: 0, lost: 0, crashes: 0 };
@@ -236,7 +239,8 @@ class Faults {
       check(!this.planned.has(at), `failAppends: append ${at} is named twice`);
       this.planned.set(at, { when, code, why: '' });
     }
-    if (failAppendsAfter !== undefined) check(isCount(failAppendsAfter), `failAppendsAfter must be a count, not ${failAppendsAfter}`);
+    if (failAppendsAfter !== undefined)
+      check(isCount(failAppendsAfter), `failAppendsAfter must be a count, not ${failAppendsAfter}`);
     this.failAfter = failAppendsAfter;
     if (failRandomly !== undefined) {
       const { probability, seed, when = 'before' } = failRandomly;
@@ -262,7 +266,10 @@ class Faults {
       };
     }
     const { min, max, seed } = delay;
-    check(isCount(min) && isCount(max) && min <= max, `delay: min and max are whole milliseconds, min <= max, not ${min} and ${max}`);
+    check(
+      isCount(min) && isCount(max) && min <= max,
+      `delay: min and max are whole milliseconds, min <= max, not ${min} and ${max}`,
+    );
     check(Number.isFinite(seed), `delay: the seed must be a number, not ${seed}`);
     const draw = generator(seed);
     return () => min + Math.floor(draw() * (max - min + 1));
@@ -291,12 +298,25 @@ class Faults {
     let cause: InjectedFault;
     if (fault === 'crash') {
       this.counts.lost++;
-      cause = new InjectedFault(fault, number, 'ECANCELED', `injected crash: append ${number} was lost before it reached the log`);
+      cause = new InjectedFault(
+        fault,
+        number,
+        'ECANCELED',
+        `injected crash: append ${number} was lost before it reached the log`,
+      );
     } else {
       if (fault.when === 'before') this.counts.failedBefore++;
       else this.counts.failedAfter++;
-      const what = fault.when === 'before' ? 'before the write' : 'after the write: its records are in the log, but the acknowledgement was lost';
-      cause = new InjectedFault(fault.when, number, fault.code, `injected fault: append ${number} failed ${what}${fault.why}`);
+      const what =
+        fault.when === 'before'
+          ? 'before the write'
+          : 'after the write: its records are in the log, but the acknowledgement was lost';
+      cause = new InjectedFault(
+        fault.when,
+        number,
+        fault.code,
+        `injected fault: append ${number} failed ${what}${fault.why}`,
+      );
     }
     this.injected.push(cause);
     return new LedgerIoError(name, cause);
@@ -335,7 +355,12 @@ class Backend<R> implements FaultyBackend<R> {
   }
 
   async open(options?: OpenOptions<R>): Promise<EventLog<R>> {
-    const log = new FaultyLog(await this.inner.open(options), this.faults, () => this.openLogs.delete(log));
+    const log = new FaultyLog(
+      await this.inner.open(options),
+      this.faults,
+      () => this.openLogs.delete(log),
+      options?.readOnly ?? false,
+    );
     this.openLogs.add(log);
     return log;
   }
@@ -346,43 +371,42 @@ class Backend<R> implements FaultyBackend<R> {
   }
 }
 
-/** An append waiting in the wrapper. */
-interface Waiting<R> {
-  readonly call: Call;
-  readonly records: readonly R[];
-  readonly options: AppendOptions | undefined;
-  readonly resolve: (appended: Appended) => void;
-  readonly reject: (error: unknown) => void;
-  /** Whether its delay is over. */
-  ready: boolean;
-  timer: ReturnType<typeof setTimeout> | undefined;
+/** An append's delay: it starts when the append is called, and a crash ends it at once. */
+class Delay {
+  readonly over: Promise<void>;
+  private finish: () => void = () => undefined;
+  private readonly timer: ReturnType<typeof setTimeout>;
+
+  constructor(ms: number) {
+    this.over = new Promise((resolve) => {
+      this.finish = resolve;
+    });
+    this.timer = setTimeout(() => this.end(), ms);
+  }
+
+  end(): void {
+    clearTimeout(this.timer);
+    this.finish();
+  }
 }
 
-class FaultyLog<R> implements EventLog<R> {
-  /** The appends not yet handed to the inner log, in call order. */
-  private readonly waiting: Waiting<R>[] = [];
-  /** Whether an append is with the inner log now. */
-  private handing = false;
-  /** Appends called and not yet settled, and who waits for there to be none. */
-  private unsettled = 0;
-  private readonly onQuiet: (() => void)[] = [];
-  private closed = false;
-  private closing: Promise<void> | null = null;
-  /** The failure after which the writer no longer knows where the log ends. */
-  private stopped: LedgerIoError | null = null;
+/**
+ * The wrapper's log: the base's guards, call order, closed reads and close, around the inner
+ * log, which checks the records, the expected head and the empty batch in its turn.
+ */
+class FaultyLog<R> extends LogBase<R> {
+  /** Set by a crash: appends not yet handed to the inner log are lost. */
+  private crashed = false;
+  /** The delays still running. */
+  private readonly delays = new Set<Delay>();
 
   constructor(
     private readonly inner: EventLog<R>,
     private readonly faults: Faults,
     private readonly onClosed: () => void,
-  ) {}
-
-  get name(): string {
-    return this.inner.name;
-  }
-
-  get capabilities(): LogCapabilities {
-    return this.inner.capabilities;
+    readOnly: boolean,
+  ) {
+    super({ name: inner.name, capabilities: inner.capabilities, readOnly });
   }
 
   get head(): Position {
@@ -393,114 +417,76 @@ class FaultyLog<R> implements EventLog<R> {
     return this.inner.repaired;
   }
 
+  /** Numbered first, whatever its outcome; then the guards; then its turn, after its delay. */
   append(records: readonly R[], options?: AppendOptions): Promise<Appended> {
     let call: Call;
     try {
       call = this.faults.next();
+      this.assertAppendable();
     } catch (e) {
       this.faults.counts.rejected++;
       return Promise.reject(e);
     }
-    if (this.closed) {
-      this.faults.counts.rejected++;
-      return Promise.reject(new ClosedError(this.name));
+    const delay = call.delay > 0 ? new Delay(call.delay) : null;
+    if (delay !== null) this.delays.add(delay);
+    // A copy, so that a caller who reuses its array while this one waits does not change it.
+    const copy = records.slice();
+    return this.inTurn(() => this.perform(call, delay, copy, options)).then(
+      (appended) => {
+        this.faults.counts.acknowledged++;
+        return appended;
+      },
+      (e: unknown) => {
+        this.faults.counts.rejected++;
+        throw e;
+      },
+    );
+  }
+
+  /** One append's turn: its delay, then lost in a crash, stopped, or its fault around the inner append. */
+  private async perform(
+    call: Call,
+    delay: Delay | null,
+    records: readonly R[],
+    options: AppendOptions | undefined,
+  ): Promise<Appended> {
+    if (delay !== null) {
+      await delay.over;
+      this.delays.delete(delay);
     }
-    this.unsettled++;
-    return new Promise<Appended>((resolve, reject) => {
-      // A copy, so that a caller who reuses its array while this one waits does not change it.
-      const waiting: Waiting<R> = { call, records: records.slice(), options, resolve, reject, ready: call.delay === 0, timer: undefined };
-      if (!waiting.ready) {
-        waiting.timer = setTimeout(() => {
-          waiting.ready = true;
-          waiting.timer = undefined;
-          this.pump();
-        }, call.delay);
-      }
-      this.waiting.push(waiting);
-      this.pump();
-    });
-  }
-
-  /** Hands the first waiting append to the inner log, if its delay is over and none is there. */
-  private pump(): void {
-    const first = this.waiting[0];
-    if (this.handing || first === undefined || !first.ready) return;
-    this.waiting.shift();
-    this.handing = true;
-    void this.handOver(first).then(() => {
-      this.handing = false;
-      this.settled();
-      this.pump();
-    });
-  }
-
-  /** Applies the append's fault around the inner append and settles it. Never rejects. */
-  private async handOver(waiting: Waiting<R>): Promise<void> {
-    try {
-      waiting.resolve(await this.perform(waiting));
-      this.faults.counts.acknowledged++;
-    } catch (e) {
-      waiting.reject(e);
-      this.faults.counts.rejected++;
-    }
-  }
-
-  private async perform({ call, records, options }: Waiting<R>): Promise<Appended> {
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
+    if (this.crashed) throw this.faults.inject(this.name, call.number, 'crash');
+    this.assertRunning();
     const { fault } = call;
     if (fault?.when === 'before') throw this.faults.inject(this.name, call.number, fault);
     // Called before the first await: with no delay and nothing waiting, the inner append
     // starts within the caller's own call, as it would without the wrapper.
     const appended = await this.inner.append(records, options);
     if (fault?.when === 'after') {
-      this.stopped = this.faults.inject(this.name, call.number, fault);
-      throw this.stopped;
+      const failure = this.faults.inject(this.name, call.number, fault);
+      this.stop(failure);
+      throw failure;
     }
     return appended;
   }
 
-  private settled(): void {
-    this.unsettled--;
-    if (this.unsettled === 0) for (const wake of this.onQuiet.splice(0)) wake();
-  }
-
-  /** Resolves once every append called so far has settled. */
-  private quiet(): Promise<void> {
-    return this.unsettled === 0 ? Promise.resolve() : new Promise((resolve) => this.onQuiet.push(resolve));
-  }
-
-  async *read(from?: Position): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    yield* this.inner.read(from);
+  protected async *_read(from: Position): AsyncIterable<R[]> {
+    for await (const record of this.inner.read(from)) yield [record];
   }
 
   /** The inner log's point, once every append called so far has settled. */
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    await this.quiet();
+  protected _resumePoint(): Promise<ResumePoint> {
     return this.inner.resumePoint();
   }
 
-  /** Refuses new appends, lets those called already land, then closes the inner log. */
-  close(): Promise<void> {
-    this.closed = true;
-    this.closing ??= (async () => {
-      await this.quiet();
-      await this.inner.close();
-      this.onClosed();
-    })();
-    return this.closing;
+  protected async _close(): Promise<void> {
+    await this.inner.close();
+    this.onClosed();
   }
 
-  /** Loses every append still waiting in the wrapper, then closes. */
+  /** Loses every append still waiting in the wrapper (each fails in its turn, at once), then closes. */
   crash(): Promise<void> {
-    this.closed = true;
-    for (const lost of this.waiting.splice(0)) {
-      if (lost.timer !== undefined) clearTimeout(lost.timer);
-      lost.reject(this.faults.inject(this.name, lost.call.number, 'crash'));
-      this.faults.counts.rejected++;
-      this.settled();
-    }
+    this.crashed = true;
+    for (const delay of this.delays) delay.end();
     return this.close();
   }
 }

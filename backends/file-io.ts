@@ -99,7 +99,10 @@ function kindOf(stats: fs.BigIntStats): FileKind {
 }
 
 /** The status of `stats`, taken with `bigint: true`: inode numbers may exceed 2^53. */
-const statusFrom = (stats: fs.BigIntStats): FileStatus => ({ kind: kindOf(stats), identity: `${stats.dev}:${stats.ino}` });
+const statusFrom = (stats: fs.BigIntStats): FileStatus => ({
+  kind: kindOf(stats),
+  identity: `${stats.dev}:${stats.ino}`,
+});
 
 /** The real file system, through `node:fs` and an open file description lock. */
 export const nodeFileIO: FileIO = {

@@ -35,7 +35,13 @@ const CHUNK = 4 << 20;
 const TEXT_CHUNK = 32 << 10;
 const PROGRESS_EVERY = 100_000;
 
-async function writeAll(handle: fsp.FileHandle, buffer: Buffer, length: number, position: number, name: string): Promise<void> {
+async function writeAll(
+  handle: fsp.FileHandle,
+  buffer: Buffer,
+  length: number,
+  position: number,
+  name: string,
+): Promise<void> {
   try {
     for (let done = 0; done < length; ) {
       const { bytesWritten } = await handle.write(buffer, done, length - done, position + done);
@@ -150,7 +156,11 @@ export async function writeJsonlFile(
  * @throws {@link LedgerIoError} when `file` is there and not empty (EEXIST; it is left as it was)
  *   or the file system fails
  */
-export async function writeJsonlWhole(file: string, lines: Iterable<string>, options: WriteOptions = {}): Promise<{ records: number; bytes: number }> {
+export async function writeJsonlWhole(
+  file: string,
+  lines: Iterable<string>,
+  options: WriteOptions = {},
+): Promise<{ records: number; bytes: number }> {
   freeForFile(file);
   const temp = asidePath(file);
   const written = await writeJsonlFile(temp, lines, { ...options, builtFor: file });

@@ -78,36 +78,49 @@
  */
 import * as path from 'node:path';
 import {
-  ClosedError,
-  asDamage,
   DamagedError,
   FileReplacedError,
-  InvalidRecordError,
-  LedgerError,
+  type LedgerError,
   LedgerIoError,
   LockedError,
-  NotAFileError,
-  ReadOnlyError,
   ResumeMismatchError,
-  StoppedError,
 } from '../lib/errors.js';
-import { assertExpectedHead } from '../lib/expected-head.js';
-import { fingerprintOf } from '../lib/fingerprint.js';
 import {
-  type AppendOptions,
-  type Appended,
-  type EventLog,
+  checkedEncoder,
   type LogBackend,
   type LogCapabilities,
   MAX_LINE_BYTES,
   type OpenOptions,
   type Position,
   type RecordCodec,
-  type Repair,
   type ResumePoint,
-  lineTooLong,
 } from '../lib/log.js';
-import { type Fd, type FileIO, type FileStatus, KIND_WORDS, nodeFileIO } from './file-io.js';
+import { StoredLog } from '../lib/log-base.js';
+import { type Fd, type FileIO, type FileStatus, nodeFileIO } from './file-io.js';
+import {
+  closeQuietly,
+  cut,
+  isMissing,
+  linesOf,
+  lock,
+  openRegular,
+  realPath,
+  refuseUnlessCutOff,
+  statusOfOpen,
+  syncDirectory,
+} from './jsonl-file.js';
+import {
+  type Chunk,
+  changedWhileOpen,
+  DEFAULT_CHUNK,
+  isOverlong,
+  lineChunks,
+  overlongWhy,
+  readAt,
+  recordStarts,
+  SEEK_STRIDE,
+  sizeOf,
+} from './jsonl-lines.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -119,14 +132,14 @@ export interface JsonlOptions<R> {
   readonly chunkSize?: number;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: true, atomicBatches: false };
+const CAPABILITIES: LogCapabilities = {
+  durable: true,
+  files: true,
+  severalWriters: false,
+  readsWhileWriting: true,
+  atomicBatches: false,
+};
 const FILE_MODE = 0o600;
-const DEFAULT_CHUNK = 8 << 20;
-/** Every this many records, `read(from)` remembers where a record starts, to seek near it. */
-const SEEK_STRIDE = 4096;
-
-/** The logs this process has open for writing, by absolute path: one writer per file. */
-const writers = new Set<string>();
 
 /** A JSONL log at `file`. */
 export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBackend<R> {
@@ -136,127 +149,6 @@ export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBack
     open: (openOptions) => JsonlLog.open(file, options, openOptions ?? {}),
   };
 }
-
-/** The complete lines of one chunk of the file: `buffer[0]` is at `position`, each line ends at an `ends` index (its newline). */
-interface Chunk {
-  readonly buffer: Buffer;
-  readonly position: number;
-  readonly ends: readonly number[];
-}
-
-/**
- * A line longer than {@link MAX_LINE_BYTES}, found by its newline and never held: where it
- * starts and how long it is, without its newline. No writer wrote it, and no reader reads it.
- */
-interface OverlongLine {
-  readonly overlong: true;
-  readonly start: number;
-  readonly length: number;
-}
-
-const isOverlong = (piece: Chunk | OverlongLine): piece is OverlongLine => 'overlong' in piece;
-
-/** Reads up to `length` bytes at `at` into `into[offset...]`; the count read. */
-function readAt(io: FileIO, fd: Fd, name: string, into: Buffer, offset: number, length: number, at: number): number {
-  try {
-    return io.read(fd, into, offset, length, at);
-  } catch (e) {
-    throw new LedgerIoError(name, e, 'read');
-  }
-}
-
-/**
- * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
- * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for, and holds at most one line of the longest a
- * line may be, so that no line is held whole past {@link MAX_LINE_BYTES}: a longer one is
- * scanned for its end in bounded pieces and given as an {@link OverlongLine}, after which
- * nothing more is read. A file that ends before `to`, or whose bytes up to `to` end without a
- * newline, stops the lines there when `to` is only what `fstat` said (an open: the rest is a
- * tail, however long), and is an error when the log held those lines (`held`): someone cut or
- * changed the file while the log was open, and reading on would find nothing.
- */
-function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held: true): Generator<Chunk>;
-function lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number): Generator<Chunk | OverlongLine>;
-function* lineChunks(io: FileIO, fd: Fd, name: string, from: number, to: number, chunkSize: number, held = false): Generator<Chunk | OverlongLine> {
-  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
-  let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
-  let position = from; // the file offset of buffer[0]
-  while (position + carried < to) {
-    if (carried > MAX_LINE_BYTES) {
-      // longer than a line may be, and not yet at its end: the log held no such line
-      if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
-      const end = newlineAfter(io, fd, name, position + carried, to, chunkSize);
-      if (end !== null) yield { overlong: true, start: position, length: end - position };
-      return; // without a newline, a tail
-    }
-    if (carried === buffer.length) {
-      const larger = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_LINE_BYTES + 1));
-      buffer.copy(larger, 0, 0, carried);
-      buffer = larger;
-    }
-    const got = readAt(io, fd, name, buffer, carried, Math.min(buffer.length - carried, to - position - carried), position + carried);
-    if (got === 0) {
-      if (held) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
-      return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
-    }
-    const filled = carried + got;
-    const ends: number[] = [];
-    for (let newline = buffer.indexOf(10, carried); newline !== -1 && newline < filled; newline = buffer.indexOf(10, newline + 1)) ends.push(newline);
-    if (ends.length > 0) yield { buffer, position, ends };
-    const start = ends.length === 0 ? 0 : (ends[ends.length - 1] as number) + 1;
-    buffer.copy(buffer, 0, start, filled);
-    carried = filled - start;
-    position += start;
-  }
-  if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
-}
-
-/** Where the first newline at or after `at` (and before `to`) is, looked for a piece at a time; `null` when there is none. */
-function newlineAfter(io: FileIO, fd: Fd, name: string, at: number, to: number, chunkSize: number): number | null {
-  const piece = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, DEFAULT_CHUNK)));
-  while (at < to) {
-    const got = readAt(io, fd, name, piece, 0, Math.min(piece.length, to - at), at);
-    if (got === 0) return null; // shorter than fstat said
-    const newline = piece.subarray(0, got).indexOf(10);
-    if (newline !== -1) return at + newline;
-    at += got;
-  }
-  return null;
-}
-
-/** Why an {@link OverlongLine} of `length` bytes is damage. */
-const overlongWhy = (length: number): string =>
-  `the line is ${length} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold; no ledgerstore writes such a line, and none reads one`;
-
-/**
- * The file no longer holds, up to byte `held`, the whole lines an open log counted: it was cut
- * or changed under the log (by hand, or by a writer cutting back lines whose sync failed). A
- * reopen reads what the file holds now.
- */
-function changedWhileOpen(name: string, size: number, held: number): LedgerIoError {
-  return new LedgerIoError(
-    name,
-    new Error(`the file changed while open: it no longer holds the ${held} bytes of whole lines this log read (it is ${size} bytes long now); reopen the ledger`),
-    'read',
-  );
-}
-
-/** Where the records of the file's first `to` bytes that fall on a `SEEK_STRIDE` boundary start, found by their newlines alone. */
-function recordStarts(io: FileIO, fd: Fd, name: string, to: number, chunkSize: number): number[] {
-  const starts: number[] = [];
-  let n = 0;
-  for (const { position, ends } of lineChunks(io, fd, name, 0, to, chunkSize, true)) {
-    let start = 0;
-    for (const end of ends) {
-      if (n % SEEK_STRIDE === 0) starts.push(position + start);
-      n++;
-      start = end + 1;
-    }
-  }
-  return starts;
-}
-
 
 /** A JSONL log's cursor at a position: where the next record starts, and where the last one does. */
 interface Cursor {
@@ -268,24 +160,37 @@ interface Cursor {
 /** Whether `value` is a cursor for `position` (one taken at another position is no use). */
 function isCursorAt(value: unknown, position: Position): value is Cursor {
   const c = value as { position?: unknown; offset?: unknown; lastLineStart?: unknown } | null;
-  return typeof c === 'object' && c !== null && c.position === position && Number.isSafeInteger(c.offset) && Number.isSafeInteger(c.lastLineStart);
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    c.position === position &&
+    Number.isSafeInteger(c.offset) &&
+    Number.isSafeInteger(c.lastLineStart)
+  );
 }
 
 /**
- * Checks that the file still holds, right before `resume`'s position, the record it held, and
- * gives where to read from. Without a cursor the position is found by counting lines.
- * @throws {@link ResumeMismatchError} when it does not
+ * Finds where `resume`'s position is in the file: its cursor (found by counting lines when the
+ * point has none), and the line before it, without its newline, for its fingerprint.
+ * @throws {@link ResumeMismatchError} when the file holds no such line there
  */
-function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize: number, resume: ResumePoint): Cursor {
+function resumeCursor(
+  io: FileIO,
+  fd: Fd,
+  file: string,
+  size: number,
+  chunkSize: number,
+  resume: ResumePoint,
+): { cursor: Cursor; line: Buffer } {
   const mismatch = (why: string): never => {
     throw new ResumeMismatchError(file, resume.position, why);
   };
-  if (resume.position === 0) return { position: 0, offset: 0, lastLineStart: -1 };
   let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
   if (cursor === null) {
     let n = 0;
     scan: for (const piece of lineChunks(io, fd, file, 0, size, chunkSize)) {
-      if (isOverlong(piece)) return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
+      if (isOverlong(piece))
+        return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
       const { position, ends } = piece;
       let start = 0;
       for (const end of ends) {
@@ -306,126 +211,119 @@ function resumeCursor(io: FileIO, fd: Fd, file: string, size: number, chunkSize:
   const line = Buffer.allocUnsafe(length);
   const got = readAt(io, fd, file, line, 0, length, lastLineStart);
   if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
-  if (fingerprintOf(line.subarray(0, length - 1)) !== resume.fingerprint) mismatch('the record before it is not the one it was');
-  return cursor;
+  return { cursor, line: line.subarray(0, length - 1) };
 }
 
-class JsonlLog<R> implements EventLog<R> {
-  readonly capabilities = CAPABILITIES;
-  private closed = false;
-  private stopped: LedgerError | null = null;
+class JsonlLog<R> extends StoredLog<R> {
+  private readonly codec: RecordCodec<R>;
+  private readonly encode: (record: R) => string;
+  private readonly io: FileIO;
+  private readonly chunkSize: number;
+  private readonly absolute: string;
+  private fd: Fd | null = null;
+  /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
+  private identity: string | null = null;
+  /** The file's size when it was opened: what the read-through reads. */
+  private size = 0;
+  /** The length of the whole lines: where the next append goes. */
+  private length = 0;
+  /** Where the last record's line starts (-1 when there is none). */
+  private lastLineStart = -1;
   /** The last line this log appended, without its newline (`null` until it appends). */
   private lastLine: Buffer | null = null;
+  /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
+  private starts: number[] | null = [];
 
-  private constructor(
-    readonly name: string,
-    private readonly absolute: string,
-    private readonly codec: RecordCodec<R>,
-    private readonly io: FileIO,
-    private readonly chunkSize: number,
-    private readonly readOnly: boolean,
-    private fd: Fd | null,
-    /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
-    private identity: string | null,
-    /** The length of the whole lines: where the next append goes. */
-    private length: number,
-    private count: Position,
-    readonly repaired: Repair | null,
-    /** Where the last record's line starts (-1 when there is none). */
-    private lastLineStart: number,
-    /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
-    private starts: number[] | null,
-  ) {}
-
-  static async open<R>(file: string, options: JsonlOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<JsonlLog<R>> {
-    const io = options.io ?? nodeFileIO;
-    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
-    const lineStarts = options.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8'));
+  private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
-    if (!readOnly) {
-      if (writers.has(absolute)) throw new LockedError(file);
-      writers.add(absolute);
-    }
-    let fd: Fd | null = null;
-    try {
-      const opened = openRegular(io, file, readOnly);
-      fd = opened?.fd ?? null;
-      if (fd !== null && !readOnly) {
-        lock(io, fd, file);
-        // A writer that created the file may have died before it synced the directory: sync it
-        // now, before anything appended here is acknowledged, or a power loss could take the
-        // file's name, and every record in it, away. Through a symbolic link, that is the
-        // directory of the file the link leads to.
-        syncDirectory(io, realPath(io, file));
-      }
-      const size = fd === null ? 0 : sizeOf(io, fd, file);
-      if (fd === null && resume !== undefined && resume.position > 0) throw new ResumeMismatchError(file, resume.position, 'the log holds no records');
-      const from = fd === null || resume === undefined ? { position: 0, offset: 0, lastLineStart: -1 } : resumeCursor(io, fd, file, size, chunkSize, resume);
-      const starts: number[] | null = from.offset === 0 ? [] : null;
-      let count = resume?.position ?? 0;
-      let complete = from.offset;
-      let lastLineStart = from.lastLineStart;
-      if (fd !== null) {
-        for (const piece of lineChunks(io, fd, file, from.offset, size, chunkSize)) {
-          if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
-          const { buffer, position, ends } = piece;
-          let start = 0;
-          for (const end of ends) {
-            if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
-            try {
-              // with its newline, as memoryd hands the line to serde: errors at the end read alike
-              const record = options.codec.decode(buffer, start, end + 1);
-              const replayed = replay?.(record, count);
-              if (replayed instanceof Promise) await replayed;
-            } catch (e) {
-              throw asDamage(file, count + 1, e);
-            }
-            lastLineStart = position + start;
-            count++;
-            start = end + 1;
-          }
-          complete = position + start;
-        }
-      }
-      let repaired: Repair | null = null;
-      if (complete < size) {
-        if (complete === 0) refuseUnlessCutOff(io, fd as Fd, file, size, lineStarts);
-        if (!readOnly) cut(io, fd as Fd, file, complete);
-        repaired = { at: complete, dropped: size - complete, cut: !readOnly };
-      }
-      return new JsonlLog(file, absolute, options.codec, io, chunkSize, readOnly, fd, opened?.identity ?? null, complete, count, repaired, lastLineStart, starts);
-    } catch (e) {
-      if (fd !== null) closeQuietly(io, fd);
-      if (!readOnly) writers.delete(absolute);
-      throw e;
-    }
+    super({ name: file, capabilities: CAPABILITIES, codec: options.codec, readOnly, writerKey: absolute });
+    this.codec = options.codec;
+    this.encode = checkedEncoder(options.codec);
+    this.io = options.io ?? nodeFileIO;
+    this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    this.absolute = absolute;
   }
 
-  get head(): Position {
-    return this.count;
+  static open<R>(file: string, options: JsonlOptions<R>, openOptions: OpenOptions<R>): Promise<JsonlLog<R>> {
+    return new JsonlLog(file, options, openOptions.readOnly ?? false).start(openOptions);
   }
 
-  append(records: readonly R[], options: AppendOptions = {}): Promise<Appended> {
-    try {
-      return Promise.resolve(this.appendNow(records, options));
-    } catch (e) {
-      return Promise.reject(e);
+  protected override _open(): void {
+    const { io, name: file } = this;
+    const opened = openRegular(io, file, this.readOnly);
+    if (opened === null) return;
+    this.fd = opened.fd;
+    this.identity = opened.identity;
+    if (!this.readOnly) {
+      lock(io, opened.fd, file);
+      // A writer that created the file may have died before it synced the directory: sync it
+      // now, before anything appended here is acknowledged, or a power loss could take the
+      // file's name, and every record in it, away. Through a symbolic link, that is the
+      // directory of the file the link leads to.
+      syncDirectory(io, realPath(io, file));
+    }
+    this.size = sizeOf(io, opened.fd, file);
+  }
+
+  protected _storedBefore(resume: ResumePoint): Buffer {
+    if (this.fd === null) throw new ResumeMismatchError(this.name, resume.position, 'the log holds no records');
+    const { cursor, line } = resumeCursor(this.io, this.fd, this.name, this.size, this.chunkSize, resume);
+    this.length = cursor.offset;
+    this.lastLineStart = cursor.lastLineStart;
+    this.starts = null; // the records before the point are not read
+    return line;
+  }
+
+  /**
+   * The complete lines from where the open starts, a chunk at a time, each line decoded when it
+   * is reached (after the lines before it were replayed); then the tail after the last newline,
+   * cut (by a writer) once every line before it was taken.
+   */
+  protected *_entries(from: Position): Generator<Iterable<R>> {
+    const { io, fd, name: file } = this;
+    if (fd === null) return;
+    let count = from;
+    for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
+      if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
+      yield this.decoded(piece, count);
+      count += piece.ends.length;
+    }
+    if (this.length < this.size) {
+      if (this.length === 0)
+        refuseUnlessCutOff(
+          io,
+          fd,
+          file,
+          this.size,
+          this.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8')),
+        );
+      if (!this.readOnly) cut(io, fd, file, this.length);
+      this.repair = { at: this.length, dropped: this.size - this.length, cut: !this.readOnly };
     }
   }
 
-  /** The whole append, synchronously: appends run in call order and none interleave. */
-  private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.readOnly) throw new ReadOnlyError(this.name);
-    if (this.stopped instanceof FileReplacedError) throw new FileReplacedError(this.name, this.stopped.how);
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    const from = this.count;
-    assertExpectedHead(this.name, expectedHead, from);
-    if (records.length === 0) return { from, head: from };
-    const bytes = linesOf(records.map((record) => this.codec.encode(record)));
+  /** The records of a chunk read through at open, the first at `count`, noting where they start and end. */
+  private *decoded({ buffer, position, ends }: Chunk, count: Position): Generator<R> {
+    const starts = this.starts;
+    let start = 0;
+    for (const end of ends) {
+      if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
+      // with its newline, as memoryd hands the line to serde: errors at the end read alike
+      yield this.codec.decode(buffer, start, end + 1);
+      this.lastLineStart = position + start;
+      count++;
+      start = end + 1;
+      this.length = position + start;
+    }
+  }
+
+  /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
+  protected _append(records: readonly R[]): void {
+    const bytes = linesOf(records.map(this.encode));
     const fd = this.fd ?? this.createFile();
     try {
-      for (let done = 0; done < bytes.length; ) done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
+      for (let done = 0; done < bytes.length; )
+        done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
     } catch (e) {
       this.fail(fd, new LedgerIoError(this.name, e), false);
     }
@@ -437,13 +335,11 @@ class JsonlLog<R> implements EventLog<R> {
       this.fail(fd, new LedgerIoError(this.name, e), true);
     }
     this.confirmAtPath(fd);
-    if (this.starts !== null) this.remember(this.starts, bytes, from, records.length);
+    if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
     this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
     this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
-    this.count += records.length;
-    return { from, head: this.count };
   }
 
   /**
@@ -458,7 +354,11 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       found = this.io.statusOf(this.absolute);
     } catch (e) {
-      this.fail(fd, isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'), true);
+      this.fail(
+        fd,
+        isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'),
+        true,
+      );
     }
     if (found.identity !== this.identity) this.fail(fd, new FileReplacedError(this.name, 'replaced'), true);
   }
@@ -481,7 +381,7 @@ class JsonlLog<R> implements EventLog<R> {
     } catch {
       cutBack = false;
     }
-    if (always || !cutBack) this.stopped = failure;
+    if (always || !cutBack) this.stop(failure);
     throw failure;
   }
 
@@ -526,8 +426,8 @@ class JsonlLog<R> implements EventLog<R> {
     try {
       syncDirectory(this.io, realPath(this.io, this.absolute));
     } catch (e) {
-      this.stopped = e as LedgerIoError;
-      throw this.stopped;
+      this.stop(e as LedgerIoError);
+      throw e;
     }
   }
 
@@ -539,7 +439,12 @@ class JsonlLog<R> implements EventLog<R> {
     const opened = openRegular(this.io, this.name, false);
     if (opened === null) {
       // the name exists (the create said so) but leads to no file: a symbolic link to nothing
-      throw new LedgerIoError(this.name, new Error('the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to'));
+      throw new LedgerIoError(
+        this.name,
+        new Error(
+          'the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to',
+        ),
+      );
     }
     const { fd, identity } = opened;
     try {
@@ -555,18 +460,17 @@ class JsonlLog<R> implements EventLog<R> {
     return fd;
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.fd === null || from >= this.count) return;
+  /** The records from `from` up to the head now, a chunk at a time, from the nearest remembered start before it. */
+  protected *_read(from: Position): Generator<R[]> {
     const fd = this.fd;
+    if (fd === null || from >= this.count) return;
     const end = this.length; // the records up to the head now; later appends are not read
     // After a resumed open the starts of the records before it are not known yet: find them,
     // by their newlines alone, once.
     this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
-    const stride = Math.floor(Math.max(0, from) / SEEK_STRIDE);
+    const stride = Math.floor(from / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     const offset = this.starts[stride] as number;
-    // A chunk at a time, so that a reader of a large log lets others run between chunks.
     for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
       const records: R[] = [];
       let start = 0;
@@ -575,183 +479,33 @@ class JsonlLog<R> implements EventLog<R> {
           try {
             records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
           } catch (e) {
-            throw asDamage(this.name, position + 1, e);
+            yield records; // the records before it, then it fails in its place
+            throw e;
           }
         }
         position++;
         start = lineEnd + 1;
       }
-      yield* records;
-      if (this.closed) throw new ClosedError(this.name);
+      yield records;
     }
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    const cursor: Cursor = { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
-    if (this.count === 0 || this.fd === null) return { position: 0, cursor: null, fingerprint: '' };
-    // The last line this log wrote is at hand: a read model asks after every append.
-    if (this.lastLine !== null) return { position: this.count, cursor, fingerprint: fingerprintOf(this.lastLine) };
-    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
-    const got = readAt(this.io, this.fd, this.name, line, 0, line.length, this.lastLineStart);
-    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, this.fd, this.name), this.length);
-    return { position: this.count, cursor, fingerprint: fingerprintOf(line) };
+  protected override _cursor(): Cursor {
+    return { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  /** The last line, without its newline: at hand when this log wrote it (a read model asks after every append), else read back. */
+  protected _storedLast(): Buffer {
+    if (this.lastLine !== null) return this.lastLine;
+    const fd = this.fd as Fd; // a log with records has its file
+    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
+    const got = readAt(this.io, fd, this.name, line, 0, line.length, this.lastLineStart);
+    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, fd, this.name), this.length);
+    return line;
+  }
+
+  protected _close(): void {
     if (this.fd !== null) closeQuietly(this.io, this.fd);
     this.fd = null;
-    if (!this.readOnly) writers.delete(this.absolute);
-  }
-}
-
-/**
- * The lines, each with its newline, as one buffer for one write. No line may be longer than a
- * line may hold: a reader would refuse it as damage. (The Honcho codec refuses such a record
- * before it is queued; this is for codecs that do not.)
- * @throws {@link InvalidRecordError} when one is longer, and nothing is written
- */
-function linesOf(texts: readonly string[]): Buffer {
-  let total = 0;
-  for (const text of texts) {
-    const length = Buffer.byteLength(text, 'utf8');
-    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
-    total += length + 1;
-  }
-  // written into one buffer, not joined first: the lines together may be longer than a string can be
-  const bytes = Buffer.allocUnsafe(total);
-  let at = 0;
-  for (const text of texts) {
-    at += bytes.write(text, at, 'utf8');
-    bytes[at++] = 10;
-  }
-  return bytes;
-}
-
-/** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
-interface OpenFile {
-  readonly fd: Fd;
-  readonly identity: string;
-}
-
-const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
-
-/**
- * Opens the file at `file` if there is one: `null` when nothing is there (an empty log). Only a
- * regular file is a ledger. Anything else is refused before it is opened, since opening it may
- * wait (a FIFO waits for a writer) or act (a tape rewinds), and again from the descriptor, in
- * case it was put at the path in between (the open itself never waits). A symbolic link is
- * followed: the ledger is the file it leads to.
- * @throws {@link NotAFileError} when something else is at the path
- */
-function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | null {
-  let found: FileStatus;
-  try {
-    found = io.statusOf(file);
-  } catch (e) {
-    if (isMissing(e)) return null;
-    throw new LedgerIoError(file, e, 'read');
-  }
-  if (found.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[found.kind]);
-  let fd: Fd;
-  try {
-    fd = readOnly ? io.openRead(file) : io.openReadWrite(file);
-  } catch (e) {
-    if (isMissing(e)) return null; // removed since the look
-    throw new LedgerIoError(file, e, readOnly ? 'read' : 'write');
-  }
-  try {
-    const opened = statusOfOpen(io, fd, file);
-    if (opened.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[opened.kind]);
-    return { fd, identity: opened.identity };
-  } catch (e) {
-    closeQuietly(io, fd);
-    throw e;
-  }
-}
-
-/** What the open file is (`fstat`). */
-function statusOfOpen(io: FileIO, fd: Fd, file: string): FileStatus {
-  try {
-    return io.status(fd);
-  } catch (e) {
-    throw new LedgerIoError(file, e, 'read');
-  }
-}
-
-/** The path of the file `file` leads to, through any symbolic links. */
-function realPath(io: FileIO, file: string): string {
-  try {
-    return io.realPath(file);
-  } catch (e) {
-    throw new LedgerIoError(file, e);
-  }
-}
-
-/**
- * Takes the writer's lock on the open file.
- * @throws {@link LockedError} when another writer holds it
- * @throws {@link LedgerIoError} when the lock itself fails (`ENOLCK` on some network file systems)
- */
-function lock(io: FileIO, fd: Fd, file: string): void {
-  let granted: boolean;
-  try {
-    granted = io.tryLock(fd);
-  } catch (e) {
-    throw new LedgerIoError(file, e);
-  }
-  if (!granted) throw new LockedError(file);
-}
-
-/** Syncs the directory that holds the file at `absolute`. */
-function syncDirectory(io: FileIO, absolute: string): void {
-  const directory = path.dirname(absolute);
-  try {
-    io.syncDirectory(directory);
-  } catch (e) {
-    throw new LedgerIoError(directory, e);
-  }
-}
-
-function sizeOf(io: FileIO, fd: Fd, file: string): number {
-  try {
-    return io.size(fd);
-  } catch (e) {
-    throw new LedgerIoError(file, e, 'read');
-  }
-}
-
-/**
- * The file holds no whole line, only `size` bytes with no newline: a line a crash cut off only if
- * a writer could have left it, beginning as a line the codec writes does (a NUL standing for a
- * byte a power loss left unwritten, a sector that never reached the disk). Anything else (a
- * settings file named for the ledger, say) is not a log's, and is refused, not cut.
- * @throws {@link DamagedError} at line 1 when it could not be a cut-off line
- */
-function refuseUnlessCutOff(io: FileIO, fd: Fd, file: string, size: number, starts: readonly Buffer[] | undefined): void {
-  if (starts === undefined || starts.length === 0) return;
-  const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
-  const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
-  if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
-  throw new DamagedError(file, 1, `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`);
-}
-
-/** Cuts a torn tail and syncs, so that the next append follows the last whole line. */
-function cut(io: FileIO, fd: Fd, file: string, length: number): void {
-  try {
-    io.truncate(fd, length);
-    io.datasync(fd);
-  } catch (e) {
-    throw new LedgerIoError(file, e);
-  }
-}
-
-function closeQuietly(io: FileIO, fd: Fd): void {
-  try {
-    io.close(fd);
-  } catch {
-    // the descriptor is gone either way
   }
 }

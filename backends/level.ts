@@ -108,47 +108,28 @@
  *   as version 1 when it holds a version 1 log, adopted when its database holds nothing, and
  *   refused when it holds keys that are not a ledger's (a read model of ledgerstore 0.1).
  *
+ * Longer than most files, and earned: one log and its format, which this doc gives whole (the
+ * values are `level-values.ts`, the database's interface `level-database.ts`).
+ *
  * @module
  */
-import { isUtf8 } from 'node:buffer';
-import { Decoder, Encoder, type Options as CborOptions } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import {
-  ClosedError,
-  asDamage,
   DamagedError,
   ForeignFolderError,
-  InvalidRecordError,
-  LedgerError,
   LedgerIoError,
   LevelFolderDamagedError,
-  LockedError,
   OldFormatError,
-  ReadOnlyError,
-  ResumeMismatchError,
-  StoppedError,
-  isLedgerError,
 } from '../lib/errors.js';
-import { assertExpectedHead } from '../lib/expected-head.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import type {
-  AppendOptions,
-  Appended,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  ResumePoint,
-} from '../lib/log.js';
-import { crc32c, sealValue, unsealValue } from './level-files.js';
 import {
-  type LiveFiles,
-  type Marker,
   assertNotInUse,
+  causeOf,
   inspectFolder,
+  type LiveFiles,
   largestKey,
+  levelFailure,
+  type Marker,
   makeFolder,
   peekDatabase,
   removeSnapshot,
@@ -157,52 +138,15 @@ import {
   verifyTables,
   withFolderLocked,
   writeMarker,
-} from './level-folder.js';
+} from '../lib/level-folder.js';
+import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
+import { StoredLog } from '../lib/log-base.js';
 
-export { levelFolder } from './level-folder.js';
+import { iterate, type LevelBatch, type LevelDatabase, readAhead, VIEW } from './level-database.js';
+import { decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
-/** Keys and values as bytes (`Uint8Array`), whatever the database's default encodings. */
-export interface ByteEncodings {
-  readonly keyEncoding: 'view';
-  readonly valueEncoding: 'view';
-}
-
-/** An iterator's range, in bytes; `highWaterMarkBytes` is classic-level's (others ignore it). */
-export interface ByteRange extends ByteEncodings {
-  readonly gte: Uint8Array;
-  readonly lt: Uint8Array;
-  readonly highWaterMarkBytes?: number;
-}
-
-/** The part of an abstract-level iterator that the log uses. */
-export interface LevelIterator<K, V> {
-  nextv(size: number): Promise<[K, V][]>;
-  close(): Promise<void>;
-}
-
-/** The part of an abstract-level chained batch that the log uses. */
-export interface LevelBatch {
-  put<K, V>(key: K, value: V, options: ByteEncodings): unknown;
-  /** `sync` is classic-level's (LevelDB's `WriteOptions::sync`); databases without a disk ignore it. */
-  write(options: { readonly sync: boolean }): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * The part of an abstract-level database that the log uses: every abstract-level database
- * (`ClassicLevel`, `MemoryLevel`, a sublevel of either, ...) is one, whatever its type
- * parameters. The log passes its own encodings on every operation.
- */
-export interface LevelDatabase {
-  readonly supports: { readonly permanence: boolean };
-  open(): Promise<void>;
-  close(): Promise<void>;
-  keyEncoding(encoding: 'view'): { readonly format: string };
-  valueEncoding(encoding: 'view'): { readonly format: string };
-  get<K, V>(key: K, options: ByteEncodings): Promise<V | undefined>;
-  iterator<K, V>(options: ByteRange): LevelIterator<K, V>;
-  batch(): LevelBatch;
-}
+export { levelFolder } from '../lib/level-folder.js';
+export type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from './level-database.js';
 
 /** How to open a LevelDB log. */
 export interface LevelOptions<R> {
@@ -215,7 +159,13 @@ export interface LevelOptions<R> {
   readonly name?: string;
 }
 
-const ON_DISK: LogCapabilities = { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true };
+const ON_DISK: LogCapabilities = {
+  durable: true,
+  files: true,
+  severalWriters: false,
+  readsWhileWriting: false,
+  atomicBatches: true,
+};
 
 /** The format this version writes. */
 const FORMAT = 'ledgerstore/level';
@@ -228,32 +178,12 @@ const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
 const RECORD_KEY_LENGTH = 9;
 /** The first key after every record key. */
 const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
-/** Records read from LevelDB at a time, at open and by `read`. */
-const CHUNK = 1000;
 
-/** Bytes in and out, whatever the database's default encodings. */
-const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
-/** Bigger than classic-level's 16 KiB, so that an iterator's native call fills a whole chunk. */
-const HIGH_WATER_MARK_BYTES = 1 << 20;
 const SYNC = { sync: true } as const;
 
-const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
-const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
-  useRecords: false,
-  mapsAsObjects: true,
-  // A 64-bit integer reads as a number (beyond 2^53 an inexact one, which the codec then
-  // refuses as out of range) rather than as a bigint, which no codec expects. (An option of
-  // cbor-x's that its types do not list.)
-  int64AsNumber: true,
-};
-const decoder = new Decoder(DECODING);
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
 /** What the marker file of a folder that holds a log says. */
 const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
-
-
-/** The databases the caller made that a log in this process has open for writing. */
-const writers = new WeakSet<LevelDatabase>();
 
 /**
  * A LevelDB log: in the folder `location` (opened with classic-level at every open, closed at
@@ -271,16 +201,32 @@ const writers = new WeakSet<LevelDatabase>();
 export function levelBackend<R>(location: string | LevelDatabase, options: LevelOptions<R>): LogBackend<R> {
   if (typeof location === 'string') {
     const name = options.name ?? location;
-    return { name, capabilities: ON_DISK, open: (openOptions) => LevelLog.openFolder(location, name, options.codec, openOptions ?? {}) };
+    return {
+      name,
+      capabilities: ON_DISK,
+      open: (openOptions) => LevelLog.open({ folder: location }, name, ON_DISK, options.codec, openOptions ?? {}),
+    };
   }
   const db = location;
   if (!storesBytes(db)) {
-    throw new TypeError('levelBackend: the database stores text only; the log needs one that stores bytes (a memory-level with storeEncoding "buffer" or "view")');
+    throw new TypeError(
+      'levelBackend: the database stores text only; the log needs one that stores bytes (a memory-level with storeEncoding "buffer" or "view")',
+    );
   }
   const where = (db as { location?: unknown }).location;
   const name = options.name ?? (typeof where === 'string' ? where : `level:${db.constructor.name}`);
-  const capabilities: LogCapabilities = { durable: db.supports.permanence, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
-  return { name, capabilities, open: (openOptions) => LevelLog.openDatabase(db, name, capabilities, options.codec, openOptions ?? {}) };
+  const capabilities: LogCapabilities = {
+    durable: db.supports.permanence,
+    files: false,
+    severalWriters: false,
+    readsWhileWriting: true,
+    atomicBatches: true,
+  };
+  return {
+    name,
+    capabilities,
+    open: (openOptions) => LevelLog.open({ db }, name, capabilities, options.codec, openOptions ?? {}),
+  };
 }
 
 /** Whether `db` takes keys and values as bytes (abstract-level refuses a text-only store one). */
@@ -312,100 +258,6 @@ function positionOf(key: Uint8Array): Position | null {
   return high >= 0x20_0000 ? null : high * 0x1_0000_0000 + low; // beyond 2^53: no position
 }
 
-/** An iterator over the keys `[gte, lt)`, as bytes. */
-function iterate(db: LevelDatabase, name: string, gte: Uint8Array, lt: Uint8Array): LevelIterator<Uint8Array, Uint8Array> {
-  try {
-    return db.iterator<Uint8Array, Uint8Array>({ ...VIEW, gte, lt, highWaterMarkBytes: HIGH_WATER_MARK_BYTES });
-  } catch (e) {
-    throw new LedgerIoError(name, causeOf(e)); // a database closed by its owner, say
-  }
-}
-
-/**
- * The iterator's entries, a chunk at a time, each chunk asked for before the one before it is
- * handed out: LevelDB reads the next chunk on the thread pool while this thread decodes this
- * one. Closes the iterator when done, or when the caller stops early.
- */
-async function* readAhead<K, V>(name: string, iterator: LevelIterator<K, V>): AsyncGenerator<[K, V][], void, undefined> {
-  const ask = (): Promise<[K, V][]> => {
-    const asked = iterator.nextv(CHUNK);
-    asked.catch(() => undefined); // handled where it is awaited, even if that is after it failed
-    return asked;
-  };
-  let next = ask();
-  try {
-    for (;;) {
-      let entries: [K, V][];
-      try {
-        entries = await next;
-      } catch (e) {
-        throw levelError(name, e);
-      }
-      if (entries.length === 0) return;
-      next = ask();
-      yield entries;
-    }
-  } finally {
-    await next.catch(() => undefined);
-    await iterator.close().catch(() => undefined);
-  }
-}
-
-const hex = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
-
-/**
- * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
- * CBOR integer (a number it would write as a float64). The same object when there is none.
- */
-function wideIntegersAsBigInt(value: unknown): unknown {
-  if (typeof value === 'number') {
-    return Number.isSafeInteger(value) && (value > 0xffff_ffff || value < -0x1_0000_0000) ? BigInt(value) : value;
-  }
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
-    value.forEach((element: unknown, n) => {
-      const converted = wideIntegersAsBigInt(element);
-      if (converted !== element) (copy ??= [...value])[n] = converted;
-    });
-    return copy ?? value;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  let copy: { [key: string]: unknown } | null = null;
-  for (const [key, field] of Object.entries(value)) {
-    const converted = wideIntegersAsBigInt(field);
-    if (converted !== field) (copy ??= { ...value })[key] = converted;
-  }
-  return copy ?? value;
-}
-
-/** The error inside abstract-level's `LEVEL_DATABASE_NOT_OPEN`, which says why. */
-function causeOf(e: unknown): unknown {
-  const code = (e as { code?: unknown } | null)?.code;
-  return code === 'LEVEL_DATABASE_NOT_OPEN' && e instanceof Error && e.cause !== undefined ? e.cause : e;
-}
-
-/**
- * A failure of the database, as a ledger error: another holder's lock, a corruption LevelDB
- * found (damage, with its words), or I/O.
- */
-function levelError(name: string, e: unknown): LedgerError {
-  const cause = causeOf(e);
-  const code = (cause as { code?: unknown } | null)?.code;
-  if (code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder: 'level' });
-  if (code === 'LEVEL_CORRUPTION') return new LevelFolderDamagedError(name, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
-  return new LedgerIoError(name, cause);
-}
-
-async function closeQuietly(db: LevelDatabase): Promise<void> {
-  try {
-    await db.close();
-    /* c8 ignore next -- classic-level's close never fails (LevelDB's close reports nothing); kept so that no failure could hide the open's error */
-  } catch {
-    // the open failed already; that error is the one to report
-  }
-}
-
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */
 interface ClosedAt {
   readonly head: Position;
@@ -416,22 +268,6 @@ function closedAtOf(marker: Marker | null): ClosedAt | null {
   const head = marker?.['head'];
   const fingerprint = marker?.['fingerprint'];
   return typeof head === 'number' && typeof fingerprint === 'string' ? { head, fingerprint } : null;
-}
-
-/** How an open found the log, for its constructor. */
-interface Opened {
-  /** `null` for a read-only open of a folder that holds no database: an empty log. */
-  readonly db: LevelDatabase | null;
-  /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
-  readonly ownsDb: boolean;
-  readonly readOnly: boolean;
-  readonly through: Through;
-  /** A writable folder's: where its close writes the marker file. */
-  readonly folder: string | null;
-  /** A read-only open's copy of a folder, removed at close. */
-  readonly snapshot: string | null;
-  /** Gives the folder back to other opens of this process (see `reserveFolder`). */
-  readonly release: () => void;
 }
 
 /** What an open of a folder does, once the folder was looked at. */
@@ -451,7 +287,11 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
   const closedAt = found.state === 'missing' ? null : closedAtOf(found.marker);
   if (found.state !== 'database') {
     if (closedAt !== null && closedAt.head > 0) {
-      throw new LevelFolderDamagedError(folder, null, `the log held ${closedAt.head} records when a writer last closed it, and the folder holds no database now`);
+      throw new LevelFolderDamagedError(
+        folder,
+        null,
+        `the log held ${closedAt.head} records when a writer last closed it, and the folder holds no database now`,
+      );
     }
     if (readOnly) return { open: 'nothing' };
     makeFolder(folder);
@@ -485,20 +325,32 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
  * @throws `DamagedError` when the log's marker is not one this version reads
  */
 async function unmarkedVersion(folder: string, name: string, live: LiveFiles): Promise<number | null> {
-  return peekDatabase(folder, live, (e) => levelError(name, e), async (db) => {
-    const meta = await db.get(META_KEY);
-    if (meta !== undefined) return checkMarker(name, meta);
-    if ((await db.keys({ limit: 1 }).all()).length > 0) {
-      throw new ForeignFolderError(folder, 'it holds a LevelDB database whose keys are not a ledger\'s (a read model of ledgerstore 0.1, or another program\'s database)');
-    }
-    return null;
-  });
+  return peekDatabase(
+    folder,
+    live,
+    (e) => levelFailure(name, e, 'level'),
+    async (db) => {
+      const meta = await db.get(META_KEY);
+      if (meta !== undefined) return checkMarker(name, meta);
+      if ((await db.keys({ limit: 1 }).all()).length > 0) {
+        throw new ForeignFolderError(
+          folder,
+          "it holds a LevelDB database whose keys are not a ledger's (a read model of ledgerstore 0.1, or another program's database)",
+        );
+      }
+      return null;
+    },
+  );
 }
 
 /** Damage unless a log of `head` records holds every record its last writer closed it with. */
 function checkClosedHead(folder: string, head: Position, closedAt: ClosedAt): void {
   if (head < closedAt.head) {
-    throw new LevelFolderDamagedError(folder, null, `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`);
+    throw new LevelFolderDamagedError(
+      folder,
+      null,
+      `acknowledged records are missing: the log held ${closedAt.head} records when a writer last closed it, and it holds ${head}`,
+    );
   }
 }
 
@@ -510,163 +362,166 @@ async function checkClosedAt(db: LevelDatabase, folder: string, head: Position, 
   try {
     value = await db.get<Uint8Array, Uint8Array>(recordKey(closedAt.head - 1), VIEW);
   } catch (e) {
-    throw levelError(folder, e);
+    throw levelFailure(folder, e, 'level');
   }
   if (value === undefined || fingerprintOf(value) !== closedAt.fingerprint) {
-    throw new LevelFolderDamagedError(folder, null, `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`);
+    throw new LevelFolderDamagedError(
+      folder,
+      null,
+      `record ${closedAt.head} is not the one the log held when a writer last closed it: the records were changed or replaced`,
+    );
   }
 }
 
-class LevelLog<R> implements EventLog<R> {
-  readonly repaired = null;
-  private closed = false;
-  private stopped: LedgerError | null = null;
-  /** The last append in call order, settled: the next one starts after it. */
-  private tail: Promise<unknown> = Promise.resolve();
-  private readonly db: LevelDatabase | null;
-  private readonly ownsDb: boolean;
-  private readonly readOnly: boolean;
-  private count: Position;
-  /** Whether the format marker is written (with the first batch). */
-  private marked: boolean;
-  /** Whether the values carry their checksums (version 2). */
-  private readonly checked: boolean;
-  private readonly folder: string | null;
-  private readonly snapshot: string | null;
-  private readonly release: () => void;
+/** Where a LevelDB log is: a folder, or a database the caller made. */
+type Place = { readonly folder: string } | { readonly db: LevelDatabase };
+
+class LevelLog<R> extends StoredLog<R> {
+  private readonly codec: RecordCodec<R>;
+  /** `null` before the open, and for a read-only open of a folder that holds no database: an empty log. */
+  private db: LevelDatabase | null = null;
+  /** Whether the log closes `db` when it is closed (a folder's) or leaves it to the caller. */
+  private ownsDb = false;
+  /** A writable folder's: where its close writes the marker file. */
+  private folder: string | null = null;
+  /** A read-only open's copy of a folder, removed at close. */
+  private snapshot: string | null = null;
+  /** What the folder's marker says of the log when a writer last closed it. */
+  private closedAt: ClosedAt | null = null;
+  /** Gives the folder back to other opens of this process (see `reserveFolder`). */
+  private release: () => void = () => undefined;
+  /** The format marker's value in the database, `undefined` when there is none yet (it is written with the first batch). */
+  private meta: Uint8Array | undefined = undefined;
+  /** The format version the log is in: its marker's, or this version's for a log with none yet. */
+  private version = VERSION;
   /** The value of the last record this log appended (`null` until it appends). */
   private lastValue: Uint8Array | null = null;
   /** Whether this open sent a batch to the database: its close then writes the folder's marker. */
   private appended = false;
 
   private constructor(
-    readonly name: string,
-    readonly capabilities: LogCapabilities,
-    private readonly codec: RecordCodec<R>,
-    opened: Opened,
-  ) {
-    this.db = opened.db;
-    this.ownsDb = opened.ownsDb;
-    this.readOnly = opened.readOnly;
-    this.count = opened.through.count;
-    this.marked = opened.through.marked;
-    this.checked = opened.through.version !== 1;
-    this.folder = opened.folder;
-    this.snapshot = opened.snapshot;
-    this.release = opened.release;
-  }
-
-  static async openFolder<R>(folder: string, name: string, codec: RecordCodec<R>, options: OpenOptions<R>): Promise<LevelLog<R>> {
-    const readOnly = options.readOnly ?? false;
-    // a writer keeps the folder from other opens of this process until it closes
-    let release: () => void = () => undefined;
-    if (readOnly) assertNotInUse(folder, 'level');
-    else release = reserveFolder(folder, 'level');
-    try {
-      // looked at (and a reader's copy made) under a lock that keeps a LevelDB out meanwhile
-      const prepared = await withFolderLocked(folder, 'level', readOnly, () => prepareFolder(folder, name, readOnly));
-      if (prepared.open === 'nothing') {
-        const empty: Opened = { db: null, ownsDb: false, readOnly: true, through: { count: 0, marked: false, version: VERSION }, folder: null, snapshot: null, release };
-        return new LevelLog(name, ON_DISK, codec, empty);
-      }
-      try {
-        return await LevelLog.openClassic(folder, prepared.location, name, codec, options, prepared.closedAt, prepared.open === 'create', release);
-      } catch (e) {
-        if (prepared.location !== folder) removeSnapshot(prepared.location);
-        throw e;
-      }
-    } catch (e) {
-      release();
-      throw e;
-    }
-  }
-
-  /** Opens the folder's database in `location` (the folder, or its snapshot) and reads it through. */
-  private static async openClassic<R>(
-    folder: string,
-    location: string,
     name: string,
+    capabilities: LogCapabilities,
     codec: RecordCodec<R>,
-    options: OpenOptions<R>,
-    closedAt: ClosedAt | null,
-    create: boolean,
-    release: () => void,
-  ): Promise<LevelLog<R>> {
-    const readOnly = location !== folder;
-    const classic = new ClassicLevel<Uint8Array, Uint8Array>(location, { keyEncoding: 'view', valueEncoding: 'view' });
-    try {
-      await classic.open({ createIfMissing: create });
-    } catch (e) {
-      throw levelError(name, e);
-    }
-    const db: LevelDatabase = classic;
-    try {
-      const through = await readThrough(db, name, codec, options, readOnly);
-      if (closedAt !== null) await checkClosedAt(db, folder, through.count, closedAt);
-      return new LevelLog(name, ON_DISK, codec, { db, ownsDb: true, readOnly, through, folder: readOnly ? null : folder, snapshot: readOnly ? location : null, release });
-    } catch (e) {
-      await closeQuietly(db);
-      throw e;
-    }
+    readOnly: boolean,
+    private readonly place: Place,
+  ) {
+    // A folder is held for this process by `reserveFolder` (LevelDB's lock keeps other
+    // processes out); a database the caller made, by its object.
+    super({ name, capabilities, codec, readOnly, writerKey: 'db' in place ? place.db : null });
+    this.codec = codec;
   }
 
-  static async openDatabase<R>(
-    db: LevelDatabase,
+  static open<R>(
+    place: Place,
     name: string,
     capabilities: LogCapabilities,
     codec: RecordCodec<R>,
     options: OpenOptions<R>,
   ): Promise<LevelLog<R>> {
-    const readOnly = options.readOnly ?? false;
-    if (!readOnly) {
-      if (writers.has(db)) throw new LockedError(name);
-      writers.add(db);
-    }
-    try {
+    return new LevelLog(name, capabilities, codec, options.readOnly ?? false, place).start(options);
+  }
+
+  protected override async _open(): Promise<void> {
+    if ('db' in this.place) {
+      this.db = this.place.db;
       try {
-        await db.open();
+        await this.db.open();
       } catch (e) {
-        throw levelError(name, e);
+        throw levelFailure(this.name, e, 'level');
       }
-      const through = await readThrough(db, name, codec, options, readOnly);
-      return new LevelLog(name, capabilities, codec, { db, ownsDb: false, readOnly, through, folder: null, snapshot: null, release: () => undefined });
-    } catch (e) {
-      if (!readOnly) writers.delete(db);
-      throw e;
+    } else {
+      await this.openFolder(this.place.folder);
+      if (this.db === null) return; // a reader of a folder with no database: an empty log
     }
-  }
-
-  get head(): Position {
-    return this.count;
-  }
-
-  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
-    if (this.closed) return Promise.reject(new ClosedError(this.name));
-    if (this.readOnly) return Promise.reject(new ReadOnlyError(this.name));
-    let bodies: Uint8Array[];
     try {
-      bodies = records.map((record) => encodeRecord(this.codec.normalize(record)));
+      this.meta = await this.db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
     } catch (e) {
-      return Promise.reject(e);
+      throw levelFailure(this.name, e, 'level');
     }
-    const appended = this.tail.then(() => this.write(bodies, expectedHead));
-    this.tail = appended.catch(() => undefined);
-    return appended;
+    if (this.meta !== undefined) this.version = checkMarker(this.name, this.meta);
+    if (this.version !== VERSION && !this.readOnly) throw new OldFormatError(this.name, this.version, VERSION);
   }
 
-  /** One append's turn, after every earlier append: check the head, write (each record sealed with its checksum), count. */
-  private async write(bodies: readonly Uint8Array[], expectedHead: Position | undefined): Promise<Appended> {
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    const from = this.count;
-    assertExpectedHead(this.name, expectedHead, from);
-    if (bodies.length === 0) return { from, head: from };
+  /** Looks at the folder (under a lock that keeps a LevelDB out meanwhile), and opens its database, in the folder or in a reader's copy of it. */
+  private async openFolder(folder: string): Promise<void> {
+    const { name, readOnly } = this;
+    // a writer keeps the folder from other opens of this process until it closes
+    if (readOnly) assertNotInUse(folder, 'level');
+    else this.release = reserveFolder(folder, 'level');
+    const prepared = await withFolderLocked(folder, 'level', readOnly, () => prepareFolder(folder, name, readOnly));
+    if (prepared.open === 'nothing') return;
+    if (prepared.location !== folder) this.snapshot = prepared.location;
+    else this.folder = folder;
+    this.closedAt = prepared.closedAt;
+    const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+    });
+    try {
+      await classic.open({ createIfMissing: prepared.open === 'create' });
+    } catch (e) {
+      throw levelFailure(name, e, 'level');
+    }
+    this.db = classic;
+    this.ownsDb = true;
+  }
+
+  protected async _storedBefore({ position }: ResumePoint): Promise<Uint8Array | undefined> {
+    return this.db === null ? undefined : this.valueAt(position - 1);
+  }
+
+  /** The stored value at `position`, `undefined` when there is none. */
+  private async valueAt(position: Position): Promise<Uint8Array | undefined> {
+    try {
+      return await (this.db as LevelDatabase).get<Uint8Array, Uint8Array>(recordKey(position), VIEW);
+    } catch (e) {
+      throw levelFailure(this.name, e, 'level');
+    }
+  }
+
+  /**
+   * The records from `from`, a chunk of entries at a time, each record checked and decoded when
+   * it is reached; then, for a folder, that it holds what its last writer closed it with.
+   */
+  protected async *_entries(from: Position): AsyncGenerator<Iterable<R>> {
+    const db = this.db;
+    if (db === null) return;
+    let count = from;
+    for await (const entries of readAhead(this.name, iterate(db, this.name, recordKey(from), RECORDS_END))) {
+      if (this.meta === undefined)
+        throw new DamagedError(
+          this.name,
+          0,
+          'there are records but no format marker: not a log that ledgerstore wrote',
+        );
+      yield this.decoded(entries, count);
+      count += entries.length;
+    }
+    if (this.closedAt !== null && 'folder' in this.place)
+      await checkClosedAt(db, this.place.folder, count, this.closedAt);
+  }
+
+  /** The records of `entries`, the first at `position`, each decoded when it is reached. */
+  private *decoded(entries: readonly [Uint8Array, Uint8Array][], position: Position): Generator<R> {
+    for (const [key, value] of entries) {
+      checkKey(this.name, key, position);
+      // decoded whether or not there is a replay: an open reads every record through
+      yield decodeValue(this.name, this.codec, key, value, position, this.version !== 1);
+      position++;
+    }
+  }
+
+  /** One batch, each record sealed with its checksum, written with `sync`; the marker with the first. */
+  protected async _append(records: readonly R[]): Promise<void> {
+    const from = this.head;
     const db = this.db as LevelDatabase; // a writable log always has its database
-    const values = bodies.map((body, n) => sealed(recordKey(from + n), body));
+    const values = records.map((record, n) => sealed(recordKey(from + n), encodeRecord(record)));
     let batch: LevelBatch | null = null;
     try {
       const making = db.batch();
       batch = making;
-      if (!this.marked) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
+      if (this.meta === undefined) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
       values.forEach((value, n) => making.put<Uint8Array, Uint8Array>(recordKey(from + n), value, VIEW));
       this.appended = true;
     } catch (e) {
@@ -680,87 +535,65 @@ class LevelLog<R> implements EventLog<R> {
     } catch (e) {
       // The batch may or may not be in LevelDB's write-ahead log, and LevelDB refuses every
       // write after a failed sync: whether these records exist is known only after a reopen.
-      this.stopped = levelError(this.name, e);
-      throw this.stopped;
+      const failure = levelFailure(this.name, e, 'level');
+      this.stop(failure);
+      throw failure;
     }
-    this.marked = true;
-    this.count += values.length;
+    this.meta ??= META_VALUE;
     this.lastValue = values[values.length - 1] as Uint8Array;
-    return { from, head: this.count };
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    const end = this.count; // the records up to the head now; later appends are not read
-    const start = Math.max(0, Math.ceil(from));
-    if (this.db === null || !(start < end)) return;
-    const iterator = iterate(this.db, this.name, recordKey(start), recordKey(end));
-    let position = start;
-    try {
-      for await (const entries of readAhead(this.name, iterator)) {
-        if (this.closed) throw new ClosedError(this.name);
-        const records: R[] = [];
-        for (const [key, value] of entries) {
-          checkKey(this.name, key, position);
-          records.push(decodeValue(this.name, this.codec, key, value, position, this.checked));
-          position++;
-        }
-        yield* records;
-        if (this.closed) throw new ClosedError(this.name);
+  /** The records up to the head now (later appends are not read), a chunk at a time. */
+  protected async *_read(from: Position): AsyncGenerator<R[]> {
+    const end = this.head;
+    if (this.db === null || !(from < end)) return;
+    let position = from;
+    for await (const entries of readAhead(this.name, iterate(this.db, this.name, recordKey(from), recordKey(end)))) {
+      const records: R[] = [];
+      for (const [key, value] of entries) {
+        checkKey(this.name, key, position);
+        records.push(decodeValue(this.name, this.codec, key, value, position, this.version !== 1));
+        position++;
       }
-    } catch (e) {
-      // The iterator fails when the database is closed under it: that is this log's close.
-      throw this.closed && isLedgerError(e, 'LEDGER_IO') ? new ClosedError(this.name) : e;
+      yield records;
     }
-    if (position < end) throw new DamagedError(this.name, position + 1, `record ${position + 1} is missing: the records end before the head, ${end}`);
+    if (position < end)
+      throw new DamagedError(
+        this.name,
+        position + 1,
+        `record ${position + 1} is missing: the records end before the head, ${end}`,
+      );
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    await this.tail; // the head after every append called so far
-    return this.resumePointNow();
+  /** The last value: at hand when this log wrote it (a read model asks after every append), else read back. */
+  protected _storedLast(): Uint8Array | Promise<Uint8Array | undefined> {
+    return this.lastValue ?? this.valueAt(this.head - 1);
   }
 
-  /** The point at the head, as the appends so far left it. */
-  private async resumePointNow(): Promise<ResumePoint> {
-    if (this.count === 0 || this.db === null) return { position: 0, cursor: null, fingerprint: '' };
-    // The last value this log wrote is at hand: a read model asks after every append.
-    let value: Uint8Array | undefined = this.lastValue ?? undefined;
-    if (value === undefined) {
-      try {
-        value = await this.db.get<Uint8Array, Uint8Array>(recordKey(this.count - 1), VIEW);
-      } catch (e) {
-        throw levelError(this.name, e);
-      }
-    }
-    if (value === undefined) throw new DamagedError(this.name, this.count, `record ${this.count} is missing`);
-    return { position: this.count, cursor: null, fingerprint: fingerprintOf(value) };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.tail; // appends called before close go through
-    if (this.db === null) return this.release();
-    if (!this.ownsDb) {
-      if (!this.readOnly) writers.delete(this.db);
-      return;
-    }
+  /**
+   * Closes the database (a folder's; a caller's is left open), with the folder's marker written
+   * first when this open appended: its head and last record, for the next open to check.
+   */
+  protected async _close(): Promise<void> {
+    const db = this.db;
     let witness: unknown = null;
-    if (this.folder !== null && this.appended && this.stopped === null) {
-      // while LevelDB's lock is held: no other writer can be writing the marker
-      try {
-        const { position, fingerprint } = await this.resumePointNow();
-        writeMarker(this.folder, { ...FOLDER_MARKER, head: position, fingerprint });
-      } catch (e) {
-        witness = e;
-      }
-    }
     try {
-      await this.db.close();
-      /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
-    } catch (e) {
-      throw new LedgerIoError(this.name, causeOf(e));
+      if (db === null || !this.ownsDb) return;
+      if (this.folder !== null && this.appended && this.stoppedBy === null) {
+        // while LevelDB's lock is held: no other writer can be writing the marker
+        try {
+          const { position, fingerprint } = await this._resumePoint();
+          writeMarker(this.folder, { ...FOLDER_MARKER, head: position, fingerprint });
+        } catch (e) {
+          witness = e;
+        }
+      }
+      try {
+        await db.close();
+        /* c8 ignore next -- the folder's database is classic-level's, whose close never fails; kept so that any failure is a LedgerError */
+      } catch (e) {
+        throw new LedgerIoError(this.name, causeOf(e));
+      }
     } finally {
       if (this.snapshot !== null) removeSnapshot(this.snapshot);
       this.release();
@@ -770,180 +603,17 @@ class LevelLog<R> implements EventLog<R> {
   }
 }
 
-/** The CBOR of a normalized record. */
-function encodeRecord(record: unknown): Uint8Array {
-  try {
-    return encoder.encode(wideIntegersAsBigInt(record));
-  } catch (e) {
-    /* c8 ignore next -- cbor-x throws Errors; String(e) is for a non-Error thrown by a record's own code (a getter), which plain data has none of */
-    throw new InvalidRecordError(`it cannot be written as CBOR: ${e instanceof Error ? e.message : String(e)}`);
-  }
-}
-
-/** The checksum of a record: CRC-32C of its key, then of its CBOR. */
-const checksumOf = (key: Uint8Array, body: Uint8Array): number => crc32c(body, crc32c(key));
-
-/** A record's value: its CBOR, then its checksum. */
-const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealValue(body, checksumOf(key, body));
-
-/**
- * The record a value holds, its checksum checked (when `checked`: version 2) and the record
- * checked by the codec; damage at `position` when it holds none.
- */
-function decodeValue<R>(name: string, codec: RecordCodec<R>, key: Uint8Array, value: Uint8Array, position: Position, checked: boolean): R {
-  const body = checked ? unsealValue(value, (stored) => checksumOf(key, stored)) : value;
-  if (body === 'no checksum') throw new DamagedError(name, position + 1, `the value does not end with its checksum: ${hex(value.subarray(0, 32))}`);
-  if (body === 'mismatch') throw new DamagedError(name, position + 1, `the value does not match its checksum: its bytes were changed (${hex(value.subarray(0, 32))})`);
-  let decoded: unknown;
-  try {
-    decoded = decoder.decode(body);
-  } catch (e) {
-    /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
-    throw new DamagedError(name, position + 1, `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`, {
-      cause: e,
-    });
-  }
-  if (!textIsUtf8(body)) throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
-  try {
-    return codec.normalize(decoded);
-  } catch (e) {
-    if (e instanceof InvalidRecordError) throw new DamagedError(name, position + 1, `not a valid record: ${e.why}`, { cause: e });
-    throw asDamage(name, position + 1, e);
-  }
-}
-
-/**
- * Whether every text string in the CBOR data item `bytes` is UTF-8, as RFC 8949 requires: cbor-x
- * reads bytes that are not as U+FFFD, which would turn damage into a different record. A walk
- * over the item's heads that looks into a text string only when it has a byte above 0x7f: about
- * a quarter of the time decoding takes, 5% of a replay's. Bytes that are not well-formed CBOR are
- * the decoder's to refuse; here they only end the walk.
- */
-function textIsUtf8(bytes: Uint8Array): boolean {
-  /* c8 ignore next -- the walk follows bytes cbor-x decoded whole, so it never reads past their end; 0 there only ends the walk */
-  const byte = (at: number): number => bytes[at] ?? 0;
-  const uint32 = (at: number): number => byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
-  let at = 0;
-  let items = 1; // data items still to walk in the innermost container: Infinity in one of indefinite length
-  const outer: number[] = []; // the same for each container of indefinite length around it
-  while (items > 0 && at < bytes.length) {
-    const initial = byte(at++);
-    if (initial === 0xff) {
-      // the "break" that ends a container of indefinite length
-      /* c8 ignore next -- cbor-x refuses a break outside a container of indefinite length; one would end the walk */
-      items = (outer.pop() ?? 1) - 1;
-      continue;
-    }
-    const major = initial >> 5;
-    const info = initial & 0x1f;
-    let argument = info;
-    if (info === 24) {
-      argument = byte(at);
-      at += 1;
-    } else if (info === 25) {
-      argument = (byte(at) << 8) | byte(at + 1);
-      at += 2;
-    } else if (info === 26) {
-      argument = uint32(at);
-      at += 4;
-    } else if (info === 27) {
-      argument = uint32(at) * 0x1_0000_0000 + uint32(at + 4);
-      at += 8;
-    } else if (info === 31 && major >= 2 && major <= 5) {
-      outer.push(items);
-      items = Infinity;
-      continue;
-    }
-    items--;
-    if (major === 2) {
-      at += argument;
-    } else if (major === 3) {
-      const end = at + argument;
-      for (let n = at; n < end; n++) {
-        if (byte(n) > 0x7f) {
-          if (!isUtf8(bytes.subarray(at, end))) return false;
-          break;
-        }
-      }
-      at = end;
-    } else if (major === 4) {
-      items += argument;
-    } else if (major === 5) {
-      items += 2 * argument;
-    } else if (major === 6) {
-      items += 1; // a tag's content
-    }
-  }
-  return true;
-}
-
 /** Damage unless `key` is the key of the record at `position`. */
 function checkKey(name: string, key: Uint8Array, position: Position): void {
   const found = positionOf(key);
   if (found === position) return;
-  if (found === null) throw new DamagedError(name, position + 1, `where record ${position + 1} should be is the key ${hex(key)}, which is not a record's`);
+  if (found === null)
+    throw new DamagedError(
+      name,
+      position + 1,
+      `where record ${position + 1} should be is the key ${hex(key)}, which is not a record's`,
+    );
   throw new DamagedError(name, position + 1, `record ${position + 1} is missing: the next record is ${found + 1}`);
-}
-
-/** What reading a log through found. */
-interface Through {
-  readonly count: Position;
-  /** Whether the format marker is there. */
-  readonly marked: boolean;
-  /** The format version its marker says (this version's when there is none yet). */
-  readonly version: number;
-}
-
-/**
- * Reads the log through: the format marker, then every record in order, each handed to
- * `replay`. A log of version 1 opened to write is refused: appends would be of version 2.
- */
-async function readThrough<R>(db: LevelDatabase, name: string, codec: RecordCodec<R>, { replay, resume }: OpenOptions<R>, readOnly: boolean): Promise<Through> {
-  let meta: Uint8Array | undefined;
-  try {
-    meta = await db.get<Uint8Array, Uint8Array>(META_KEY, VIEW);
-  } catch (e) {
-    throw levelError(name, e);
-  }
-  const version = meta === undefined ? VERSION : checkMarker(name, meta);
-  if (version !== VERSION && !readOnly) throw new OldFormatError(name, version, VERSION);
-  const from = resume === undefined ? 0 : await checkResume(db, name, resume);
-  const iterator = iterate(db, name, recordKey(from), RECORDS_END);
-  let count = from;
-  for await (const entries of readAhead(name, iterator)) {
-    if (meta === undefined) throw new DamagedError(name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
-    for (const [key, value] of entries) {
-      checkKey(name, key, count);
-      try {
-        // decoded whether or not there is a replay: an open reads every record through
-        const record = decodeValue(name, codec, key, value, count, version !== 1);
-        const replayed = replay?.(record, count);
-        if (replayed instanceof Promise) await replayed;
-      } catch (e) {
-        throw asDamage(name, count + 1, e);
-      }
-      count++;
-    }
-  }
-  return { count, marked: meta !== undefined, version };
-}
-
-/**
- * Checks that the database still holds, right before `resume`'s position, the record it held,
- * and gives the position to read from.
- * @throws {@link ResumeMismatchError} when it does not
- */
-async function checkResume(db: LevelDatabase, name: string, resume: ResumePoint): Promise<Position> {
-  if (resume.position === 0) return 0;
-  let value: Uint8Array | undefined;
-  try {
-    value = await db.get<Uint8Array, Uint8Array>(recordKey(resume.position - 1), VIEW);
-  } catch (e) {
-    throw levelError(name, e);
-  }
-  if (value === undefined) throw new ResumeMismatchError(name, resume.position, `the log holds no record ${resume.position}`);
-  if (fingerprintOf(value) !== resume.fingerprint) throw new ResumeMismatchError(name, resume.position, 'the record before it is not the one it was');
-  return resume.position;
 }
 
 /** The version a format marker names; damage unless it is ledgerstore's, of a version this one reads. */
@@ -954,10 +624,18 @@ function checkMarker(name: string, value: Uint8Array): number {
   } catch {
     marker = undefined;
   }
-  const { format, version } = (typeof marker === 'object' && marker !== null ? marker : {}) as { format?: unknown; version?: unknown };
-  if (format !== FORMAT) throw new DamagedError(name, 0, `the format marker is not ledgerstore's (${hex(value.subarray(0, 32))})`);
+  const { format, version } = (typeof marker === 'object' && marker !== null ? marker : {}) as {
+    format?: unknown;
+    version?: unknown;
+  };
+  if (format !== FORMAT)
+    throw new DamagedError(name, 0, `the format marker is not ledgerstore's (${hex(value.subarray(0, 32))})`);
   if (typeof version !== 'number' || !READS.includes(version)) {
-    throw new DamagedError(name, 0, `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads versions ${READS.join(' and ')})`);
+    throw new DamagedError(
+      name,
+      0,
+      `the log is in version ${String(version)} of the format, which this ledgerstore does not read (it reads versions ${READS.join(' and ')})`,
+    );
   }
   return version;
 }

@@ -4,19 +4,15 @@
  *
  * - **Reopen.** The records live in the backend, not in the open log: opening the same backend
  *   again gives the same log, with everything appended before (until the backend is dropped).
- * - **Checked, then stored frozen.** `append` passes every record through `codec.normalize`
- *   first; one that is not valid refuses the whole batch (`InvalidRecordError`, from the codec) and nothing
- *   is stored. The normalized records are deeply frozen and stored as they are: `read` and
- *   `replay` hand out those same frozen values, so no caller can change what the log holds.
- * - **Reading through.** `open` hands every record to `replay`, in order; a
- *   {@link RecordRefusedError} from it stops the open with a {@link DamagedError} at that record
- *   (counted from 1, as a line would be), and nothing is changed. `repaired` is always `null`:
- *   nothing is ever cut off.
- * - **One writer per backend object.** A second writable open is refused with
- *   {@link LockedError}; read-only opens are allowed while a writer holds the log, and see the
- *   log as it was when they opened (as a read-only JSONL open does).
- * - **Call order.** An append runs whole, synchronously, when it is called: appends land in call
- *   order and never interleave.
+ * - **Checked, then stored frozen.** The records an append was given, each checked by
+ *   `codec.normalize` (`lib/log-base.ts` does that, as it keeps the guards, the call order, the
+ *   read-through and the resume check for every backend), are deeply frozen and stored as they
+ *   are: `read` and `replay` hand out those same frozen values, so no caller can change what the
+ *   log holds. `repaired` is always `null`: nothing is ever cut off.
+ * - **One writer per backend object** (the store is the writer's key); read-only opens are
+ *   allowed while a writer holds the log, and see the log as it was when they opened (as a
+ *   read-only JSONL open does).
+ * - **Synchronous.** An append is stored whole within its call, when none is running before it.
  *
  * Why frozen values rather than the codec's text: freezing a Honcho record is three
  * `Object.freeze` calls, while text would cost an `encode` on every append and a `decode` on every
@@ -28,27 +24,15 @@
  * @module
  */
 import {
-  ClosedError,
-  asDamage,
-  DamagedError,
-  LockedError,
-  ReadOnlyError,
-  RecordRefusedError,
-  ResumeMismatchError,
-} from '../lib/errors.js';
-import { assertExpectedHead } from '../lib/expected-head.js';
-import { fingerprintOf } from '../lib/fingerprint.js';
-import type {
-  AppendOptions,
-  Appended,
-  EventLog,
-  LogBackend,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  ResumePoint,
+  checkedEncoder,
+  type LogBackend,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type ResumePoint,
 } from '../lib/log.js';
+import { type Batches, StoredLog } from '../lib/log-base.js';
 
 /** How to make an in-memory log. */
 export interface MemoryOptions<R> {
@@ -58,7 +42,15 @@ export interface MemoryOptions<R> {
   readonly name?: string;
 }
 
-const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+const CAPABILITIES: LogCapabilities = {
+  durable: false,
+  files: false,
+  severalWriters: false,
+  readsWhileWriting: true,
+  atomicBatches: true,
+};
+/** Records per batch of a read: a reader of a large log lets others run between batches. */
+const BATCH = 4096;
 
 /**
  * A new, empty in-memory log of records of type `R`. Every open of the returned backend sees
@@ -71,7 +63,12 @@ const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWri
  * ```
  */
 export function memoryBackend<R>(options: MemoryOptions<R>): LogBackend<R> {
-  const store: Store<R> = { name: options.name ?? 'memory:', codec: options.codec, records: [], writer: null };
+  const store: Store<R> = {
+    name: options.name ?? 'memory:',
+    codec: options.codec,
+    encode: checkedEncoder(options.codec),
+    records: [],
+  };
   return {
     name: store.name,
     capabilities: CAPABILITIES,
@@ -79,13 +76,14 @@ export function memoryBackend<R>(options: MemoryOptions<R>): LogBackend<R> {
   };
 }
 
-/** What a backend object holds between opens: the records, and who is writing them. */
+/** What a backend object holds between opens: the records (the store is also the writer's key). */
 interface Store<R> {
   readonly name: string;
   readonly codec: RecordCodec<R>;
+  /** The text of a stored record, for a fingerprint. */
+  readonly encode: (record: R) => string;
   /** Every record appended, normalized and deeply frozen, in order. */
   readonly records: R[];
-  writer: MemoryLog<R> | null;
 }
 
 /**
@@ -100,98 +98,46 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-class MemoryLog<R> implements EventLog<R> {
-  readonly capabilities = CAPABILITIES;
-  readonly repaired = null;
-  readonly name: string;
-  private closed = false;
+/** The records `[from, end)` of `records`, a batch at a time. */
+function* batches<R>(records: readonly R[], from: Position, end: Position): Generator<readonly R[]> {
+  for (let at = from; at < end; at += BATCH) yield records.slice(at, Math.min(end, at + BATCH));
+}
 
+class MemoryLog<R> extends StoredLog<R> {
   private constructor(
     private readonly store: Store<R>,
-    private readonly readOnly: boolean,
-    /** The records this log sees: all of them for the writer, those at its open for a reader. */
-    private count: Position,
+    readOnly: boolean,
   ) {
-    this.name = store.name;
+    super({ name: store.name, capabilities: CAPABILITIES, codec: store.codec, readOnly, writerKey: store });
   }
 
-  static async open<R>(store: Store<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<MemoryLog<R>> {
-    // The writer's place is taken before the first await: no other open can slip in between
-    // the check for a writer and taking its place.
-    if (!readOnly && store.writer !== null) throw new LockedError(store.name);
-    const { records } = store;
-    const count = records.length;
-    const log = new MemoryLog(store, readOnly, count);
-    if (!readOnly) store.writer = log;
-    let position = 0;
-    try {
-      if (resume !== undefined && resume.position > 0) {
-        if (resume.position > count) throw new ResumeMismatchError(store.name, resume.position, `the log holds ${count} records`);
-        if (fingerprintOf(store.codec.encode(records[resume.position - 1] as R)) !== resume.fingerprint) {
-          throw new ResumeMismatchError(store.name, resume.position, 'the record before it is not the one it was');
-        }
-        position = resume.position;
-      }
-      if (replay !== undefined) {
-        for (; position < count; position++) {
-          const replayed = replay(records[position] as R, position);
-          if (replayed instanceof Promise) await replayed;
-        }
-      }
-    } catch (e) {
-      if (store.writer === log) store.writer = null;
-      throw asDamage(store.name, position + 1, e);
-    }
-    return log;
+  static open<R>(store: Store<R>, options: OpenOptions<R>): Promise<MemoryLog<R>> {
+    return new MemoryLog(store, options.readOnly ?? false).start(options);
   }
 
-  get head(): Position {
-    return this.count;
+  /** What there is when the log opens: a reader sees the log as it was then. */
+  protected _entries(from: Position): Batches<R> {
+    return batches(this.store.records, from, this.store.records.length);
   }
 
-  append(records: readonly R[], options: AppendOptions = {}): Promise<Appended> {
-    try {
-      return Promise.resolve(this.appendNow(records, options));
-    } catch (e) {
-      return Promise.reject(e);
-    }
+  protected _storedBefore({ position }: ResumePoint): string | undefined {
+    const { records, encode } = this.store;
+    return position <= records.length ? encode(records[position - 1] as R) : undefined;
   }
 
-  /** The whole append, synchronously, so that appends land in call order. */
-  private appendNow(records: readonly R[], { expectedHead }: AppendOptions): Appended {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.readOnly) throw new ReadOnlyError(this.name);
-    const from = this.count;
-    assertExpectedHead(this.name, expectedHead, from);
-    const { codec } = this.store;
-    // All normalized before any is stored: an invalid record refuses the batch whole.
-    const checked: R[] = new Array<R>(records.length);
-    for (let n = 0; n < records.length; n++) checked[n] = deepFreeze(codec.normalize(records[n]));
+  protected _storedLast(): string {
+    return this.store.encode(this.store.records[this.count - 1] as R);
+  }
+
+  /** Stored whole, synchronously: checked already, so nothing can fail half-way. */
+  protected _append(records: readonly R[]): void {
     const stored = this.store.records;
-    for (let n = 0; n < checked.length; n++) stored.push(checked[n] as R);
-    this.count += checked.length;
-    return { from, head: this.count };
+    for (const record of records) stored.push(deepFreeze(record));
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
-    const records = this.store.records;
-    const end = this.count; // the head now: records appended while reading are not read
-    for (let position = Math.max(0, from); position < end; position++) {
-      yield records[position] as R;
-      if (this.closed) throw new ClosedError(this.name);
-    }
+  protected _read(from: Position): Batches<R> {
+    return batches(this.store.records, from, this.count); // the head now: records appended while reading are not read
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    if (this.count === 0) return { position: 0, cursor: null, fingerprint: '' };
-    return { position: this.count, cursor: null, fingerprint: fingerprintOf(this.store.codec.encode(this.store.records[this.count - 1] as R)) };
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    if (this.store.writer === this) this.store.writer = null;
-  }
+  protected _close(): void {}
 }

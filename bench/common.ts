@@ -28,7 +28,11 @@ export function progressDone(): void {
  * for later runs. Its name holds the count, the seed and the generator's version, so that a
  * changed generator never reuses an old file.
  */
-export async function syntheticLedger(dataDir: string, records: number, seed: number): Promise<{ file: string; bytes: number }> {
+export async function syntheticLedger(
+  dataDir: string,
+  records: number,
+  seed: number,
+): Promise<{ file: string; bytes: number }> {
   const file = path.join(dataDir, `replay-${records}-s${seed}-w${WORKLOAD_VERSION}.jsonl`);
   if (!fs.existsSync(file)) {
     const start = performance.now();
@@ -38,7 +42,9 @@ export async function syntheticLedger(dataDir: string, records: number, seed: nu
       onProgress: (written) => progress(`generating ${path.basename(file)}: ${Math.round((100 * written) / records)}%`),
     });
     progressDone();
-    console.log(`generated ${path.relative(process.cwd(), file)}: ${records} records, ${(bytes / (1 << 20)).toFixed(1)} MiB in ${((performance.now() - start) / 1000).toFixed(1)} s`);
+    console.log(
+      `generated ${path.relative(process.cwd(), file)}: ${records} records, ${(bytes / (1 << 20)).toFixed(1)} MiB in ${((performance.now() - start) / 1000).toFixed(1)} s`,
+    );
   }
   return { file, bytes: fs.statSync(file).size };
 }
@@ -58,7 +64,11 @@ export function childSays<T>(argv: readonly string[], what: string): Promise<T> 
     child.on('error', reject);
     child.on('close', (code, signal) => {
       if (code !== 0) {
-        reject(new Error(`${what}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`));
+        reject(
+          new Error(
+            `${what}: the measuring process ${signal === null ? `exited with ${code}` : `was killed by ${signal}`}`,
+          ),
+        );
         return;
       }
       try {
@@ -95,6 +105,7 @@ export function writeGeneratedSection(doc: string, name: string, section: string
     fs.writeFileSync(doc, `${text.slice(0, from)}${generated}${text.slice(to + end.length)}`);
     return;
   }
-  if (heading === undefined) throw new Error(`${doc}: no ${start} ... ${end} to write the figures between; put them where the figures go`);
+  if (heading === undefined)
+    throw new Error(`${doc}: no ${start} ... ${end} to write the figures between; put them where the figures go`);
   fs.writeFileSync(doc, `${text.trimEnd()}\n\n## ${heading}\n\n${generated}\n`.trimStart());
 }

@@ -29,8 +29,8 @@ import pg from 'pg';
 import { postgresBackend } from '../backends/postgres/index.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
-import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
+import { Ledger } from '../lib/ledger.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
 import { childSays, progress, progressDone, syntheticLedger } from './common.js';
 
@@ -104,7 +104,11 @@ async function appendChild(uri: string, who: string, n: number, appenders: numbe
 /** `PROCESSES` children appending to one log at once: the records of all over the time from go to the last done. */
 async function processAppends(uri: string, round: number): Promise<Rate> {
   const children = Array.from({ length: PROCESSES }, (_, p) =>
-    spawn(process.execPath, [SCRIPT, '--child', 'append', uri, `p${round}-${p}`, String(PER_PROCESS), String(APPENDERS)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+    spawn(
+      process.execPath,
+      [SCRIPT, '--child', 'append', uri, `p${round}-${p}`, String(PER_PROCESS), String(APPENDERS)],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    ),
   );
   const lines = children.map((child) => {
     child.stdout.setEncoding('utf8');
@@ -159,7 +163,9 @@ async function followChild(uri: string, count: number): Promise<void> {
 }
 
 async function followLatency(uri: string): Promise<number[]> {
-  const child = spawn(process.execPath, [SCRIPT, '--child', 'follow', uri, String(FOLLOWED)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [SCRIPT, '--child', 'follow', uri, String(FOLLOWED)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   child.stdout.setEncoding('utf8');
   let out = '';
   const ready = new Promise<void>((resolve) =>
@@ -194,9 +200,19 @@ function psql(): string {
 function bareCopyOut(uri: string, schema: string, log: string): Rate {
   const plain = uri.replace(/[?&](log|schema)=[^&]*/g, '');
   const start = now();
-  const out = execFileSync(psql(), [plain, '-X', '-q', '-c', `COPY (SELECT line FROM "${schema}".records WHERE log = '${log}' ORDER BY position) TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`], {
-    maxBuffer: 1 << 30,
-  });
+  const out = execFileSync(
+    psql(),
+    [
+      plain,
+      '-X',
+      '-q',
+      '-c',
+      `COPY (SELECT line FROM "${schema}".records WHERE log = '${log}' ORDER BY position) TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`,
+    ],
+    {
+      maxBuffer: 1 << 30,
+    },
+  );
   const seconds = now() - start;
   let count = 0;
   for (let at = out.indexOf(10); at !== -1; at = out.indexOf(10, at + 1)) count++;
@@ -213,7 +229,8 @@ async function replay(uri: string): Promise<Rate> {
 }
 
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+const percentile = (sorted: readonly number[], p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 
 async function main(): Promise<void> {
   const replayAt = process.argv.indexOf('--replay');
@@ -222,7 +239,11 @@ async function main(): Promise<void> {
   const base = await logUri('bench-bare');
   const admin = new pg.Client({ connectionString: base.replace(/[?&](log|schema)=[^&]*/g, '') });
   await admin.connect();
-  const settings = (await admin.query<{ v: string }>("SELECT current_setting('server_version') || ', fsync ' || current_setting('fsync') || ', synchronous_commit ' || current_setting('synchronous_commit') AS v")).rows[0]?.v;
+  const settings = (
+    await admin.query<{ v: string }>(
+      "SELECT current_setting('server_version') || ', fsync ' || current_setting('fsync') || ', synchronous_commit ' || current_setting('synchronous_commit') AS v",
+    )
+  ).rows[0]?.v;
   await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
   console.log(`PostgreSQL ${settings}; Node ${process.version}`);
@@ -242,14 +263,30 @@ async function main(): Promise<void> {
     }
     progressDone();
     rows.push([what, median(rates), median(bares)]);
-    console.log(`${what}: ${Math.round(median(rates))} records/s; bare commit loop ${Math.round(median(bares))}/s; ratio ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+    console.log(
+      `${what}: ${Math.round(median(rates))} records/s; bare commit loop ${Math.round(median(bares))}/s; ratio ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
+    );
   };
-  await measure('appends, 1 writer', (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1), BARE);
-  await measure(`appends, ${APPENDERS} at once in one process`, (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS), BARE);
-  await measure(`appends, ${PROCESSES} processes x ${APPENDERS} at once`, (round) => processAppends(logUriSync(base, `procs-${round}`), round), BARE);
+  await measure(
+    'appends, 1 writer',
+    (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1),
+    BARE,
+  );
+  await measure(
+    `appends, ${APPENDERS} at once in one process`,
+    (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS),
+    BARE,
+  );
+  await measure(
+    `appends, ${PROCESSES} processes x ${APPENDERS} at once`,
+    (round) => processAppends(logUriSync(base, `procs-${round}`), round),
+    BARE,
+  );
 
   const latencies = await followLatency(logUriSync(base, 'follow'));
-  console.log(`follow latency (append resolved -> a follower process has it), ${latencies.length} records: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, max ${(latencies.at(-1) ?? 0).toFixed(2)} ms`);
+  console.log(
+    `follow latency (append resolved -> a follower process has it), ${latencies.length} records: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, max ${(latencies.at(-1) ?? 0).toFixed(2)} ms`,
+  );
 
   const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
   fs.mkdirSync(dataDir, { recursive: true });
@@ -258,7 +295,9 @@ async function main(): Promise<void> {
   const replayUri = logUriSync(base, replayLog);
   const source = await Ledger.open(file, { readOnly: true });
   const start = now();
-  await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) => progress(`filling ${replayLog}: ${n}`));
+  await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) =>
+    progress(`filling ${replayLog}: ${n}`),
+  );
   progressDone();
   await source.close();
   console.log(`filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`);
@@ -269,7 +308,9 @@ async function main(): Promise<void> {
     replays.push(perSecond(await childSays<Rate>([SCRIPT, '--child', 'replay', replayUri], 'replay')));
   }
   const ratio = median(replays) / median(copies);
-  console.log(`replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`);
+  console.log(
+    `replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`,
+  );
   await admin.end();
 }
 

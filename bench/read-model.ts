@@ -28,7 +28,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ledger } from '../lib/honcho/ledger.js';
+import { Ledger } from '../lib/ledger.js';
 import { childSays, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -98,7 +98,10 @@ async function measure(kind: string, file: string, index: string): Promise<Measu
     return { records, ms, rssMiB: mib(process.memoryUsage().rss), peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
   }
   const start = performance.now();
-  const ledger = await Ledger.open(file, kind === 'memory' ? { readOnly: true } : { readOnly: true, index, onNotice: () => undefined });
+  const ledger = await Ledger.open(
+    file,
+    kind === 'memory' ? { readOnly: true } : { readOnly: true, index, onNotice: () => undefined },
+  );
   const ms = performance.now() - start;
   await query(ledger);
   const records = ledger.size;
@@ -198,7 +201,15 @@ async function measureSize(records: number, scratch: string): Promise<SizeResult
   progress(`${records}: bare loops`);
   const bare = await best('bare', file, () => '', RUNS);
   if (bare.records !== records) throw new Error(`${file}: the bare loop read ${bare.records} lines, not ${records}`);
-  return { records, bytes, build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB }, warm, catchUp, memory, bare };
+  return {
+    records,
+    bytes,
+    build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB },
+    warm,
+    catchUp,
+    memory,
+    bare,
+  };
 }
 
 const count = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
@@ -239,7 +250,7 @@ interface Stored {
 function tableSection({ date, machine, results }: Stored): string {
   return [
     `Measured ${date.slice(0, 10)} on ${machine}. Each figure in a fresh process; warm opens, catch-ups, replays and bare loops best of ${RUNS} (the 10M replay once, with a 16 GiB heap), builds once. ` +
-      'Bare loop: the file read in 8 MiB chunks, split at newlines, `JSON.parse` of each line, no checks, no state; a ratio is the bare loop\'s time over the engine\'s (1.00: as fast as the limit).',
+      "Bare loop: the file read in 8 MiB chunks, split at newlines, `JSON.parse` of each line, no checks, no state; a ratio is the bare loop's time over the engine's (1.00: as fast as the limit).",
     '',
     ...table(results),
     '',
@@ -266,7 +277,8 @@ function writeDocs(stored: Stored): void {
 
 async function main(): Promise<void> {
   const sizesArg = process.argv.indexOf('--sizes');
-  const sizes = sizesArg === -1 ? [100_000, 1_000_000, 10_000_000] : (process.argv[sizesArg + 1] ?? '').split(',').map(Number);
+  const sizes =
+    sizesArg === -1 ? [100_000, 1_000_000, 10_000_000] : (process.argv[sizesArg + 1] ?? '').split(',').map(Number);
   fs.mkdirSync(DATA, { recursive: true });
   const scratch = fs.mkdtempSync(path.join(DATA, 'index-'));
   try {

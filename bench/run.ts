@@ -33,8 +33,8 @@ import { levelBackend } from '../backends/level.js';
 import { memoryBackend } from '../backends/memory.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
-import { Ledger } from '../lib/honcho/ledger.js';
 import type { Record } from '../lib/honcho/record.js';
+import { Ledger } from '../lib/ledger.js';
 import type { LogBackend } from '../lib/log.js';
 import type { Target } from '../lib/target.js';
 import { childSays, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
@@ -102,7 +102,11 @@ type Flavor = 'jsonl' | 'level' | 'memory';
 
 /** The ledger at `file` (a JSONL file, a LevelDB folder), or a fresh in-memory one. */
 const ledgerAt = (file: string, flavor: Flavor): Target =>
-  flavor === 'level' ? levelBackend(file, { codec: honchoCodec }) : flavor === 'memory' ? memoryBackend({ codec: honchoCodec }) : file;
+  flavor === 'level'
+    ? levelBackend(file, { codec: honchoCodec })
+    : flavor === 'memory'
+      ? memoryBackend({ codec: honchoCodec })
+      : file;
 
 /** Opens a ledger read-only, reading it through. In memory, the records of the JSONL file `file` are put there first, untimed. */
 async function replayEngine(file: string, flavor: Flavor): Promise<Timing> {
@@ -169,7 +173,8 @@ async function appendEngine(file: string, n: number, appenders: number, flavor: 
     };
     await Promise.all(Array.from({ length: appenders }, caller));
     const seconds = now() - start;
-    if (ledger.size !== records.length) throw new Error(`${file}: ${ledger.size} records appended, not ${records.length}`);
+    if (ledger.size !== records.length)
+      throw new Error(`${file}: ${ledger.size} records appended, not ${records.length}`);
     return { count: records.length, seconds };
   } finally {
     await ledger.close();
@@ -270,7 +275,9 @@ async function appendPaired(dir: string, n: number): Promise<Pair[]> {
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
 /** Runs one measurement in a fresh Node.js process and gives what it reported. */
@@ -318,7 +325,12 @@ interface Results {
     readonly engine: Rate;
     readonly ratio: number;
     /** One appender and the bare loop taking turns in one process: every pair, and the median of their ratios. */
-    readonly paired: { readonly pairs: readonly Pair[]; readonly bare: number; readonly engine: number; readonly ratio: number };
+    readonly paired: {
+      readonly pairs: readonly Pair[];
+      readonly bare: number;
+      readonly engine: number;
+      readonly ratio: number;
+    };
     readonly concurrent: {
       readonly appenders: number;
       readonly records: number;
@@ -403,7 +415,9 @@ async function levelLedger(jsonl: string): Promise<{ folder: string; bytes: numb
     }
     fs.renameSync(temp, folder);
     progressDone();
-    console.log(`imported ${path.relative(process.cwd(), folder)}: ${imported} records in ${(now() - start).toFixed(1)} s`);
+    console.log(
+      `imported ${path.relative(process.cwd(), folder)}: ${imported} records in ${(now() - start).toFixed(1)} s`,
+    );
   }
   const bytes = fs.readdirSync(folder).reduce((sum, name) => sum + fs.statSync(path.join(folder, name)).size, 0);
   return { folder, bytes };
@@ -522,7 +536,9 @@ function machineLine(results: Results): string {
 }
 
 function markdown(results: Results): string {
-  const table = [HEADER, ['---', '---:', '---:', '---:', '---:'], ...rows(results)].map((row) => `| ${row.join(' | ')} |`);
+  const table = [HEADER, ['---', '---:', '---:', '---:', '---:'], ...rows(results)].map(
+    (row) => `| ${row.join(' | ')} |`,
+  );
   return [
     `Measured ${results.date.slice(0, 10)} on ${machineLine(results)}. ${results.method}.`,
     '',
@@ -586,9 +602,27 @@ async function main(): Promise<void> {
     const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
     const concurrentRecords = APPENDS * APPENDERS;
     const [bare, bareAsync, engine, concurrent, level, levelConcurrent, memory] = (await rates([
-      { label: 'append: bare write+fdatasync loop', kind: 'append-bare', file: freshFile, n: APPENDS, expected: APPENDS },
-      { label: 'append: bare loop through the thread pool', kind: 'append-bare-async', file: freshFile, n: APPENDS, expected: APPENDS },
-      { label: 'append: Ledger.append, 1 appender', kind: 'append-engine', file: freshFile, n: APPENDS, expected: APPENDS },
+      {
+        label: 'append: bare write+fdatasync loop',
+        kind: 'append-bare',
+        file: freshFile,
+        n: APPENDS,
+        expected: APPENDS,
+      },
+      {
+        label: 'append: bare loop through the thread pool',
+        kind: 'append-bare-async',
+        file: freshFile,
+        n: APPENDS,
+        expected: APPENDS,
+      },
+      {
+        label: 'append: Ledger.append, 1 appender',
+        kind: 'append-engine',
+        file: freshFile,
+        n: APPENDS,
+        expected: APPENDS,
+      },
       {
         label: `append: Ledger.append, ${APPENDERS} appenders`,
         kind: 'append-engine-concurrent',
@@ -596,7 +630,13 @@ async function main(): Promise<void> {
         n: concurrentRecords,
         expected: concurrentRecords,
       },
-      { label: 'append: Ledger.append, LevelDB, 1 appender', kind: 'append-level', file: freshFolder, n: APPENDS, expected: APPENDS },
+      {
+        label: 'append: Ledger.append, LevelDB, 1 appender',
+        kind: 'append-level',
+        file: freshFolder,
+        n: APPENDS,
+        expected: APPENDS,
+      },
       {
         label: `append: Ledger.append, LevelDB, ${APPENDERS} appenders`,
         kind: 'append-level-concurrent',
@@ -604,7 +644,13 @@ async function main(): Promise<void> {
         n: concurrentRecords,
         expected: concurrentRecords,
       },
-      { label: 'append: Ledger.append, in memory, 1 appender', kind: 'append-memory', file: freshFile, n: APPENDS, expected: APPENDS },
+      {
+        label: 'append: Ledger.append, in memory, 1 appender',
+        kind: 'append-memory',
+        file: freshFile,
+        n: APPENDS,
+        expected: APPENDS,
+      },
     ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
     progress('append: the bare loop and 1 appender, paired');
     const pairs = await childSays<Pair[]>([SCRIPT, '--paired', scratch, String(APPENDS)], 'paired appends');
@@ -674,7 +720,8 @@ const KINDS: readonly Kind[] = [
 
 if (process.argv[2] === '--measure') {
   const [kind, file, n] = process.argv.slice(3);
-  if (!KINDS.includes(kind as Kind) || file === undefined) throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
+  if (!KINDS.includes(kind as Kind) || file === undefined)
+    throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
   process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n))));
 } else if (process.argv[2] === '--docs') {
   const root = repositoryRoot();

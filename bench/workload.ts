@@ -6,7 +6,7 @@
  * @module
  */
 import { type WriteOptions, writeJsonlWhole } from '../backends/jsonl-write-whole.js';
-import { type WorkloadOptions, syntheticLines } from '../lib/honcho/synthetic.js';
+import { syntheticLines, type WorkloadOptions } from '../lib/honcho/synthetic.js';
 
 export { WORKLOAD_VERSION, type WorkloadOptions, workload } from '../lib/honcho/synthetic.js';
 
@@ -14,6 +14,9 @@ export { WORKLOAD_VERSION, type WorkloadOptions, workload } from '../lib/honcho/
  * Writes the synthetic ledger of `options` to the new file `file`, whole or not at all.
  * @throws LedgerIoError when `file` exists already or the file system fails
  */
-export function writeSyntheticLedger(file: string, options: WorkloadOptions & WriteOptions): Promise<{ records: number; bytes: number }> {
+export function writeSyntheticLedger(
+  file: string,
+  options: WorkloadOptions & WriteOptions,
+): Promise<{ records: number; bytes: number }> {
   return writeJsonlWhole(file, syntheticLines(options), options);
 }

@@ -39,7 +39,8 @@ const stockCodec: RecordCodec<StockEvent> = {
     if (typeof value !== 'object' || value === null) refuse('a stock event is an object');
     const { type, sku, quantity, order } = value as { [field: string]: unknown };
     if (typeof sku !== 'string' || !SKU.test(sku)) refuse(`sku ${JSON.stringify(sku)} is not 1 to 32 of A-Z 0-9 -`);
-    if (typeof quantity !== 'number' || !Number.isSafeInteger(quantity) || quantity <= 0) refuse(`quantity ${JSON.stringify(quantity)} is not a whole number above 0`);
+    if (typeof quantity !== 'number' || !Number.isSafeInteger(quantity) || quantity <= 0)
+      refuse(`quantity ${JSON.stringify(quantity)} is not a whole number above 0`);
     if (type === 'received') return { type, sku, quantity };
     if (type !== 'shipped') refuse(`type ${JSON.stringify(type)} is neither "received" nor "shipped"`);
     if (typeof order !== 'string' || order === '') refuse(`order ${JSON.stringify(order)} is not an order number`);
@@ -98,7 +99,9 @@ async function keepStock(label: string, backend: LogBackend<StockEvent>): Promis
       stock.set(event.sku, event.type === 'received' ? have + event.quantity : have - event.quantity);
     },
   });
-  console.log(`${label}: reopened, ${again.head} records; in stock: ${[...stock].map(([sku, n]) => `${n} ${sku}`).join(', ')}`);
+  console.log(
+    `${label}: reopened, ${again.head} records; in stock: ${[...stock].map(([sku, n]) => `${n} ${sku}`).join(', ')}`,
+  );
   await again.append([{ type: 'received', sku: 'TEE-2', quantity: 10 }]);
   console.log(`${label}: appended after the reopen; now ${again.head} records`);
   await again.close();

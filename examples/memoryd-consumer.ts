@@ -15,11 +15,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Action, type Item, Ledger, itemKey, timeOf } from 'ledgerstore';
+import { type Action, type Item, itemKey, Ledger, timeOf } from 'ledgerstore';
 
 /** Honcho refusing a send: its HTTP status and a word for why. */
 class HonchoError extends Error {
-  constructor(readonly status: number, readonly kind: string) {
+  constructor(
+    readonly status: number,
+    readonly kind: string,
+  ) {
     super(`Honcho answered ${status} (${kind})`);
     this.name = 'HonchoError';
   }
@@ -41,18 +44,31 @@ class FakeHoncho {
   }
 }
 
-const nameOf = (item: Item): string => (item.type === 'turn' ? `turn ${item.turn} of session ${item.session}` : `part ${item.part} of edit ${item.id}`);
+const nameOf = (item: Item): string =>
+  item.type === 'turn' ? `turn ${item.turn} of session ${item.session}` : `part ${item.part} of edit ${item.id}`;
 
 /** What memoryd decides from its sessions and its journal, in order; a later run may bring more. */
 function decisions(turns: number): { item: Item; action: Action }[] {
   const out: { item: Item; action: Action }[] = [];
   for (let turn = 1; turn <= turns; turn++) {
     const item: Item = { type: 'turn', session: 'chat-1', turn };
-    out.push({ item, action: turn === 2 ? { type: 'skip', why: 'a greeting, nothing to remember' } : { type: 'turn', workspace: 'trusted', speaker: 'kyle' } });
+    out.push({
+      item,
+      action:
+        turn === 2
+          ? { type: 'skip', why: 'a greeting, nothing to remember' }
+          : { type: 'turn', workspace: 'trusted', speaker: 'kyle' },
+    });
   }
   out.push({
     item: { type: 'edit', id: '2026-09-28-0001', part: 0 },
-    action: { type: 'conclude', workspace: 'trusted', peer: 'kyle', session: 'chat-1', text: 'Kyle takes his coffee black.' },
+    action: {
+      type: 'conclude',
+      workspace: 'trusted',
+      peer: 'kyle',
+      session: 'chat-1',
+      text: 'Kyle takes his coffee black.',
+    },
   });
   return out;
 }
@@ -131,9 +147,13 @@ try {
 
   const ledger = await Ledger.open(file, { readOnly: true });
   const twice = [...honcho.received].filter(([, times]) => times > 1);
-  console.log(`Honcho received ${honcho.received.size} items, ${twice.length === 0 ? 'each once' : `${twice.length} more than once`}`);
+  console.log(
+    `Honcho received ${honcho.received.size} items, ${twice.length === 0 ? 'each once' : `${twice.length} more than once`}`,
+  );
   const conclusion = await ledger.conclusion('trusted', 'Kyle takes his coffee black.');
-  console.log(`the conclusion an undo would delete: ${conclusion === null ? 'none' : `${conclusion.id}, from ${nameOf(conclusion.item)}`}`);
+  console.log(
+    `the conclusion an undo would delete: ${conclusion === null ? 'none' : `${conclusion.id}, from ${nameOf(conclusion.item)}`}`,
+  );
   await ledger.close();
 } finally {
   rmSync(folder, { recursive: true, force: true });

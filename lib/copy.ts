@@ -1,15 +1,15 @@
 /**
  * Copying a ledger from one backend to another (`ledgerstore copy`), for an operator who moves a
- * ledger to another backend: the source is read through under the rules, the target must be
- * empty, and the copy is checked by reading the target through again: the same counts and the
+ * ledger to another backend: the source is read through under the rules, the destination must
+ * be empty, and the copy is checked by reading the destination through again: the same counts and the
  * same records, in the same order.
  *
  * @module
  */
 import { createHash } from 'node:crypto';
-import { ConflictError, CopyMismatchError, TargetNotEmptyError } from './errors.js';
+import { ConflictError, CopyMismatchError, DestinationNotEmptyError } from './errors.js';
 import { encodeRecord } from './honcho/codec.js';
-import { Ledger } from './honcho/ledger.js';
+import { HonchoLedger } from './honcho/ledger.js';
 import type { Counts, Record } from './honcho/record.js';
 import type { LogBackend, Repair } from './log.js';
 import { withReplayHook } from './replay-hook.js';
@@ -62,12 +62,16 @@ export interface Copied {
  * through to the same counts and the same records. A copy that fails or is stopped leaves in
  * `to` what it appended: to have nothing there, build it aside and give it its name after (as
  * `ledgerstore copy` does).
- * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
+ * @throws {@link DestinationNotEmptyError} when `to` holds records (nothing is written)
  * @throws {@link CopyMismatchError} when the copy does not read back as its source
  */
-export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record>, options: CopyOptions = {}): Promise<Copied> {
+export async function copyLedger(
+  from: LogBackend<Record>,
+  to: LogBackend<Record>,
+  options: CopyOptions = {},
+): Promise<Copied> {
   const signal = options.signal;
-  const source = await Ledger.open(heeding(from, signal), { readOnly: true });
+  const source = await HonchoLedger.open(heeding(from, signal), { readOnly: true });
   try {
     // the source's records are digested as they are copied, so that the check reads only the copy
     const digests: string[] = [];
@@ -76,7 +80,7 @@ export async function copyLedger(from: LogBackend<Record>, to: LogBackend<Record
     told('copying')(0);
     await fillLedger(to, digested(source.records(), digests), told('copying'), signal);
     await verifyCopy(source, digests, heeding(to, signal), signal, told);
-    return { records: source.size, counts: await source.counts(), sourceRepair: source.repair };
+    return { records: source.size, counts: await source.counts(), sourceRepair: source.repaired };
   } finally {
     await source.close();
   }
@@ -100,11 +104,11 @@ async function* digested(records: AsyncIterable<Record>, digests: string[]): Asy
 
 /**
  * Appends `records` to `to`, which must be empty, in large batches, each expecting the head the
- * one before left: if another writer gets into the target meanwhile, the fill stops.
+ * one before left: if another writer gets into the destination meanwhile, the fill stops.
  * @param onProgress called with the number of records appended so far, after each batch
  * @param signal stops the fill at its next batch when aborted: it fails with the signal's reason
  * @returns the number of records appended
- * @throws {@link TargetNotEmptyError} when `to` holds records (nothing is written)
+ * @throws {@link DestinationNotEmptyError} when `to` holds records (nothing is written)
  */
 export async function fillLedger(
   to: LogBackend<Record>,
@@ -112,43 +116,43 @@ export async function fillLedger(
   onProgress?: (appended: number) => void,
   signal?: AbortSignal,
 ): Promise<number> {
-  const target = await to.open();
+  const destination = await to.open();
   try {
-    if (target.head > 0) throw new TargetNotEmptyError(to.name, target.head);
+    if (destination.head > 0) throw new DestinationNotEmptyError(to.name, destination.head);
     let batch: Record[] = [];
     const flush = async (): Promise<void> => {
       await checkpoint(signal);
-      await appendExpecting(target.append(batch, { expectedHead: target.head }), to.name);
+      await appendExpecting(destination.append(batch, { expectedHead: destination.head }), to.name);
       batch = [];
-      onProgress?.(target.head);
+      onProgress?.(destination.head);
     };
     for await (const record of records) {
       batch.push(record);
       if (batch.length === BATCH) await flush();
     }
     if (batch.length > 0) await flush();
-    return target.head;
+    return destination.head;
   } finally {
-    await target.close();
+    await destination.close();
   }
 }
 
-/** A conflict while copying means another writer got into the target: say it plainly. */
-async function appendExpecting(append: Promise<unknown>, target: string): Promise<void> {
+/** A conflict while copying means another writer got into the destination: say it plainly. */
+async function appendExpecting(append: Promise<unknown>, destination: string): Promise<void> {
   try {
     await append;
   } catch (e) {
-    if (e instanceof ConflictError) throw new TargetNotEmptyError(target, e.actual);
+    if (e instanceof ConflictError) throw new DestinationNotEmptyError(destination, e.actual);
     throw e;
   }
 }
 
 /**
- * Reads the target through as a ledger and compares it with the source: its size and counts,
+ * Reads the destination through as a ledger and compares it with the source: its size and counts,
  * and the digests of its records, {@link BATCH} at a time, with those taken while copying.
  */
 async function verifyCopy(
-  source: Ledger,
+  source: HonchoLedger,
   digests: readonly string[],
   to: LogBackend<Record>,
   signal: AbortSignal | undefined,
@@ -156,7 +160,7 @@ async function verifyCopy(
 ): Promise<void> {
   const reading = told('reading the copy');
   reading(0);
-  const copy = await Ledger.open(
+  const copy = await HonchoLedger.open(
     withReplayHook(to, (position) => {
       if ((position & 0xfff) === 0xfff) reading(position + 1);
     }),
@@ -181,7 +185,10 @@ async function verifyCopy(
     const differs = digests.findIndex((digest, n) => copied[n] !== digest);
     if (differs !== -1) {
       const first = differs * BATCH + 1;
-      throw new CopyMismatchError(to.name, `a record among ${first} to ${Math.min(first + BATCH - 1, source.size)} differs from the source's`);
+      throw new CopyMismatchError(
+        to.name,
+        `a record among ${first} to ${Math.min(first + BATCH - 1, source.size)} differs from the source's`,
+      );
     }
   } finally {
     await copy.close();

@@ -3,12 +3,16 @@
  * programs can branch on, a message that says what failed and where, and, where an operator has
  * something to do, the runbook entry that says what (`runbook`).
  *
+ * Here: the base, the one list of codes, and the errors of logs and ledgers. The errors of a
+ * layer above live with it, under a code of this list: the Honcho rules' in `honcho/errors.ts`,
+ * a target string's in `target.ts`. How a system error is put in words is `system-errors.ts`.
+ *
  * The texts of the Honcho ledger's errors are memoryd's, word for word (spec 000, "The errors'
  * text"), so that an operator sees the same line whichever engine wrote the ledger.
+ *
+ * @module
  */
-import { constants as osConstants } from 'node:os';
-import { getSystemErrorMap } from 'node:util';
-import type { Item } from './honcho/record.js';
+import { describeSystemError, systemErrorName } from './system-errors.js';
 
 /** The stable codes, one per kind of failure. */
 export type LedgerErrorCode =
@@ -56,6 +60,12 @@ export abstract class LedgerError extends Error {
   /** The runbook entry for an operator, when there is something to do by hand. */
   readonly runbook: RunbookAnchor | undefined = undefined;
 
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    // once, for every class: a stack trace and `String(e)` name the class that was thrown
+    this.name = new.target.name;
+  }
+
   /** The message with its runbook pointer, once: what a command-line tool prints. */
   get report(): string {
     if (this.runbook === undefined) return this.message;
@@ -74,46 +84,6 @@ export function isLedgerError(error: unknown, code?: LedgerErrorCode): error is 
  * the record is refused and nothing is written; met while reading a log through, it is damage.
  */
 export abstract class RecordRefusedError extends LedgerError {}
-
-/**
- * What `strerror` says of the errnos that libuv has no name for, so that Node.js reports them as
- * `UNKNOWN` (an operator over quota must be told so).
- */
-const UNNAMED_BY_LIBUV: { readonly [name: string]: string } = {
-  EDQUOT: 'disk quota exceeded',
-  ENOLCK: 'no locks available',
-  ESTALE: 'stale file handle',
-  EREMOTEIO: 'remote i/o error',
-};
-
-/** The name of a (negative, as Node.js gives it) errno, from the system's table. */
-function errnoName(errno: number): string | undefined {
-  return Object.entries(osConstants.errno).find(([, value]) => value === -errno)?.[0];
-}
-
-/** A system error's name (`ENOENT`, `EDQUOT`, ...), even where Node.js says `UNKNOWN`. */
-export function systemErrorName(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const { errno, code } = error as NodeJS.ErrnoException;
-  if ((code === undefined || code === 'UNKNOWN') && typeof errno === 'number') return errnoName(errno) ?? code;
-  return code;
-}
-
-/** Describes a Node.js system error the way `strerror` does, with its name: `no such file or directory (ENOENT)`. */
-export function describeSystemError(error: unknown): string {
-  if (error instanceof Error) {
-    const { errno, code } = error as NodeJS.ErrnoException;
-    if (typeof errno === 'number') {
-      const known = getSystemErrorMap().get(errno);
-      if (known !== undefined) return `${known[1]} (${known[0]})`;
-      const name = errnoName(errno);
-      if (name !== undefined) return `${UNNAMED_BY_LIBUV[name] ?? `system error ${-errno}`} (${name})`;
-    }
-    if (typeof code === 'string') return `${error.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '')} (${code})`;
-    return error.message;
-  }
-  return String(error);
-}
 
 /**
  * A record refused while a log is read through is damage at its line (a JSONL line, a LevelDB
@@ -137,9 +107,12 @@ export class LedgerIoError extends LedgerError {
   /** The system's error code (`ENOENT`, `ENOSPC`, ...), when there is one. */
   readonly errno: string | undefined;
   /** @param during what the failed call was for (`write` unless said) */
-  constructor(readonly path: string, cause: unknown, readonly during: IoDirection = 'write') {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+    readonly during: IoDirection = 'write',
+  ) {
     super(`${path}: ${describeSystemError(cause)}`, { cause });
-    this.name = 'LedgerIoError';
     this.errno = systemErrorName(cause);
     this.runbook = during === 'read' ? 'ledger-unreadable' : 'ledger-unwritable';
   }
@@ -153,9 +126,13 @@ export class NotAFileError extends LedgerError {
   readonly code = 'LEDGER_NOT_A_FILE';
   override readonly runbook = 'ledger-not-a-file';
   /** @param what what is there, as a message says it (`a named pipe (FIFO)`) */
-  constructor(readonly path: string, readonly what: string) {
-    super(`${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`);
-    this.name = 'NotAFileError';
+  constructor(
+    readonly path: string,
+    readonly what: string,
+  ) {
+    super(
+      `${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`,
+    );
   }
 }
 
@@ -171,9 +148,13 @@ export class DamagedError extends LedgerError {
    * @param line the damaged line (or record), counted from 1
    * @param why what is wrong with it
    */
-  constructor(readonly path: string, readonly line: number, readonly why: string, options?: ErrorOptions) {
+  constructor(
+    readonly path: string,
+    readonly line: number,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
     super(`${path}:${line}: ${why}; ${RUNBOOK}`, options);
-    this.name = 'DamagedError';
   }
 }
 
@@ -182,7 +163,6 @@ export class InvalidRecordError extends RecordRefusedError {
   readonly code = 'LEDGER_INVALID_RECORD';
   constructor(readonly why: string) {
     super(`a ledger record could not be encoded: ${why}`);
-    this.name = 'InvalidRecordError';
   }
 }
 
@@ -191,32 +171,6 @@ export class DecodeError extends RecordRefusedError {
   readonly code = 'LEDGER_DECODE';
   constructor(readonly why: string) {
     super(why);
-    this.name = 'DecodeError';
-  }
-}
-
-/** How the rule errors name an item: `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`. */
-function itemName(item: Item): string {
-  return item.type === 'turn'
-    ? `turn ${item.turn} of session ${item.session}`
-    : `part ${item.part} of edit ${item.id}`;
-}
-
-/** A second `decided` record for an item. */
-export class AlreadyDecidedError extends RecordRefusedError {
-  readonly code = 'LEDGER_ALREADY_DECIDED';
-  constructor(readonly item: Item) {
-    super(`${itemName(item)}: decided already`);
-    this.name = 'AlreadyDecidedError';
-  }
-}
-
-/** A `sent` or `failed` record for an item that is not waiting (undecided, skipped, or done). */
-export class NotWaitingError extends RecordRefusedError {
-  readonly code = 'LEDGER_NOT_WAITING';
-  constructor(readonly item: Item) {
-    super(`${itemName(item)}: not waiting to be sent`);
-    this.name = 'NotWaitingError';
   }
 }
 
@@ -231,7 +185,10 @@ export type LockHolder = 'writer' | 'level' | 'index';
 export class LockedError extends LedgerError {
   readonly code = 'LEDGER_LOCKED';
   override readonly runbook = 'ledger-locked';
-  constructor(readonly path: string, options?: ErrorOptions & { readonly holder?: LockHolder }) {
+  constructor(
+    readonly path: string,
+    options?: ErrorOptions & { readonly holder?: LockHolder },
+  ) {
     const holder = options?.holder ?? 'writer';
     // A LevelDB folder cannot be read beside its holder: the message must not say that only
     // writers are kept out, or an operator tries a read-only command and is refused again.
@@ -241,7 +198,6 @@ export class LockedError extends LedgerError {
         : `${path}: the ${holder === 'index' ? 'index' : 'LevelDB ledger'} is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read`,
       options,
     );
-    this.name = 'LockedError';
   }
 }
 
@@ -250,7 +206,6 @@ export class ClosedError extends LedgerError {
   readonly code = 'LEDGER_CLOSED';
   constructor(readonly path: string) {
     super(`${path}: the ledger is closed`);
-    this.name = 'ClosedError';
   }
 }
 
@@ -259,7 +214,6 @@ export class ReadOnlyError extends LedgerError {
   readonly code = 'LEDGER_READ_ONLY';
   constructor(readonly path: string) {
     super(`${path}: the ledger was opened read-only; open it for writing to append`);
-    this.name = 'ReadOnlyError';
   }
 }
 
@@ -271,9 +225,14 @@ export class ReadOnlyError extends LedgerError {
 export class StoppedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-unwritable';
-  constructor(readonly path: string, readonly failure: Error) {
-    super(`${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`, { cause: failure });
-    this.name = 'StoppedError';
+  constructor(
+    readonly path: string,
+    readonly failure: Error,
+  ) {
+    super(
+      `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`,
+      { cause: failure },
+    );
   }
 }
 
@@ -292,12 +251,14 @@ export class FileReplacedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-replaced';
   /** @param how `replaced`: another file is at the path; `removed`: nothing is (removed, or moved away) */
-  constructor(readonly path: string, readonly how: 'replaced' | 'removed') {
+  constructor(
+    readonly path: string,
+    readonly how: 'replaced' | 'removed',
+  ) {
     super(
       `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
         'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger',
     );
-    this.name = 'FileReplacedError';
   }
 }
 
@@ -310,34 +271,54 @@ export class FileReplacedError extends LedgerError {
 export class IndexBehindError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-index-behind';
-  constructor(readonly path: string, readonly failure: Error) {
+  constructor(
+    readonly path: string,
+    readonly failure: Error,
+  ) {
     super(
       `${path}: the read model could not take in records the log holds (${failure.message}); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
       { cause: failure },
     );
-    this.name = 'IndexBehindError';
   }
 }
 
 /** An append that expected the log's head at one position found it at another. */
 export class ConflictError extends LedgerError {
   readonly code = 'LEDGER_CONFLICT';
-  constructor(readonly path: string, readonly expected: number, readonly actual: number) {
-    super(`${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`);
-    this.name = 'ConflictError';
+  constructor(
+    readonly path: string,
+    readonly expected: number,
+    readonly actual: number,
+  ) {
+    super(
+      `${path}: expected the log's head at ${expected}, but it is at ${actual}; read what was appended and try again`,
+    );
   }
 }
 
-/** A copy's target that already holds records, or something else: a copy never writes over a ledger. */
-export class TargetNotEmptyError extends LedgerError {
+/**
+ * A copy's destination that already holds records, or something else: a copy never writes over
+ * a ledger. (A destination, not a target: a target is where a ledger is, `target.ts`.)
+ */
+export class DestinationNotEmptyError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
   /** @param records how many it holds, or `null` for something there that is not an empty ledger */
-  constructor(readonly target: string, readonly records: number | null) {
-    const what = records === null ? 'exists already and is not an empty ledger' : `holds ${records} record${records === 1 ? '' : 's'} already`;
-    super(`${target}: ${what}; a copy goes only to an empty ledger`);
-    this.name = 'TargetNotEmptyError';
+  constructor(
+    readonly destination: string,
+    readonly records: number | null,
+  ) {
+    const what =
+      records === null
+        ? 'exists already and is not an empty ledger'
+        : `holds ${records} record${records === 1 ? '' : 's'} already`;
+    super(`${destination}: ${what}; a copy goes only to an empty ledger`);
   }
 }
+
+/** @deprecated the name {@link DestinationNotEmptyError} had before 0.2: a copy's destination is not a target */
+export const TargetNotEmptyError = DestinationNotEmptyError;
+/** @deprecated see the value of the same name */
+export type TargetNotEmptyError = DestinationNotEmptyError;
 
 /**
  * A target for a new ledger (`ledgerstore gen`) that is there already: a file that exists, or a
@@ -346,19 +327,24 @@ export class TargetNotEmptyError extends LedgerError {
 export class LedgerExistsError extends LedgerError {
   readonly code = 'LEDGER_NOT_EMPTY';
   /** @param records how many it holds, or `null` for a file that exists (whatever it holds) */
-  constructor(readonly target: string, readonly records: number | null, options?: ErrorOptions) {
+  constructor(
+    readonly target: string,
+    readonly records: number | null,
+    options?: ErrorOptions,
+  ) {
     const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
-    this.name = 'LedgerExistsError';
   }
 }
 
-/** A copy whose target does not read back as its source: what differs, and where. */
+/** A copy whose destination does not read back as its source: what differs, and where. */
 export class CopyMismatchError extends LedgerError {
   readonly code = 'LEDGER_COPY_MISMATCH';
-  constructor(readonly target: string, why: string) {
-    super(`${target}: the copy does not read back as its source: ${why}; remove the target before copying again`);
-    this.name = 'CopyMismatchError';
+  constructor(
+    readonly destination: string,
+    why: string,
+  ) {
+    super(`${destination}: the copy does not read back as its source: ${why}; remove the target before copying again`);
   }
 }
 
@@ -368,9 +354,12 @@ export class CopyMismatchError extends LedgerError {
  */
 export class ResumeMismatchError extends LedgerError {
   readonly code = 'LEDGER_RESUME_MISMATCH';
-  constructor(readonly path: string, readonly position: number, why: string) {
+  constructor(
+    readonly path: string,
+    readonly position: number,
+    why: string,
+  ) {
     super(`${path}: cannot resume at record ${position}: ${why}`);
-    this.name = 'ResumeMismatchError';
   }
 }
 
@@ -382,9 +371,16 @@ export class ResumeMismatchError extends LedgerError {
 export class LevelFolderDamagedError extends LedgerError {
   readonly code = 'LEDGER_DAMAGED';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly file: string | null, readonly why: string, options?: ErrorOptions) {
-    super(`${file === null ? folder : `${folder}/${file}`}: ${why}; the folder was left as it is; ${runbookPointer('level-folder-damaged')}`, options);
-    this.name = 'LevelFolderDamagedError';
+  constructor(
+    readonly folder: string,
+    readonly file: string | null,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${file === null ? folder : `${folder}/${file}`}: ${why}; the folder was left as it is; ${runbookPointer('level-folder-damaged')}`,
+      options,
+    );
   }
 }
 
@@ -396,11 +392,13 @@ export class LevelFolderDamagedError extends LedgerError {
 export class ForeignFolderError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly why: string) {
+  constructor(
+    readonly folder: string,
+    readonly why: string,
+  ) {
     super(
       `${folder}: ${why}; a LevelDB ledger and a read model each need a folder of their own (a missing or empty one to start in); nothing was changed; ${runbookPointer('level-folder-damaged')}`,
     );
-    this.name = 'ForeignFolderError';
   }
 }
 
@@ -411,12 +409,15 @@ export class ForeignFolderError extends LedgerError {
 export class OldFormatError extends LedgerError {
   readonly code = 'LEDGER_OLD_FORMAT';
   override readonly runbook = 'level-format-upgrade';
-  constructor(readonly path: string, readonly version: number, readonly current: number) {
+  constructor(
+    readonly path: string,
+    readonly version: number,
+    readonly current: number,
+  ) {
     super(
       `${path}: the LevelDB ledger is in version ${version} of the format, which this ledgerstore reads but does not append to (it writes version ${current}); ` +
         `copy it to a new folder (ledgerstore copy level:${path} level:<new folder>) and use the copy; ${runbookPointer('level-format-upgrade')}`,
     );
-    this.name = 'OldFormatError';
   }
 }
 
@@ -429,11 +430,14 @@ export class OldFormatError extends LedgerError {
 export class IndexDamagedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'level-folder-damaged';
-  constructor(readonly folder: string, readonly why: string, options?: ErrorOptions) {
+  constructor(
+    readonly folder: string,
+    readonly why: string,
+    options?: ErrorOptions,
+  ) {
     super(
       `${folder}: the read model is damaged (${why}); every append and query through it is refused until the ledger is reopened, which rebuilds it from the log`,
       options,
     );
-    this.name = 'IndexDamagedError';
   }
 }

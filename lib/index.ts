@@ -19,21 +19,7 @@
  *
  * @module
  */
-export * from './errors.js';
-export type * from './log.js';
-export { MAX_LINE_BYTES } from './log.js';
-export { assertExpectedHead, headMatches } from './expected-head.js';
-export * from './honcho/record.js';
-export { decodeItemText, decodeRecord, decodeRecordText, encodeRecord, honchoCodec, normalizeItem, normalizeRecord } from './honcho/codec.js';
-export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
-export { Ledger, type LedgerOptions, type Conclusion, type Decision, type LogEntry, type OutboxCursor, type OutboxPage } from './honcho/ledger.js';
-export { type AnswerDigests, answerDigests, differences } from './verify.js';
-export { SCHEMES, type Target, TargetError, backendFor } from './target.js';
-export { type Copied, copyLedger } from './copy.js';
-export { jsonlBackend, type JsonlOptions } from '../backends/jsonl.js';
-export { type FileIO, type Fd, type FileKind, type FileStatus, nodeFileIO } from '../backends/file-io.js';
-export { levelBackend, type LevelOptions } from '../backends/level.js';
-export { memoryBackend, type MemoryOptions } from '../backends/memory.js';
+
 export {
   type AppendDelay,
   type AppendFault,
@@ -42,9 +28,46 @@ export {
   type FaultStats,
   type FaultTiming,
   type FaultyBackend,
+  faultyBackend,
   InjectedFault,
+  injectedFault,
   type RandomDelay,
   type RandomFaults,
-  faultyBackend,
-  injectedFault,
 } from '../backends/faults.js';
+export { type Fd, type FileIO, type FileKind, type FileStatus, nodeFileIO } from '../backends/file-io.js';
+export { type JsonlOptions, jsonlBackend } from '../backends/jsonl.js';
+export { type LevelOptions, levelBackend } from '../backends/level.js';
+export { type MemoryOptions, memoryBackend } from '../backends/memory.js';
+export { type Copied, copyLedger } from './copy.js';
+export * from './errors.js';
+export { assertExpectedHead, headMatches } from './expected-head.js';
+export { fingerprintOf } from './fingerprint.js';
+export {
+  decodeItemText,
+  decodeRecord,
+  decodeRecordText,
+  encodeRecord,
+  honchoCodec,
+  normalizeItem,
+  normalizeRecord,
+} from './honcho/codec.js';
+export * from './honcho/errors.js';
+export type {
+  Conclusion,
+  Decision,
+  HonchoLedger,
+  LedgerOptions,
+  LogEntry,
+  OutboxCursor,
+  OutboxPage,
+} from './honcho/ledger.js';
+export type { IndexDatabase } from './honcho/read-model/read-model.js';
+export * from './honcho/record.js';
+export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
+export { Ledger } from './ledger.js';
+export type * from './log.js';
+export { checkedEncoder, lineTooLong, MAX_LINE_BYTES } from './log.js';
+export { type Batches, LogBase, type LogSpec, StoredLog } from './log-base.js';
+export { describeSystemError, systemErrorName } from './system-errors.js';
+export { backendFor, SCHEMES, type Target, TargetError } from './target.js';
+export { type AnswerDigests, answerDigests, differences } from './verify.js';

@@ -1,7 +1,8 @@
 /**
  * A small seeded random generator (sfc32, seeded through splitmix32): the same seed gives the same
- * numbers on every platform, with no allocation per number. For synthetic data (the generated
- * ledgers of `honcho/synthetic.ts`), never for anything secret.
+ * numbers on every platform, with no allocation per number. The one generator of the project: for
+ * synthetic data (the generated ledgers of `honcho/synthetic.ts`), the fault wrapper's random
+ * faults and delays, and the tests' harnesses; never for anything secret.
  *
  * @module
  */

@@ -10,7 +10,10 @@ import type { LogBackend, Position } from './log.js';
  * `backend`, calling `hook(position)` after the open's `replay` of each record (and after the
  * promise `replay` returned, if it did). When `hook` returns a promise, the next record waits for it.
  */
-export function withReplayHook<R>(backend: LogBackend<R>, hook: (position: Position) => void | Promise<void>): LogBackend<R> {
+export function withReplayHook<R>(
+  backend: LogBackend<R>,
+  hook: (position: Position) => void | Promise<void>,
+): LogBackend<R> {
   return {
     ...backend,
     open: (options) =>

@@ -17,6 +17,8 @@
  *   while the tag is looked for, in a map or as the first element of a sequence, and the tag's
  *   errors (unknown variant, duplicate or missing tag) are raised as they are met.
  *
+ * Longer than most files, and earned: one concern, a port of serde_json's reader and its words.
+ *
  * @module
  */
 import { isUtf8 } from 'node:buffer';
@@ -569,7 +571,8 @@ export class SerdeJsonReader {
     const c = this.skipWhitespace();
     if (c === -1) throw this.peekError(Code.EofWhileParsingValue);
     if (c !== 0x22) {
-      if (c === 0x5b || c === 0x7b) throw this.error(`invalid type: ${c === 0x5b ? 'sequence' : 'map'}, expected variant identifier`);
+      if (c === 0x5b || c === 0x7b)
+        throw this.error(`invalid type: ${c === 0x5b ? 'sequence' : 'map'}, expected variant identifier`);
       const value = this.parseValue();
       throw this.error(`invalid type: ${unexpected(value)}, expected variant identifier`);
     }
@@ -609,7 +612,9 @@ export function unexpected(value: Content): string {
   if (typeof value === 'boolean') return `boolean \`${value}\``;
   if (typeof value === 'string') return `string ${rustDebugString(value)}`;
   if (value instanceof JsonNumber) {
-    return value.kind === 'f' ? `floating point \`${formatFloat(value.value)}\`` : `integer \`${value.kind === 'i' ? '-' : ''}${value.digits}\``;
+    return value.kind === 'f'
+      ? `floating point \`${formatFloat(value.value)}\``
+      : `integer \`${value.kind === 'i' ? '-' : ''}${value.digits}\``;
   }
   return Array.isArray(value) ? 'sequence' : 'map';
 }

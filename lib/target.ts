@@ -19,9 +19,9 @@ import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
 import { memoryBackend } from '../backends/memory.js';
 import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
+import { LedgerError } from './errors.js';
 import { honchoCodec } from './honcho/codec.js';
 import type { Record } from './honcho/record.js';
-import { LedgerError } from './errors.js';
 import type { LogBackend } from './log.js';
 
 /** A ledger's location: a path or URI (see the table above), or a backend already made. */
@@ -33,9 +33,11 @@ export const SCHEMES = ['jsonl', 'level', 'memory', 'postgres', 'postgresql'] as
 /** A target string that names no ledger: an empty path, or a scheme with nothing after it. */
 export class TargetError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
-  constructor(readonly target: string, why: string) {
+  constructor(
+    readonly target: string,
+    why: string,
+  ) {
     super(`${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder> or memory:`);
-    this.name = 'TargetError';
   }
 }
 

@@ -6,8 +6,8 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import type { Ledger } from './honcho/ledger.js';
 import { encodeAction, encodeItem } from './honcho/codec.js';
+import type { HonchoLedger } from './honcho/ledger.js';
 import type { Workspace } from './honcho/record.js';
 
 /** A digest (SHA-256, hex) of each kind of answer a ledger gives. */
@@ -30,7 +30,10 @@ const digest = (): ReturnType<typeof createHash> => createHash('sha256');
  * The digests of everything `ledger` answers.
  * @param onProgress called now and then with how many of the decided items are digested, of how many
  */
-export async function answerDigests(ledger: Ledger, onProgress?: (done: number, total: number) => void): Promise<AnswerDigests> {
+export async function answerDigests(
+  ledger: HonchoLedger,
+  onProgress?: (done: number, total: number) => void,
+): Promise<AnswerDigests> {
   const { decided } = await ledger.counts();
   let done = 0;
   const outbox = digest();
@@ -44,7 +47,8 @@ export async function answerDigests(ledger: Ledger, onProgress?: (done: number, 
     sentIds.update(`${JSON.stringify(await ledger.sentIds(item))}\n`);
     states.update(`${String(await ledger.stateOf(item))}\n`);
     if ((++done & 0xfff) === 0) onProgress?.(done, decided);
-    if (action.type === 'conclude' || action.type === 'unconclude') stacks.set(`${action.workspace}\n${action.text}`, [action.workspace, action.text]);
+    if (action.type === 'conclude' || action.type === 'unconclude')
+      stacks.set(`${action.workspace}\n${action.text}`, [action.workspace, action.text]);
   }
   const conclusions = digest();
   for (const key of [...stacks.keys()].sort()) {
@@ -54,7 +58,9 @@ export async function answerDigests(ledger: Ledger, onProgress?: (done: number, 
   }
   return {
     size: ledger.size,
-    counts: digest().update(JSON.stringify(await ledger.counts())).digest('hex'),
+    counts: digest()
+      .update(JSON.stringify(await ledger.counts()))
+      .digest('hex'),
     outbox: outbox.digest('hex'),
     decisions: decisions.digest('hex'),
     sentIds: sentIds.digest('hex'),
@@ -71,5 +77,7 @@ export function differingAnswers(a: AnswerDigests, b: AnswerDigests): (keyof Ans
 
 /** What differs between two sets of digests, in words; empty when they agree. */
 export function differences(a: AnswerDigests, b: AnswerDigests): string[] {
-  return differingAnswers(a, b).map((name) => (name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`));
+  return differingAnswers(a, b).map((name) =>
+    name === 'size' ? `the number of records (${a.size} and ${b.size})` : `the ${name}`,
+  );
 }

@@ -3,23 +3,57 @@
  * process, with a real holder process where a lock is the point.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMA } from '../lib/honcho/read-model.js';
-import { FIXTURE_COUNTS, FIXTURE_OUTBOX, FIXTURE_TEXT, expectRun, ledgerstore, lineOf, literal, unchanged, withFixture } from './support/cli.js';
+import { SCHEMA } from '../lib/honcho/read-model/read-model.js';
+import {
+  expectRun,
+  FIXTURE_COUNTS,
+  FIXTURE_OUTBOX,
+  FIXTURE_TEXT,
+  ledgerstore,
+  lineOf,
+  literal,
+  unchanged,
+  withFixture,
+} from './support/cli.js';
 import { sent, turn, withHome } from './support/ledger.js';
 
 test('--index keeps a read model: queries answer from it, index status says where it stands', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, FIXTURE_TEXT);
     const index = join(home.dir, 'index');
-    expectRun(await ledgerstore(['counts', home.path, '--json', '--index', index]), 0, FIXTURE_COUNTS, `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n`);
-    expectRun(await ledgerstore(['outbox', home.path, '--json', '--index', index]), 0, FIXTURE_OUTBOX.map((l) => `${l}\n`).join(''), '');
-    expectRun(await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}', '--json', '--index', index]), 0, '["msg-a1","msg-a2"]\n', '');
-    const appended = await ledgerstore(['append', home.path, '--index', index], { input: lineOf(sent(turn('chat-1', 5), ['m-5'])) });
+    expectRun(
+      await ledgerstore(['counts', home.path, '--json', '--index', index]),
+      0,
+      FIXTURE_COUNTS,
+      `ledgerstore: ${index}: built the index of ${home.path} (10 records)\n`,
+    );
+    expectRun(
+      await ledgerstore(['outbox', home.path, '--json', '--index', index]),
+      0,
+      FIXTURE_OUTBOX.map((l) => `${l}\n`).join(''),
+      '',
+    );
+    expectRun(
+      await ledgerstore([
+        'sent-ids',
+        home.path,
+        '{"type":"turn","session":"chat-1","turn":3}',
+        '--json',
+        '--index',
+        index,
+      ]),
+      0,
+      '["msg-a1","msg-a2"]\n',
+      '',
+    );
+    const appended = await ledgerstore(['append', home.path, '--index', index], {
+      input: lineOf(sent(turn('chat-1', 5), ['m-5'])),
+    });
     assert.is(appended.code, 0, appended.stderr);
     expectRun(
       await ledgerstore(['index', 'status', home.path, '--index', index]),
@@ -35,13 +69,22 @@ test('--index keeps a read model: queries answer from it, index status says wher
       '',
     );
     writeFileSync(home.path, `${readFileSync(home.path, 'utf8')}${lineOf(sent(turn('chat-2', 2), ['m-6']))}`);
-    assert.match((await ledgerstore(['index', 'status', home.path, '--index', index])).stdout, /log: {8}1 record behind \(caught up at the next open\)/);
+    assert.match(
+      (await ledgerstore(['index', 'status', home.path, '--index', index])).stdout,
+      /log: {8}1 record behind \(caught up at the next open\)/,
+    );
     const verified = await ledgerstore(['verify', home.path, '--index', index]);
     assert.is(verified.code, 0, verified.stderr);
-    assert.match(verified.stdout, new RegExp(`\n${literal(index)}: ok, the index answers every query as a fresh replay does\n$`));
+    assert.match(
+      verified.stdout,
+      new RegExp(`\n${literal(index)}: ok, the index answers every query as a fresh replay does\n$`),
+    );
     const rebuilt = await ledgerstore(['index', 'rebuild', home.path, '--index', index]);
     assert.is(rebuilt.code, 0, rebuilt.stderr);
-    assert.match(rebuilt.stdout, new RegExp(`^${literal(index)}: up to date with ${literal(home.path)} at record 12, in [0-9.]+ s\n$`));
+    assert.match(
+      rebuilt.stdout,
+      new RegExp(`^${literal(index)}: up to date with ${literal(home.path)} at record 12, in [0-9.]+ s\n$`),
+    );
     expectRun(
       await ledgerstore(['index', 'frobnicate', home.path, '--index', index]),
       2,
@@ -166,7 +209,12 @@ test('verify --index of an index that answers otherwise suggests the rebuild as 
     assert.is(run.code, 1);
     const suggested = /rebuild it \((.*)\)\n$/.exec(run.stderr)?.[1];
     assert.ok(suggested !== undefined, run.stderr);
-    assert.ok(run.stderr.startsWith(`ledgerstore: ${index}: the index does not answer as a fresh replay of ${ledger}: the decisions differ; `), run.stderr);
+    assert.ok(
+      run.stderr.startsWith(
+        `ledgerstore: ${index}: the index does not answer as a fresh replay of ${ledger}: the decisions differ; `,
+      ),
+      run.stderr,
+    );
     // what a shell makes of the suggestion: the words the CLI takes
     const words = spawnSync('sh', ['-c', `printf '%s\\n' ${suggested}`], { encoding: 'utf8' }).stdout;
     assert.is(words, ['ledgerstore', 'index', 'rebuild', ledger, '--index', index, ''].join('\n'));
@@ -210,7 +258,10 @@ test('index status --json and verify --index --json: one object each', async () 
     const verified = await ledgerstore(['verify', home.path, '--index', index, '--json']);
     assert.is(verified.code, 0, verified.stderr);
     assert.equal((JSON.parse(verified.stdout) as { index: unknown }).index, { folder: index, ok: true });
-    writeFileSync(home.path, `${FIXTURE_TEXT.replace('"nothing to send"', '"nothing to sEnd"')}${lineOf(sent(turn('chat-1', 5), ['m-5']))}`);
+    writeFileSync(
+      home.path,
+      `${FIXTURE_TEXT.replace('"nothing to send"', '"nothing to sEnd"')}${lineOf(sent(turn('chat-1', 5), ['m-5']))}`,
+    );
     const differs = await ledgerstore(['verify', home.path, '--index', index, '--json']);
     assert.is(differs.code, 1);
     const said = JSON.parse(differs.stdout) as { ok: boolean; index: unknown };

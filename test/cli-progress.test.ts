@@ -105,7 +105,9 @@ test('gen shows how many of how many records it wrote, and takes the line off', 
 
 /** The phases a run showed: each frame's words up to its first colon, in order, each once. */
 function phases(stderr: string): string[] {
-  const labels = frames(stderr).map((frame) => frame.slice(0, frame.indexOf(': ') === -1 ? undefined : frame.indexOf(': ')).replace(/\.\.\.$/, ''));
+  const labels = frames(stderr).map((frame) =>
+    frame.slice(0, frame.indexOf(': ') === -1 ? undefined : frame.indexOf(': ')).replace(/\.\.\.$/, ''),
+  );
   return labels.filter((label, n) => labels.indexOf(label) === n);
 }
 
@@ -117,10 +119,22 @@ test('copy shows every phase: reading the source, copying, reading the copy, com
     assert.is(run.code, 0, run.stderr);
     assert.equal(phases(run.stderr), [`reading ${home.path}`, `copying to ${to}`, `checking ${to}`]);
     const shown = frames(run.stderr);
-    assert.ok(shown.some((f) => /^reading .*: [\d.]+ of [\d.]+ MiB \(\d+%\), [\d.]+ MiB\/s, \d+ s left$/.test(f)), 'the source in MiB');
-    assert.ok(shown.some((f) => f.startsWith(`copying to ${to}: 20,000 of 30,000 records (66%), `)), 'copying');
-    assert.ok(shown.some((f) => f.startsWith(`checking ${to}: reading it through: `)), 'reading the copy');
-    assert.ok(shown.some((f) => /^checking .*: comparing its records with the source's: 20,000 of 30,000 records/.test(f)), 'comparing');
+    assert.ok(
+      shown.some((f) => /^reading .*: [\d.]+ of [\d.]+ MiB \(\d+%\), [\d.]+ MiB\/s, \d+ s left$/.test(f)),
+      'the source in MiB',
+    );
+    assert.ok(
+      shown.some((f) => f.startsWith(`copying to ${to}: 20,000 of 30,000 records (66%), `)),
+      'copying',
+    );
+    assert.ok(
+      shown.some((f) => f.startsWith(`checking ${to}: reading it through: `)),
+      'reading the copy',
+    );
+    assert.ok(
+      shown.some((f) => /^checking .*: comparing its records with the source's: 20,000 of 30,000 records/.test(f)),
+      'comparing',
+    );
     assert.ok(takenOff(run.stderr), 'taken off');
   });
 });
@@ -132,20 +146,33 @@ test('export, verify and index build and rebuild show their phases too', async (
     const tty = { tty: true, now: steppingClock() };
     const exported = await ledgerstore(['export', home.path], tty);
     assert.equal(phases(exported.stderr), [`reading ${home.path}`, `exporting ${home.path}`]);
-    assert.ok(frames(exported.stderr).some((f) => /^exporting .*: [\d,]+ of 20,000 records \(\d+%\)/.test(f)), exported.stderr);
+    assert.ok(
+      frames(exported.stderr).some((f) => /^exporting .*: [\d,]+ of 20,000 records \(\d+%\)/.test(f)),
+      exported.stderr,
+    );
     const verified = await ledgerstore(['verify', home.path, '--index', index], tty);
     assert.is(verified.code, 0, verified.stderr);
-    assert.equal(phases(verified.stderr.replace(/ledgerstore: .*\n/g, '')), [`reading ${home.path}`, `digesting the answers of ${home.path}`, `digesting the answers of ${index}`]);
+    assert.equal(phases(verified.stderr.replace(/ledgerstore: .*\n/g, '')), [
+      `reading ${home.path}`,
+      `digesting the answers of ${home.path}`,
+      `digesting the answers of ${index}`,
+    ]);
     const rebuilt = await ledgerstore(['index', 'rebuild', home.path, '--index', index], tty);
     assert.is(rebuilt.code, 0, rebuilt.stderr);
-    assert.equal(phases(rebuilt.stderr.replace(/ledgerstore: .*\n/g, '')), [`emptying ${index}`, `reading ${home.path}`]);
+    assert.equal(phases(rebuilt.stderr.replace(/ledgerstore: .*\n/g, '')), [
+      `emptying ${index}`,
+      `reading ${home.path}`,
+    ]);
     for (const run of [exported, verified, rebuilt]) assert.ok(takenOff(run.stderr), 'taken off');
   });
 });
 
 test('without a terminal, no progress at all', async () => {
   await withHome(async (home) => {
-    const run = await ledgerstore(['gen', home.path, '--records', '200000'], { signals: new EventEmitter(), now: steppingClock() });
+    const run = await ledgerstore(['gen', home.path, '--records', '200000'], {
+      signals: new EventEmitter(),
+      now: steppingClock(),
+    });
     assert.is(run.code, 0);
     assert.is(run.stderr, '');
   });

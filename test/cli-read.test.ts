@@ -10,16 +10,16 @@ import * as assert from 'uvu/assert';
 import {
   COFFEE,
   EMPTY_COUNTS,
+  expectRun,
   FIXTURE,
   FIXTURE_COUNTS,
   FIXTURE_OUTBOX,
   FIXTURE_TEXT,
-  RUNBOOK,
-  expectRun,
   ledgerstore,
   lineOf,
   literal,
   manyWaiting,
+  RUNBOOK,
   unchanged,
   withFixture,
 } from './support/cli.js';
@@ -40,9 +40,15 @@ test('verify: a whole ledger is ok, with its counts and how long the read took',
 });
 
 test('verify: a line that breaks a rule is damage, with its line number, and the file is unchanged', async () => {
-  const text = FIXTURE.slice(0, 3).map(lineOf).join('') + lineOf(sent(turn('chat-9', 1))) + FIXTURE.slice(3).map(lineOf).join('');
+  const text =
+    FIXTURE.slice(0, 3).map(lineOf).join('') + lineOf(sent(turn('chat-9', 1))) + FIXTURE.slice(3).map(lineOf).join('');
   await withFixture(async (home) => {
-    expectRun(await ledgerstore(['verify', home.path]), 1, '', `ledgerstore: ${home.path}:4: turn 1 of session chat-9: not waiting to be sent; ${RUNBOOK}\n`);
+    expectRun(
+      await ledgerstore(['verify', home.path]),
+      1,
+      '',
+      `ledgerstore: ${home.path}:4: turn 1 of session chat-9: not waiting to be sent; ${RUNBOOK}\n`,
+    );
     unchanged(home.path, text);
   }, text);
 });
@@ -61,7 +67,11 @@ test('verify: a line that does not parse is damage with serde text; other reader
 test('an unreadable ledger (the path is a directory) exits 1 naming the path', async () => {
   await withHome(async (home) => {
     mkdirSync(home.path);
-    for (const args of [['verify', home.path], ['counts', home.path], ['outbox', home.path, '--json']]) {
+    for (const args of [
+      ['verify', home.path],
+      ['counts', home.path],
+      ['outbox', home.path, '--json'],
+    ]) {
       const run = await ledgerstore(args);
       assert.is(run.code, 1);
       assert.is(run.stdout, '');
@@ -73,7 +83,12 @@ test('an unreadable ledger (the path is a directory) exits 1 naming the path', a
 
 test('a missing ledger reads as empty, with a warning, and is not created', async () => {
   await withHome(async (home) => {
-    expectRun(await ledgerstore(['counts', home.path, '--json']), 0, EMPTY_COUNTS, `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`);
+    expectRun(
+      await ledgerstore(['counts', home.path, '--json']),
+      0,
+      EMPTY_COUNTS,
+      `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`,
+    );
     assert.not.ok(existsSync(home.path));
   });
 });
@@ -81,11 +96,21 @@ test('a missing ledger reads as empty, with a warning, and is not created', asyn
 test('a missing LevelDB ledger (or a folder without one) reads as empty, with a notice, creating nothing', async () => {
   await withHome(async (home) => {
     const missing = `level:${join(home.dir, 'nolv')}`;
-    expectRun(await ledgerstore(['counts', missing, '--json']), 0, EMPTY_COUNTS, `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`);
+    expectRun(
+      await ledgerstore(['counts', missing, '--json']),
+      0,
+      EMPTY_COUNTS,
+      `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`,
+    );
     assert.not.ok(existsSync(join(home.dir, 'nolv')));
     mkdirSync(join(home.dir, 'empty'));
     const empty = `level:${join(home.dir, 'empty')}`;
-    expectRun(await ledgerstore(['counts', empty, '--json']), 0, EMPTY_COUNTS, `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`);
+    expectRun(
+      await ledgerstore(['counts', empty, '--json']),
+      0,
+      EMPTY_COUNTS,
+      `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`,
+    );
     assert.equal(readdirSync(join(home.dir, 'empty')), []);
   });
 });
@@ -99,7 +124,12 @@ test('verify of a ledger that is not there exits 1 and says so: a typo is not an
       [`level:${join(home.dir, 'nolv')}`, 'no such folder'],
       [`level:${join(home.dir, 'empty')}`, 'no ledger in the folder'],
     ] as const) {
-      expectRun(await ledgerstore(['verify', target]), 1, '', `ledgerstore: ${target}: ${why}; there is no ledger to verify\n`);
+      expectRun(
+        await ledgerstore(['verify', target]),
+        1,
+        '',
+        `ledgerstore: ${target}: ${why}; there is no ledger to verify\n`,
+      );
     }
     assert.equal(readdirSync(home.dir), ['empty']);
     assert.equal(readdirSync(join(home.dir, 'empty')), []);
@@ -119,7 +149,10 @@ test('read-only commands ignore a cut-off last line, say so once, and leave the 
       [['counts', home.path, '--json'], FIXTURE_COUNTS],
       [['outbox', home.path, '--json'], `${FIXTURE_OUTBOX.join('\n')}\n`],
       [['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}', '--json'], '["msg-a1","msg-a2"]\n'],
-      [['conclusion', home.path, 'trusted', COFFEE, '--json'], '{"item":{"type":"edit","id":"2026-09-28-0001","part":0},"id":"concl-1"}\n'],
+      [
+        ['conclusion', home.path, 'trusted', COFFEE, '--json'],
+        '{"item":{"type":"edit","id":"2026-09-28-0001","part":0},"id":"concl-1"}\n',
+      ],
     ];
     for (const [args, stdout] of runs) {
       expectRun(await ledgerstore(args), 0, stdout, warning);
@@ -139,7 +172,12 @@ test('counts: --json is one object, keys in order; without, aligned lines', asyn
   await withFixture(async (home) => {
     expectRun(await ledgerstore(['counts', home.path, '--json']), 0, FIXTURE_COUNTS, '');
     expectRun(await ledgerstore(['--json', 'counts', home.path]), 0, FIXTURE_COUNTS, '');
-    expectRun(await ledgerstore(['counts', home.path]), 0, 'decided  7\nsent     2\nwaiting  3\nfailed   1\nskipped  1\n', '');
+    expectRun(
+      await ledgerstore(['counts', home.path]),
+      0,
+      'decided  7\nsent     2\nwaiting  3\nfailed   1\nskipped  1\n',
+      '',
+    );
   });
 });
 
@@ -157,9 +195,15 @@ test('outbox: without --json, one readable row per waiting item', async () => {
     const rows = run.stdout.split('\n');
     assert.is(rows.pop(), '');
     assert.is(rows.length, 3);
-    assert.match(rows[0] ?? '', /^turn 2 of session chat-2 +-> fleet message \(session chat-2\): "deploy \\"v2\\"\\n done"$/);
+    assert.match(
+      rows[0] ?? '',
+      /^turn 2 of session chat-2 +-> fleet message \(session chat-2\): "deploy \\"v2\\"\\n done"$/,
+    );
     assert.match(rows[1] ?? '', /^turn 5 of session chat-1 +-> turn to trusted as kyle$/);
-    assert.match(rows[2] ?? '', /^part 0 of edit 2026-09-28-0002 +-> unconclude in trusted: "Kyle takes his coffee black."$/);
+    assert.match(
+      rows[2] ?? '',
+      /^part 0 of edit 2026-09-28-0002 +-> unconclude in trusted: "Kyle takes his coffee black."$/,
+    );
     // The arrows line up.
     assert.is(new Set(rows.map((row) => row.indexOf('->'))).size, 1);
   });
@@ -170,7 +214,9 @@ test('outbox: an empty outbox prints nothing', async () => {
     async (home) => {
       expectRun(await ledgerstore(['outbox', home.path, '--json']), 0, '', '');
     },
-    FIXTURE.slice(0, 3).map(lineOf).join('') + lineOf(sent(turn('chat-1', 3))) + lineOf(failed(edit('2026-09-28-0001', 0))),
+    FIXTURE.slice(0, 3).map(lineOf).join('') +
+      lineOf(sent(turn('chat-1', 3))) +
+      lineOf(failed(edit('2026-09-28-0001', 0))),
   );
 });
 
@@ -183,7 +229,10 @@ test('outbox: a large outbox streams out whole, in order', async () => {
     const rows = run.stdout.split('\n');
     assert.is(rows.pop(), '');
     assert.is(rows.length, 20_000);
-    assert.is(rows[12_345], `{"item":{"type":"turn","session":"chat-45","turn":12345},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`);
+    assert.is(
+      rows[12_345],
+      `{"item":{"type":"turn","session":"chat-45","turn":12345},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`,
+    );
   });
 });
 
@@ -191,10 +240,25 @@ test('outbox: a large outbox streams out whole, in order', async () => {
 
 test('sent-ids: the ids as a JSON array, or null; one a line without --json', async () => {
   await withFixture(async (home) => {
-    expectRun(await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}', '--json']), 0, '["msg-a1","msg-a2"]\n', '');
+    expectRun(
+      await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}', '--json']),
+      0,
+      '["msg-a1","msg-a2"]\n',
+      '',
+    );
     // Any key order serde accepts.
-    expectRun(await ledgerstore(['sent-ids', '--json', home.path, '{"turn":3, "session":"chat-1", "type":"turn"}']), 0, '["msg-a1","msg-a2"]\n', '');
-    expectRun(await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}']), 0, 'msg-a1\nmsg-a2\n', '');
+    expectRun(
+      await ledgerstore(['sent-ids', '--json', home.path, '{"turn":3, "session":"chat-1", "type":"turn"}']),
+      0,
+      '["msg-a1","msg-a2"]\n',
+      '',
+    );
+    expectRun(
+      await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3}']),
+      0,
+      'msg-a1\nmsg-a2\n',
+      '',
+    );
     for (const waitingFailedSkippedUnknown of [
       '{"type":"turn","session":"chat-1","turn":5}',
       '{"type":"turn","session":"chat-1","turn":4}',
@@ -212,7 +276,12 @@ test('sent-ids: the ids as a JSON array, or null; one a line without --json', as
 
 test('sent-ids: an item that is not an item is bad input: exit 2 with serde text', async () => {
   await withFixture(async (home) => {
-    expectRun(await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1"}']), 2, '', 'ledgerstore: the item {"type":"turn","session":"chat-1"}: missing field `turn`\n');
+    expectRun(
+      await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1"}']),
+      2,
+      '',
+      'ledgerstore: the item {"type":"turn","session":"chat-1"}: missing field `turn`\n',
+    );
     expectRun(
       await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":3,"x":1}']),
       2,
@@ -242,7 +311,10 @@ test('conclusion: a workspace that is not trusted, untrusted or fleet is a usage
     const run = await ledgerstore(['conclusion', home.path, 'public', COFFEE, '--json']);
     assert.is(run.code, 2);
     assert.is(run.stdout, '');
-    assert.ok(run.stderr.startsWith('ledgerstore: the workspace must be one of trusted, untrusted, fleet, not "public"\n'), run.stderr);
+    assert.ok(
+      run.stderr.startsWith('ledgerstore: the workspace must be one of trusted, untrusted, fleet, not "public"\n'),
+      run.stderr,
+    );
     assert.match(run.stderr, /usage: ledgerstore conclusion <ledger> <workspace> <text>/);
   });
 });
@@ -251,9 +323,15 @@ test('conclusion: a workspace that is not trusted, untrusted or fleet is a usage
 
 test('export writes canonical lines, whatever form the file has them in', async () => {
   await withHome(async (home) => {
-    const loose = '{ "item":{"turn":3,"session":"chat-1","type":"turn"}, "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},"time":"2026-09-28T10:00:00.000Z","type":"decided"}\r\n';
+    const loose =
+      '{ "item":{"turn":3,"session":"chat-1","type":"turn"}, "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},"time":"2026-09-28T10:00:00.000Z","type":"decided"}\r\n';
     writeFileSync(home.path, loose);
-    expectRun(await ledgerstore(['export', home.path]), 0, lineOf(decided(turn('chat-1', 3), turnTo('trusted', 'kyle'))), '');
+    expectRun(
+      await ledgerstore(['export', home.path]),
+      0,
+      lineOf(decided(turn('chat-1', 3), turnTo('trusted', 'kyle'))),
+      '',
+    );
     unchanged(home.path, loose);
   });
 });
@@ -264,7 +342,12 @@ test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', 
     const level = `level:${join(home.dir, 'ledger.level')}`;
     const copied = await ledgerstore(['copy', home.path, level]);
     assert.is(copied.code, 0, copied.stderr);
-    assert.match(copied.stdout, new RegExp(`^${literal(level)}: copied 10 records from ${literal(home.path)} in [0-9.]+ s, and read it back: 7 decided \\(sent 2, waiting 3, failed 1, skipped 1\\)\n$`));
+    assert.match(
+      copied.stdout,
+      new RegExp(
+        `^${literal(level)}: copied 10 records from ${literal(home.path)} in [0-9.]+ s, and read it back: 7 decided \\(sent 2, waiting 3, failed 1, skipped 1\\)\n$`,
+      ),
+    );
     expectRun(await ledgerstore(['counts', level, '--json']), 0, FIXTURE_COUNTS, '');
     expectRun(await ledgerstore(['counts', `jsonl:${home.path}`, '--json']), 0, FIXTURE_COUNTS, '');
     expectRun(await ledgerstore(['outbox', level, '--json']), 0, FIXTURE_OUTBOX.map((l) => `${l}\n`).join(''), '');
@@ -272,7 +355,12 @@ test('every command takes a ledger as level:<folder>, jsonl:<path> or memory:', 
     expectRun(await ledgerstore(['counts', 'memory:', '--json']), 0, EMPTY_COUNTS, '');
     const appended = await ledgerstore(['append', level], { input: lineOf(sent(turn('chat-1', 5), ['m-5'])) });
     assert.is(appended.code, 0, appended.stderr);
-    expectRun(await ledgerstore(['sent-ids', level, '{"type":"turn","session":"chat-1","turn":5}', '--json']), 0, '["m-5"]\n', '');
+    expectRun(
+      await ledgerstore(['sent-ids', level, '{"type":"turn","session":"chat-1","turn":5}', '--json']),
+      0,
+      '["m-5"]\n',
+      '',
+    );
   });
 });
 
@@ -282,18 +370,32 @@ test('verify --json: one object, whether the ledger is ok, damaged or not there'
     assert.is(ok.code, 0, ok.stderr);
     const found = JSON.parse(ok.stdout) as { seconds: number };
     assert.type(found.seconds, 'number');
-    assert.equal(found, { ledger: home.path, ok: true, records: 10, counts: JSON.parse(FIXTURE_COUNTS) as unknown, seconds: found.seconds });
+    assert.equal(found, {
+      ledger: home.path,
+      ok: true,
+      records: 10,
+      counts: JSON.parse(FIXTURE_COUNTS) as unknown,
+      seconds: found.seconds,
+    });
     assert.is(ok.stdout.split('\n').length, 2, 'one line');
     writeFileSync(home.path, lineOf(sent(turn('x', 1))));
     const damaged = await ledgerstore(['verify', home.path, '--json']);
     assert.is(damaged.code, 1);
     const message = `${home.path}:1: turn 1 of session x: not waiting to be sent; ${RUNBOOK}`;
-    assert.equal(JSON.parse(damaged.stdout), { ledger: home.path, ok: false, error: { code: 'LEDGER_DAMAGED', message } });
+    assert.equal(JSON.parse(damaged.stdout), {
+      ledger: home.path,
+      ok: false,
+      error: { code: 'LEDGER_DAMAGED', message },
+    });
     assert.is(damaged.stderr, `ledgerstore: ${message}\n`);
     const missing = join(home.dir, 'nope.jsonl');
     const none = await ledgerstore(['verify', missing, '--json']);
     assert.is(none.code, 1);
-    assert.equal(JSON.parse(none.stdout), { ledger: missing, ok: false, error: { code: 'LEDGER_BAD_TARGET', message: `${missing}: no such file; there is no ledger to verify` } });
+    assert.equal(JSON.parse(none.stdout), {
+      ledger: missing,
+      ok: false,
+      error: { code: 'LEDGER_BAD_TARGET', message: `${missing}: no such file; there is no ledger to verify` },
+    });
   });
 });
 

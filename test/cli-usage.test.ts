@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { COMMANDS, type CommandName, synopsisOf } from '../lib/cli/commands.js';
-import { FIXTURE_TEXT, expectRun, ledgerstore, unchanged, withFixture } from './support/cli.js';
+import { expectRun, FIXTURE_TEXT, ledgerstore, unchanged, withFixture } from './support/cli.js';
 
 const NAMES = Object.keys(COMMANDS) as CommandName[];
 
@@ -31,20 +31,38 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
       [['counts', home.path, '-j'], 'ledgerstore: unknown flag -j\n'],
       [['counts', home.path, '--json=yes'], 'ledgerstore: --json takes no value\n'],
       [['export', home.path, '--json'], 'ledgerstore: export takes no --json\n'],
-      [['index', 'build', home.path, '--index', join(home.dir, 'index'), '--json'], 'ledgerstore: index build takes no --json (index status does)\n'],
+      [
+        ['index', 'build', home.path, '--index', join(home.dir, 'index'), '--json'],
+        'ledgerstore: index build takes no --json (index status does)\n',
+      ],
       [['counts', home.path, '--version'], 'ledgerstore: counts takes no --version\n'],
       [['sent-ids', home.path], 'ledgerstore: sent-ids needs <item-as-json>\n'],
       [['conclusion', home.path, 'trusted'], 'ledgerstore: conclusion needs <text>\n'],
       [['check', home.path], `ledgerstore: check takes no argument ${JSON.stringify(home.path)}\n`],
       [['gen', join(home.dir, 'g.jsonl')], 'ledgerstore: gen needs --records N\n'],
       [['gen', join(home.dir, 'g.jsonl'), '--records'], 'ledgerstore: --records needs a value\n'],
-      [['gen', join(home.dir, 'g.jsonl'), '--records', 'ten'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "ten"\n`],
-      [['gen', join(home.dir, 'g.jsonl'), '--records', '1.5'], `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "1.5"\n`],
-      [['gen', join(home.dir, 'g.jsonl'), '--records', '10', '--seed', '1', '--seed', '2'], 'ledgerstore: --seed is given twice\n'],
+      [
+        ['gen', join(home.dir, 'g.jsonl'), '--records', 'ten'],
+        `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "ten"\n`,
+      ],
+      [
+        ['gen', join(home.dir, 'g.jsonl'), '--records', '1.5'],
+        `ledgerstore: --records must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not "1.5"\n`,
+      ],
+      [
+        ['gen', join(home.dir, 'g.jsonl'), '--records', '10', '--seed', '1', '--seed', '2'],
+        'ledgerstore: --seed is given twice\n',
+      ],
       [['counts', home.path, '--index', ''], 'ledgerstore: --index needs a folder, not an empty name\n'],
       [['index', 'build', home.path, '--index='], 'ledgerstore: --index needs a folder, not an empty name\n'],
-      [['index', home.path, '--index', join(home.dir, 'index')], 'ledgerstore: index needs an action first: build, status or rebuild\n'],
-      [['index', 'frob', home.path, '--index', join(home.dir, 'index')], 'ledgerstore: index takes build, status or rebuild, not "frob"\n'],
+      [
+        ['index', home.path, '--index', join(home.dir, 'index')],
+        'ledgerstore: index needs an action first: build, status or rebuild\n',
+      ],
+      [
+        ['index', 'frob', home.path, '--index', join(home.dir, 'index')],
+        'ledgerstore: index takes build, status or rebuild, not "frob"\n',
+      ],
     ];
     for (const [args, message] of mistakes) {
       const run = await ledgerstore(args);
@@ -59,7 +77,7 @@ test('usage errors exit 2 with a usage text on stderr and nothing on stdout', as
   });
 });
 
-test('--help and help print every command\'s usage on stdout and exit 0', async () => {
+test("--help and help print every command's usage on stdout and exit 0", async () => {
   for (const args of [['--help'], ['help'], ['-h']]) {
     const run = await ledgerstore(args);
     assert.is(run.code, 0, args.join(' '));
@@ -72,13 +90,21 @@ test('--help and help print every command\'s usage on stdout and exit 0', async 
 
 test('every command has its own --help (and help <command>): its usage, what it does, its flags', async () => {
   for (const name of NAMES) {
-    for (const args of [[name, '--help'], ['help', name], ['-h', name, 'some-ledger']]) {
+    for (const args of [
+      [name, '--help'],
+      ['help', name],
+      ['-h', name, 'some-ledger'],
+    ]) {
       const run = await ledgerstore(args);
       assert.is(run.code, 0, args.join(' '));
       assert.is(run.stderr, '');
-      assert.ok(run.stdout.startsWith(`usage: ${synopsisOf(name)}\n\n${COMMANDS[name].help.join('\n')}\n`), `${args.join(' ')}: ${run.stdout}`);
-      assert.not.ok(run.stdout.includes('usage: ledgerstore <command>'), 'not every command\'s usage');
-      for (const flag of COMMANDS[name].flags) assert.ok(run.stdout.includes(`--${flag}`), `${name} --help speaks of --${flag}`);
+      assert.ok(
+        run.stdout.startsWith(`usage: ${synopsisOf(name)}\n\n${COMMANDS[name].help.join('\n')}\n`),
+        `${args.join(' ')}: ${run.stdout}`,
+      );
+      assert.not.ok(run.stdout.includes('usage: ledgerstore <command>'), "not every command's usage");
+      for (const flag of COMMANDS[name].flags)
+        assert.ok(run.stdout.includes(`--${flag}`), `${name} --help speaks of --${flag}`);
     }
   }
   const unknown = await ledgerstore(['help', 'frob']);
@@ -87,14 +113,17 @@ test('every command has its own --help (and help <command>): its usage, what it 
 });
 
 test('outbox --help and check --help say that --json writes JSON Lines; the others one value', async () => {
-  for (const name of ['outbox', 'check'] as const) assert.match((await ledgerstore([name, '--help'])).stdout, /JSON Lines: one JSON object a line/);
+  for (const name of ['outbox', 'check'] as const)
+    assert.match((await ledgerstore([name, '--help'])).stdout, /JSON Lines: one JSON object a line/);
   for (const name of ['counts', 'sent-ids', 'conclusion', 'verify', 'index', 'append', 'copy', 'gen'] as const) {
     assert.match((await ledgerstore([name, '--help'])).stdout, /one JSON (object|value)/, name);
   }
 });
 
 test('--version prints the version of the package', async () => {
-  const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+  const { version } = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'),
+  ) as { version: string };
   expectRun(await ledgerstore(['--version']), 0, `ledgerstore ${version}\n`, '');
 });
 

@@ -3,14 +3,25 @@
  * in process: exit statuses, stdout and stderr exactly, and what is on disk after each.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { EventEmitter } from 'node:events';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { EventEmitter } from 'node:events';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
-import { Ledger, encodeRecord } from '../lib/index.js';
-import { FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, expectRun, ledgerstore, lineOf, literal, steppingClock, unchanged, withFixture } from './support/cli.js';
+import { encodeRecord, Ledger } from '../lib/index.js';
+import {
+  expectRun,
+  FIXTURE_COUNTS,
+  FIXTURE_TEXT,
+  ledgerstore,
+  lineOf,
+  literal,
+  RUNBOOK,
+  steppingClock,
+  unchanged,
+  withFixture,
+} from './support/cli.js';
 import { decided, failed, sent, skip, turn, turnTo, withHome } from './support/ledger.js';
 
 // -- append -----------------------------------------------------------------------------------
@@ -20,8 +31,14 @@ test('append: each line appended in order, canonical, and nothing on stdout', as
     const first = decided(turn('chat-1', 3), turnTo('trusted', 'kyle'));
     const second = sent(turn('chat-1', 3), ['msg-1']);
     // Keys in another order and whitespace: read as serde reads it, written canonically.
-    const loose = ' {"item": {"turn": 3, "session": "chat-1", "type": "turn"}, "ids": ["msg-1"], "time": "2026-09-28T10:00:00.000Z", "type": "sent"} ';
-    expectRun(await ledgerstore(['append', home.path], { input: `${encodeRecord(first)}\n${loose}\n` }), 0, '', `appended 2 records to ${home.path}\n`);
+    const loose =
+      ' {"item": {"turn": 3, "session": "chat-1", "type": "turn"}, "ids": ["msg-1"], "time": "2026-09-28T10:00:00.000Z", "type": "sent"} ';
+    expectRun(
+      await ledgerstore(['append', home.path], { input: `${encodeRecord(first)}\n${loose}\n` }),
+      0,
+      '',
+      `appended 2 records to ${home.path}\n`,
+    );
     unchanged(home.path, lineOf(first) + lineOf(second));
   });
 });
@@ -31,7 +48,12 @@ test('append: a last line without its newline is a line; empty input appends not
     const record = decided(turn('chat-1', 1));
     expectRun(await ledgerstore(['append', home.path]), 0, '', `appended 0 records to ${home.path}\n`);
     assert.not.ok(existsSync(home.path), 'nothing appended, no file');
-    expectRun(await ledgerstore(['append', home.path], { input: encodeRecord(record) }), 0, '', `appended 1 record to ${home.path}\n`);
+    expectRun(
+      await ledgerstore(['append', home.path], { input: encodeRecord(record) }),
+      0,
+      '',
+      `appended 1 record to ${home.path}\n`,
+    );
     unchanged(home.path, lineOf(record));
   });
 });
@@ -45,7 +67,8 @@ test('append: a refused record stops it with the error; the ones before it stay'
       await ledgerstore(['append', home.path], { input }),
       1,
       '',
-      'ledgerstore: turn 3 of session chat-1: decided already\n' + 'ledgerstore: stopped at stdin:2; the 1 record before it was appended\n',
+      'ledgerstore: turn 3 of session chat-1: decided already\n' +
+        'ledgerstore: stopped at stdin:2; the 1 record before it was appended\n',
     );
     unchanged(home.path, FIXTURE_TEXT + lineOf(before));
   });
@@ -60,7 +83,8 @@ test('append: a line that does not decode stops it, naming the stdin line', asyn
       await ledgerstore(['append', home.path], { input }),
       1,
       '',
-      'ledgerstore: stdin:3: missing field `time`\n' + 'ledgerstore: stopped at stdin:3; the 2 records before it were appended\n',
+      'ledgerstore: stdin:3: missing field `time`\n' +
+        'ledgerstore: stopped at stdin:3; the 2 records before it were appended\n',
     );
     unchanged(home.path, FIXTURE_TEXT + lineOf(first) + lineOf(second));
   });
@@ -70,7 +94,11 @@ test('append: stdin is read as bytes: invalid UTF-8 is refused, not replaced', a
   await withHome(async (home) => {
     const text = encodeRecord(decided(turn('chat-1', 1), turnTo('trusted', 'kyle')));
     const at = text.indexOf('kyle');
-    const input = Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from([0xff]), Buffer.from(`${text.slice(at)}\n`)]);
+    const input = Buffer.concat([
+      Buffer.from(text.slice(0, at)),
+      Buffer.from([0xff]),
+      Buffer.from(`${text.slice(at)}\n`),
+    ]);
     const run = await ledgerstore(['append', home.path], { input });
     assert.is(run.code, 1);
     assert.is(run.stdout, '');
@@ -96,7 +124,10 @@ test('append: a damaged ledger is refused whole and left as it was', async () =>
     const run = await ledgerstore(['append', home.path], { input: lineOf(decided(turn('chat-7', 1))) });
     assert.is(run.code, 1);
     assert.is(run.stdout, '');
-    assert.ok(run.stderr.startsWith(`ledgerstore: ${home.path}:11: expected ident at line 1 column 2; ${RUNBOOK}\n`), run.stderr);
+    assert.ok(
+      run.stderr.startsWith(`ledgerstore: ${home.path}:11: expected ident at line 1 column 2; ${RUNBOOK}\n`),
+      run.stderr,
+    );
     unchanged(home.path, text);
   }, text);
 });
@@ -105,9 +136,17 @@ test('append: a damaged ledger is refused whole and left as it was', async () =>
 
 test('check: ok with the canonical line, or err with why, each with its line; exit 1 when any is refused', async () => {
   const canonical = encodeRecord(decided(turn('chat-1', 3), turnTo('trusted', 'kyle')));
-  const reordered = '{ "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},\t"item":{"turn":3,"session":"chat-1","type":"turn"}, "time":"2026-09-28T10:00:00.000Z","type":"decided" }';
+  const reordered =
+    '{ "action":{"speaker":"kyle","workspace":"trusted","type":"turn"},\t"item":{"turn":3,"session":"chat-1","type":"turn"}, "time":"2026-09-28T10:00:00.000Z","type":"decided" }';
   const sequence = '["failed","2026-09-28T10:00:00.000Z",{"type":"edit","id":"e","part":1},404,"gone"]';
-  const input = [canonical, reordered, '{"type":"decided"}', '', sequence, '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-1","turn":3},"ids":[],"more":1}'].join('\n');
+  const input = [
+    canonical,
+    reordered,
+    '{"type":"decided"}',
+    '',
+    sequence,
+    '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-1","turn":3},"ids":[],"more":1}',
+  ].join('\n');
   expectRun(
     await ledgerstore(['check'], { input: `${input}\n` }),
     1,
@@ -126,7 +165,12 @@ test('check: ok with the canonical line, or err with why, each with its line; ex
 
 test('check: all accepted is exit 0; empty input is no lines', async () => {
   const line = encodeRecord(sent(turn('chat-1', 3), ['a', 'b']));
-  expectRun(await ledgerstore(['check'], { input: `${line}\n${line}` }), 0, `stdin:1: ok ${line}\nstdin:2: ok ${line}\n`, '');
+  expectRun(
+    await ledgerstore(['check'], { input: `${line}\n${line}` }),
+    0,
+    `stdin:1: ok ${line}\nstdin:2: ok ${line}\n`,
+    '',
+  );
   expectRun(await ledgerstore(['check']), 0, '', '');
 });
 
@@ -157,16 +201,26 @@ test('check --ledger: each line as if appended after the ledger and the lines ac
     );
     unchanged(home.path, FIXTURE_TEXT);
     // A refused line changes nothing: the same sent goes through once the failed one is gone.
-    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: `${lines[1]}\n` }), 0, `stdin:1: ok ${lines[1]}\n`, '');
+    expectRun(
+      await ledgerstore(['check', '--ledger', home.path], { input: `${lines[1]}\n` }),
+      0,
+      `stdin:1: ok ${lines[1]}\n`,
+      '',
+    );
   });
 });
 
 test('check --json: one JSON object a line, with the line, the verdict and the record or the error', async () => {
   await withFixture(async (home) => {
     const ok = encodeRecord(sent(turn('chat-1', 5), ['m-5']));
-    const run = await ledgerstore(['check', '--json', '--ledger', home.path], { input: `${ok}\n${lineOf(decided(turn('chat-1', 3)))}` });
+    const run = await ledgerstore(['check', '--json', '--ledger', home.path], {
+      input: `${ok}\n${lineOf(decided(turn('chat-1', 3)))}`,
+    });
     assert.is(run.code, 1);
-    const verdicts = run.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown);
+    const verdicts = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
     assert.equal(verdicts, [
       { line: 1, ok: true, record: JSON.parse(ok) as unknown },
       { line: 2, ok: false, code: 'LEDGER_ALREADY_DECIDED', error: 'turn 3 of session chat-1: decided already' },
@@ -176,9 +230,19 @@ test('check --json: one JSON object a line, with the line, the verdict and the r
 
 test('check --ledger of a ledger that is not there, or damaged, says so and checks nothing', async () => {
   await withHome(async (home) => {
-    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }), 1, '', `ledgerstore: ${home.path}: no such file; there is no ledger to check against\n`);
+    expectRun(
+      await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }),
+      1,
+      '',
+      `ledgerstore: ${home.path}: no such file; there is no ledger to check against\n`,
+    );
     writeFileSync(home.path, lineOf(sent(turn('a', 1))));
-    expectRun(await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }), 1, '', `ledgerstore: ${home.path}:1: turn 1 of session a: not waiting to be sent; ${RUNBOOK}\n`);
+    expectRun(
+      await ledgerstore(['check', '--ledger', home.path], { input: lineOf(decided(turn('a', 1))) }),
+      1,
+      '',
+      `ledgerstore: ${home.path}:1: turn 1 of session a: not waiting to be sent; ${RUNBOOK}\n`,
+    );
   });
 });
 
@@ -204,7 +268,10 @@ test('gen: the same seed gives the same bytes; the ledger opens and verifies', a
     const ledger = await Ledger.open(a, { readOnly: true });
     try {
       assert.equal(JSON.parse((await ledgerstore(['counts', a, '--json'])).stdout), await ledger.counts());
-      assert.is((await ledgerstore(['outbox', a, '--json'])).stdout.split('\n').length - 1, (await ledger.outbox()).length);
+      assert.is(
+        (await ledgerstore(['outbox', a, '--json'])).stdout.split('\n').length - 1,
+        (await ledger.outbox()).length,
+      );
     } finally {
       await ledger.close();
     }
@@ -216,8 +283,18 @@ test('gen: an existing file is refused, saying gen writes only a new one, and le
     writeFileSync(home.path, 'keep me\n');
     const refusal = 'exists already; gen writes only a new file or an empty ledger, never over an existing one';
     // No runbook pointer: nothing is wrong with the disk (the one for I/O failures misled).
-    expectRun(await ledgerstore(['gen', home.path, '--records', '10']), 1, '', `ledgerstore: ${home.path}: ${refusal}\n`);
-    expectRun(await ledgerstore(['gen', `jsonl:${home.path}`, '--records', '10']), 1, '', `ledgerstore: jsonl:${home.path}: ${refusal}\n`);
+    expectRun(
+      await ledgerstore(['gen', home.path, '--records', '10']),
+      1,
+      '',
+      `ledgerstore: ${home.path}: ${refusal}\n`,
+    );
+    expectRun(
+      await ledgerstore(['gen', `jsonl:${home.path}`, '--records', '10']),
+      1,
+      '',
+      `ledgerstore: jsonl:${home.path}: ${refusal}\n`,
+    );
     unchanged(home.path, 'keep me\n');
     assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
   });
@@ -239,7 +316,12 @@ test('gen: an empty file is an empty ledger: gen writes it, whole, with the mode
 test('gen: a missing directory is reported with the path given, not the temporary file', async () => {
   await withHome(async (home) => {
     const file = join(home.dir, 'nodir', 'g.jsonl');
-    expectRun(await ledgerstore(['gen', file, '--records', '3']), 1, '', `ledgerstore: ${file}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`);
+    expectRun(
+      await ledgerstore(['gen', file, '--records', '3']),
+      1,
+      '',
+      `ledgerstore: ${file}: no such file or directory (ENOENT); see docs/runbook.md#ledger-unwritable\n`,
+    );
     assert.equal(readdirSync(home.dir), []);
   });
 });
@@ -278,13 +360,18 @@ test('copy, index build and rebuild, and --index refuse a ledger that is not the
       [['verify', home.path, '--index', index], 'verify'],
     ];
     for (const [args, verb] of runs) {
-      expectRun(await ledgerstore(args), 1, '', `ledgerstore: ${home.path}: no such file; there is no ledger to ${verb}\n`);
+      expectRun(
+        await ledgerstore(args),
+        1,
+        '',
+        `ledgerstore: ${home.path}: no such file; there is no ledger to ${verb}\n`,
+      );
       assert.equal(readdirSync(home.dir), [], args.join(' '));
     }
   });
 });
 
-test('--index makes the read model\'s folder, but not a missing parent of it', async () => {
+test("--index makes the read model's folder, but not a missing parent of it", async () => {
   await withFixture(async (home) => {
     const index = join(home.dir, 'nodir', 'index');
     expectRun(
@@ -320,7 +407,12 @@ test('copy refuses a target that holds records, and a damaged source, and change
     writeFileSync(home.path, FIXTURE_TEXT);
     const target = join(home.dir, 'target.jsonl');
     writeFileSync(target, lineOf(decided(turn('x', 1))));
-    expectRun(await ledgerstore(['copy', home.path, target]), 1, '', `ledgerstore: ${target}: holds 1 record already; a copy goes only to an empty ledger\n`);
+    expectRun(
+      await ledgerstore(['copy', home.path, target]),
+      1,
+      '',
+      `ledgerstore: ${target}: holds 1 record already; a copy goes only to an empty ledger\n`,
+    );
     unchanged(target, lineOf(decided(turn('x', 1))));
     const damaged = join(home.dir, 'damaged.jsonl');
     writeFileSync(damaged, lineOf(sent(turn('x', 1))));
@@ -367,9 +459,19 @@ test('copy stopped by SIGINT or SIGTERM removes what it built, says so, exits 12
         if (text.includes('copying to') && text.includes(': 10,000 of 30,000 records')) signals.emit(signal, signal);
       };
       const before = readdirSync(home.dir);
-      const stopped = await ledgerstore(['copy', home.path, to], { tty: true, signals, onStderr, now: steppingClock() });
+      const stopped = await ledgerstore(['copy', home.path, to], {
+        tty: true,
+        signals,
+        onStderr,
+        now: steppingClock(),
+      });
       assert.is(stopped.code, code, signal);
-      assert.ok(stopped.stderr.endsWith(`ledgerstore: copy stopped by ${signal}; ${to} was not written (what the copy had built beside it is removed)\n`), stopped.stderr);
+      assert.ok(
+        stopped.stderr.endsWith(
+          `ledgerstore: copy stopped by ${signal}; ${to} was not written (what the copy had built beside it is removed)\n`,
+        ),
+        stopped.stderr,
+      );
       assert.equal(readdirSync(home.dir), before, `${signal}: nothing left of the copy`);
       const copied = await ledgerstore(['copy', home.path, to]);
       assert.is(copied.code, 0, copied.stderr);
@@ -393,15 +495,26 @@ test('copy and gen remove what a build that was killed left beside the target, a
     writeFileSync(`${file}.tmp-${process.pid}-not-a-pid`, '');
     const copied = await ledgerstore(['copy', home.path, file]);
     assert.is(copied.code, 0, copied.stderr);
-    assert.is(copied.stderr, `ledgerstore: removed ${file}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`);
+    assert.is(
+      copied.stderr,
+      `ledgerstore: removed ${file}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`,
+    );
     unchanged(file, FIXTURE_TEXT);
     const folder = join(home.dir, 'gen.level');
     mkdirSync(`${folder}.tmp-${pid}`);
     writeFileSync(join(`${folder}.tmp-${pid}`, 'CURRENT'), 'MANIFEST-000001\n');
     const generated = await ledgerstore(['gen', `level:${folder}`, '--records', '10']);
     assert.is(generated.code, 0, generated.stderr);
-    assert.is(generated.stderr, `ledgerstore: removed ${folder}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`);
-    assert.equal(readdirSync(home.dir).sort(), ['copy.jsonl', `copy.jsonl.tmp-${process.pid}-not-a-pid`, 'gen.level', 'honcho.jsonl']);
+    assert.is(
+      generated.stderr,
+      `ledgerstore: removed ${folder}.tmp-${pid}, left by a gen or copy that did not finish (its process is gone)\n`,
+    );
+    assert.equal(readdirSync(home.dir).sort(), [
+      'copy.jsonl',
+      `copy.jsonl.tmp-${process.pid}-not-a-pid`,
+      'gen.level',
+      'honcho.jsonl',
+    ]);
   });
 });
 
@@ -417,7 +530,12 @@ test('append: a blank line is skipped, not a stop, and stderr says so', async ()
       `ledgerstore: skipped 3 blank lines of stdin (the first at stdin:2)\nappended 3 records to ${home.path}\n`,
     );
     unchanged(home.path, records.map(lineOf).join(''));
-    expectRun(await ledgerstore(['append', home.path], { input: '\n' }), 0, '', `ledgerstore: skipped 1 blank line of stdin (stdin:1)\nappended 0 records to ${home.path}\n`);
+    expectRun(
+      await ledgerstore(['append', home.path], { input: '\n' }),
+      0,
+      '',
+      `ledgerstore: skipped 1 blank line of stdin (stdin:1)\nappended 0 records to ${home.path}\n`,
+    );
   });
 });
 
@@ -427,15 +545,23 @@ test('append --json: one object at the end: appended, skipped, and where and why
     const ok = await ledgerstore(['append', home.path, '--json'], { input: `${lineOf(first)}\n` });
     assert.is(ok.code, 0, ok.stderr);
     assert.equal(JSON.parse(ok.stdout), { ledger: home.path, appended: 1, skipped: [2] });
-    const stopped = await ledgerstore(['append', home.path, '--json'], { input: `${lineOf(decided(turn('chat-7', 2)))}${lineOf(first)}` });
+    const stopped = await ledgerstore(['append', home.path, '--json'], {
+      input: `${lineOf(decided(turn('chat-7', 2)))}${lineOf(first)}`,
+    });
     assert.is(stopped.code, 1);
     assert.equal(JSON.parse(stopped.stdout), {
       ledger: home.path,
       appended: 1,
       skipped: [],
-      stopped: { line: 2, error: { code: 'LEDGER_ALREADY_DECIDED', message: 'turn 1 of session chat-7: decided already' } },
+      stopped: {
+        line: 2,
+        error: { code: 'LEDGER_ALREADY_DECIDED', message: 'turn 1 of session chat-7: decided already' },
+      },
     });
-    assert.is(stopped.stderr, 'ledgerstore: turn 1 of session chat-7: decided already\nledgerstore: stopped at stdin:2; the 1 record before it was appended\n');
+    assert.is(
+      stopped.stderr,
+      'ledgerstore: turn 1 of session chat-7: decided already\nledgerstore: stopped at stdin:2; the 1 record before it was appended\n',
+    );
   });
 });
 
@@ -445,14 +571,23 @@ test('copy --json and gen --json: one object each, once the ledger is written', 
     const copied = await ledgerstore(['copy', home.path, to, '--json']);
     assert.is(copied.code, 0, copied.stderr);
     const said = JSON.parse(copied.stdout) as { seconds: number };
-    assert.equal(said, { from: home.path, to, records: 10, counts: JSON.parse(FIXTURE_COUNTS) as unknown, seconds: said.seconds });
+    assert.equal(said, {
+      from: home.path,
+      to,
+      records: 10,
+      counts: JSON.parse(FIXTURE_COUNTS) as unknown,
+      seconds: said.seconds,
+    });
     const file = join(home.dir, 'gen.jsonl');
     const generated = await ledgerstore(['gen', file, '--records', '100', '--json']);
     assert.is(generated.code, 0, generated.stderr);
     const wrote = JSON.parse(generated.stdout) as { seconds: number };
     assert.equal(wrote, { ledger: file, records: 100, bytes: statSync(file).size, seconds: wrote.seconds });
     const level = `level:${join(home.dir, 'gen.level')}`;
-    assert.equal((JSON.parse((await ledgerstore(['gen', level, '--records', '10', '--json'])).stdout) as { bytes: unknown }).bytes, null);
+    assert.equal(
+      (JSON.parse((await ledgerstore(['gen', level, '--records', '10', '--json'])).stdout) as { bytes: unknown }).bytes,
+      null,
+    );
   });
 });
 

@@ -4,13 +4,25 @@
  * real terminal). Everything else about the commands runs in process (`test/cli-*.test.ts`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { fileURLToPath } from 'node:url';
 import { encodeRecord } from '../lib/index.js';
-import { CLI, FIXTURE, FIXTURE_COUNTS, FIXTURE_TEXT, RUNBOOK, cli, expectRun, lineOf, manyWaiting, unchanged, withFixture } from './support/cli.js';
+import {
+  CLI,
+  cli,
+  expectRun,
+  FIXTURE,
+  FIXTURE_COUNTS,
+  FIXTURE_TEXT,
+  lineOf,
+  manyWaiting,
+  RUNBOOK,
+  unchanged,
+  withFixture,
+} from './support/cli.js';
 import { decided, sent, turn, withHome } from './support/ledger.js';
 
 test('the bin exits 0, 1 and 2, with the words on stdout and stderr', async () => {
@@ -18,7 +30,12 @@ test('the bin exits 0, 1 and 2, with the words on stdout and stderr', async () =
   await withFixture((home) => {
     expectRun(cli(['counts', home.path, '--json']), 0, FIXTURE_COUNTS, '');
     writeFileSync(home.path, damaged);
-    expectRun(cli(['counts', home.path]), 1, '', `ledgerstore: ${home.path}:4: turn 1 of session chat-9: not waiting to be sent; ${RUNBOOK}\n`);
+    expectRun(
+      cli(['counts', home.path]),
+      1,
+      '',
+      `ledgerstore: ${home.path}:4: turn 1 of session chat-9: not waiting to be sent; ${RUNBOOK}\n`,
+    );
     const usage = cli(['counts']);
     assert.is(usage.code, 2);
     assert.ok(usage.stderr.startsWith('ledgerstore: counts needs <ledger>\nusage: ledgerstore counts'), usage.stderr);
@@ -56,7 +73,11 @@ test('outbox: a reader that stops reading (| head) ends it quietly with 0', asyn
  * Starts `ledgerstore args...`, which builds `target` aside, sends `signal` once the file it
  * builds beside `target` holds something, and gives how the command ended.
  */
-async function stoppedWhileWriting(args: readonly string[], target: string, signal: 'SIGINT' | 'SIGTERM'): Promise<{ code: number | null; stderr: string; temp: string }> {
+async function stoppedWhileWriting(
+  args: readonly string[],
+  target: string,
+  signal: 'SIGINT' | 'SIGTERM',
+): Promise<{ code: number | null; stderr: string; temp: string }> {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -87,7 +108,10 @@ test('copy: SIGINT from outside, while it writes, leaves nothing at the target o
     const target = join(home.dir, 'copy.jsonl');
     const stopped = await stoppedWhileWriting(['copy', home.path, target], target, 'SIGINT');
     assert.is(stopped.code, 130, stopped.stderr);
-    assert.is(stopped.stderr, `ledgerstore: copy stopped by SIGINT; ${target} was not written (what the copy had built beside it is removed)\n`);
+    assert.is(
+      stopped.stderr,
+      `ledgerstore: copy stopped by SIGINT; ${target} was not written (what the copy had built beside it is removed)\n`,
+    );
     assert.not.ok(existsSync(stopped.temp), `${stopped.temp} is left`);
     assert.equal(readdirSync(home.dir), ['honcho.jsonl']);
   });
@@ -99,12 +123,24 @@ test('copy and gen cut short by a write error (a file size limit: EFBIG) say the
     // ulimit -f is in 512-byte blocks; the ledger is some 3 MB. SIGXFSZ ignored: a write past the
     // limit fails with EFBIG instead of killing the process.
     const limited = (args: readonly string[]): { status: number | null; stderr: string } =>
-      spawnSync('sh', ['-c', `trap '' XFSZ; ulimit -f 1024; exec ${[process.execPath, CLI, ...args].map(shQuote).join(' ')}`], { encoding: 'utf8' });
+      spawnSync(
+        'sh',
+        ['-c', `trap '' XFSZ; ulimit -f 1024; exec ${[process.execPath, CLI, ...args].map(shQuote).join(' ')}`],
+        { encoding: 'utf8' },
+      );
     const target = join(home.dir, 'copy.jsonl');
     const copied = limited(['copy', home.path, target]);
     assert.is(copied.status, 1);
-    assert.match(copied.stderr, /^ledgerstore: .*copy\.jsonl\.tmp-\d+: file too large \(EFBIG\); see docs\/runbook\.md#ledger-unwritable\n/);
-    assert.ok(copied.stderr.endsWith(`ledgerstore: copy stopped; ${target} was not written (what the copy had built beside it is removed)\n`), copied.stderr);
+    assert.match(
+      copied.stderr,
+      /^ledgerstore: .*copy\.jsonl\.tmp-\d+: file too large \(EFBIG\); see docs\/runbook\.md#ledger-unwritable\n/,
+    );
+    assert.ok(
+      copied.stderr.endsWith(
+        `ledgerstore: copy stopped; ${target} was not written (what the copy had built beside it is removed)\n`,
+      ),
+      copied.stderr,
+    );
     const generated = join(home.dir, 'gen.jsonl');
     const gen = limited(['gen', generated, '--records', '20000']);
     assert.is(gen.status, 1);
@@ -130,18 +166,24 @@ test('gen: Ctrl-C (SIGINT) or SIGTERM removes the temporary file and exits 130 o
   });
 });
 
-
 test('export takes its progress line off the terminal when it ends', async () => {
   // util-linux's script(1) runs the command with a terminal for its stderr (Debian's bsdutils,
   // an essential package: on every Debian or Ubuntu machine and Node.js image)
-  assert.is(spawnSync('script', ['--version'], { encoding: 'utf8' }).status, 0, 'this test needs script(1), from util-linux');
+  assert.is(
+    spawnSync('script', ['--version'], { encoding: 'utf8' }).status,
+    0,
+    'this test needs script(1), from util-linux',
+  );
   await withHome((home) => {
     // Big enough that export writes many chunks over more than the progress's 100 ms.
     assert.is(cli(['gen', home.path, '--records', '50000', '--seed', '1']).code, 0);
     const exported = join(home.dir, 'exported.jsonl');
     const command = `${shQuote(process.execPath)} ${shQuote(CLI)} export ${shQuote(home.path)} > ${shQuote(exported)}`;
     // `script` gives the command a terminal and copies what it shows (here only stderr) to stdout.
-    const run = spawnSync('script', ['-qec', command, '/dev/null'], { encoding: 'utf8', env: { ...process.env, SHELL: '/bin/sh' } });
+    const run = spawnSync('script', ['-qec', command, '/dev/null'], {
+      encoding: 'utf8',
+      env: { ...process.env, SHELL: '/bin/sh' },
+    });
     assert.is(run.status, 0, run.stderr);
     assert.ok(readFileSync(exported).equals(readFileSync(home.path)), 'export wrote the ledger');
     const screen = run.stdout;
@@ -160,7 +202,10 @@ test('--index on a read-only file system says so (EROFS), not that something is 
     const script = `mount -t tmpfs -o ro tmpfs ${shQuote(mount)} && exec ${[process.execPath, CLI, 'counts', home.path, '--index', index].map(shQuote).join(' ')}`;
     const run = spawnSync('unshare', ['--mount', '--map-root-user', 'sh', '-c', script], { encoding: 'utf8' });
     assert.is(run.error, undefined, 'this test needs unshare(1), from util-linux');
-    assert.is(run.stderr, `ledgerstore: ${index}: read-only file system (EROFS); see docs/runbook.md#ledger-unwritable\n`);
+    assert.is(
+      run.stderr,
+      `ledgerstore: ${index}: read-only file system (EROFS); see docs/runbook.md#ledger-unwritable\n`,
+    );
     assert.is(run.status, 1);
   });
 });
@@ -168,11 +213,16 @@ test('--index on a read-only file system says so (EROFS), not that something is 
 test("the runbook's fix step for a damaged line runs as written, and check --ledger answers it", async () => {
   const runbook = readFileSync(fileURLToPath(new URL('../../docs/runbook.md', import.meta.url)), 'utf8');
   const step = runbook.slice(runbook.indexOf('## honcho-ledger-damaged'), runbook.indexOf('## ledger-unwritable'));
-  const block = /```sh\n([^]*?)```/.exec(step)?.[1];
-  assert.ok(block !== undefined && block.includes('ledgerstore check --ledger'), 'the step has its sh block');
+  const block = /```sh\n([\s\S]*?)```/.exec(step)?.[1];
+  assert.ok(block?.includes('ledgerstore check --ledger') === true, 'the step has its sh block');
   // Line 4 decides an item a second time; its fix decides another item, which a later line sends.
   const lines = FIXTURE.slice(0, 3).map(lineOf);
-  const damaged = [...lines, lineOf(decided(turn('chat-1', 3))), lineOf(sent(turn('chat-8', 1))), FIXTURE.slice(3).map(lineOf).join('')].join('');
+  const damaged = [
+    ...lines,
+    lineOf(decided(turn('chat-1', 3))),
+    lineOf(sent(turn('chat-8', 1))),
+    FIXTURE.slice(3).map(lineOf).join(''),
+  ].join('');
   await withHome((home) => {
     writeFileSync(home.path, damaged);
     const corrected = encodeRecord(decided(turn('chat-8', 1)));
@@ -181,8 +231,14 @@ test("the runbook's fix step for a damaged line runs as written, and check --led
     assert.is(run.stderr, '');
     assert.is(run.status, 0);
     // the corrected line, then every line after the damaged one: all taken
-    const verdicts = run.stdout.trimEnd().split('\n').map((line) => line.split(' ', 2).join(' '));
-    assert.equal(verdicts, Array.from({ length: 1 + 1 + FIXTURE.length - 3 }, (_, k) => `stdin:${k + 1}: ok`));
+    const verdicts = run.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => line.split(' ', 2).join(' '));
+    assert.equal(
+      verdicts,
+      Array.from({ length: 1 + 1 + FIXTURE.length - 3 }, (_, k) => `stdin:${k + 1}: ok`),
+    );
     unchanged(home.path, damaged);
   });
 });

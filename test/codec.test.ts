@@ -3,11 +3,10 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../lib/honcho/synthetic.js';
 import { readCanonical } from '../lib/honcho/canonical.js';
 import { decodeRecordSerde } from '../lib/honcho/codec.js';
+import { workload } from '../lib/honcho/synthetic.js';
 import {
-  type Record,
   decodeItemText,
   decodeRecord,
   decodeRecordText,
@@ -15,10 +14,10 @@ import {
   isLedgerError,
   isSessionId,
   isTime,
+  type Record,
 } from '../lib/index.js';
+import { vectorBytes } from './conformance/records.js';
 import { conclude, decided, edit, failed, sent, skip, turn, turnTo } from './support/ledger.js';
-import { vectorBytes } from './support/vectors.js';
-
 
 /** The decoder's verdict on a line: the record, or the error's text. */
 function verdict(line: string | Uint8Array): Record | string {
@@ -40,14 +39,17 @@ function accepted(line: string, canonical: string): void {
   assert.is(encodeRecord(record), canonical);
 }
 
-const S = '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-1","turn":3},"ids":["msg-a1","msg-a2"]}';
+const S =
+  '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-1","turn":3},"ids":["msg-a1","msg-a2"]}';
 const D =
   '{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"2026-09-28-0001","part":0},"action":{"type":"conclude","workspace":"trusted","peer":"kyle","session":"chat-1","text":"Kyle takes his coffee black."}}';
-const F = '{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"status":null,"kind":"refused"}';
+const F =
+  '{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"status":null,"kind":"refused"}';
 /** A `sent` line with `X` standing for the item. */
 const withItem = (item: string): string => `{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":${item},"ids":[]}`;
 /** A `decided` line with `X` standing for the action. */
-const withAction = (action: string): string => `{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1},"action":${action}}`;
+const withAction = (action: string): string =>
+  `{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1},"action":${action}}`;
 
 test('every canonical vector made by serde_json decodes and re-encodes to itself', () => {
   const bytes = vectorBytes();
@@ -84,7 +86,10 @@ test('each kind of record is written exactly as memoryd writes it', () => {
 test('strings are escaped as serde_json escapes them, and nothing else is', () => {
   const why = 'q" b\\ \b\f\n\r\t \u0000\u0001\u001f \u007f é中文😀 \u2028\u2029 / </script>';
   const line = encodeRecord(decided(edit('e', 0), skip(why)));
-  assert.ok(line.includes('"why":"q\\" b\\\\ \\b\\f\\n\\r\\t \\u0000\\u0001\\u001f \u007f é中文😀 \u2028\u2029 / </script>"'), line);
+  assert.ok(
+    line.includes('"why":"q\\" b\\\\ \\b\\f\\n\\r\\t \\u0000\\u0001\\u001f \u007f é中文😀 \u2028\u2029 / </script>"'),
+    line,
+  );
   assert.equal(decodeRecordText(line), decided(edit('e', 0), skip(why)));
 });
 
@@ -95,7 +100,10 @@ test('a string that UTF-8 cannot hold (a lone surrogate) is refused when writing
       assert.unreachable('accepted a lone surrogate');
     } catch (e) {
       assert.ok(isLedgerError(e, 'LEDGER_INVALID_RECORD'));
-      assert.match((e as Error).message, /^a ledger record could not be encoded: the action's why has a lone surrogate/);
+      assert.match(
+        (e as Error).message,
+        /^a ledger record could not be encoded: the action's why has a lone surrogate/,
+      );
     }
   }
 });
@@ -103,7 +111,10 @@ test('a string that UTF-8 cannot hold (a lone surrogate) is refused when writing
 test('invalid records handed to the encoder are refused with the field that is wrong', () => {
   const cases: [unknown, RegExp][] = [
     [{ ...sent(turn('s', 1)), extra: 1 }, /the record has an unknown field `extra`/],
-    [{ ...sent(turn('s', 1)), item: { type: 'turn', session: 's', turn: 1, x: 2 } }, /the item has an unknown field `x`/],
+    [
+      { ...sent(turn('s', 1)), item: { type: 'turn', session: 's', turn: 1, x: 2 } },
+      /the item has an unknown field `x`/,
+    ],
     [sent(turn('s', 1.5)), /the item's turn must be an integer from 0 to 9007199254740991/],
     [sent(turn('s', 2 ** 53)), /2\^53-1/],
     [sent(turn('s', -1)), /the item's turn/],
@@ -113,7 +124,10 @@ test('invalid records handed to the encoder are refused with the field that is w
     [sent(turn('s', 1), ['a', 3 as unknown as string]), /the record's ids\[1\] must be a string/],
     [{ ...sent(turn('s', 1)), time: '2026-09-28T10:00:00Z' }, /the record's time must be a time like/],
     [{ ...sent(turn('s', 1)), type: 'sent_' }, /the record must have a type of decided, sent, failed/],
-    [decided(turn('s', 1), { type: 'turn', workspace: 'public', speaker: 'k' } as never), /the action's workspace must be one of trusted, untrusted, fleet/],
+    [
+      decided(turn('s', 1), { type: 'turn', workspace: 'public', speaker: 'k' } as never),
+      /the action's workspace must be one of trusted, untrusted, fleet/,
+    ],
     [null, /the record must have a type/],
   ];
   for (const [record, why] of cases) {
@@ -132,8 +146,14 @@ test('keys in any order, the tag anywhere, and whitespace between tokens are acc
     ' {\t"ids" : [ "msg-a1" ,"msg-a2" ] ,\r\n"item":{"turn":3,"session":"chat-1","type":"turn"}, "time":"2026-09-28T10:00:00.000Z","type":"sent"}\n',
     S,
   );
-  accepted('{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"kind":"refused"}', F);
-  accepted('{"type":"failed","status":null,"time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"kind":"refused"}', F);
+  accepted(
+    '{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"kind":"refused"}',
+    F,
+  );
+  accepted(
+    '{"type":"failed","status":null,"time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"chat-2","turn":1},"kind":"refused"}',
+    F,
+  );
   accepted(S.replace('"msg-a1"', '"\\u006dsg-a1"').replace('chat-1', 'chat\\u002d1'), S);
 });
 
@@ -141,43 +161,88 @@ test('what serde also accepts is accepted: a tagged enum as a sequence, a nested
   accepted('["sent","2026-09-28T10:00:00.000Z",["turn","chat-1",3],["msg-a1","msg-a2"]]', S);
   accepted(withItem('{"type":0,"session":"chat-1","turn":3}'), withItem('{"type":"turn","session":"chat-1","turn":3}'));
   accepted(withItem('[1,"x",2]'), withItem('{"type":"edit","id":"x","part":2}'));
-  accepted(withAction('{"type":"turn","workspace":{"fleet":null},"speaker":"k"}'), withAction('{"type":"turn","workspace":"fleet","speaker":"k"}'));
-  accepted(withAction('{"type":"turn","workspace":{"fleet":{}},"speaker":"k"}'), withAction('{"type":"turn","workspace":"fleet","speaker":"k"}'));
-  refused('[0,"2026-09-28T10:00:00.000Z",["turn","chat-1",3],[]]', 'invalid type: integer `0`, expected variant identifier at line 1 column 2');
-  refused('["sent","2026-09-28T10:00:00.000Z",["turn","chat-1",3]]', 'invalid length 2, expected struct variant Record::Sent with 3 elements');
-  refused('["sent","2026-09-28T10:00:00.000Z",["turn","chat-1",3],[],1]', 'invalid length 4, expected 3 elements in sequence');
+  accepted(
+    withAction('{"type":"turn","workspace":{"fleet":null},"speaker":"k"}'),
+    withAction('{"type":"turn","workspace":"fleet","speaker":"k"}'),
+  );
+  accepted(
+    withAction('{"type":"turn","workspace":{"fleet":{}},"speaker":"k"}'),
+    withAction('{"type":"turn","workspace":"fleet","speaker":"k"}'),
+  );
+  refused(
+    '[0,"2026-09-28T10:00:00.000Z",["turn","chat-1",3],[]]',
+    'invalid type: integer `0`, expected variant identifier at line 1 column 2',
+  );
+  refused(
+    '["sent","2026-09-28T10:00:00.000Z",["turn","chat-1",3]]',
+    'invalid length 2, expected struct variant Record::Sent with 3 elements',
+  );
+  refused(
+    '["sent","2026-09-28T10:00:00.000Z",["turn","chat-1",3],[],1]',
+    'invalid length 4, expected 3 elements in sequence',
+  );
   refused('[]', 'missing field `type` at line 1 column 2');
   refused(withItem('{"type":2,"id":"x","part":2}'), 'invalid value: integer `2`, expected variant index 0 <= i < 2');
-  refused(withAction('{"type":"turn","workspace":{"fleet":1},"speaker":"k"}'), 'invalid type: integer `1`, expected unit');
-  refused(withAction('{"type":"turn","workspace":{},"speaker":"k"}'), 'invalid value: map, expected map with a single key');
-  refused(withAction('{"type":"turn","workspace":3,"speaker":"k"}'), 'invalid type: integer `3`, expected string or map');
+  refused(
+    withAction('{"type":"turn","workspace":{"fleet":1},"speaker":"k"}'),
+    'invalid type: integer `1`, expected unit',
+  );
+  refused(
+    withAction('{"type":"turn","workspace":{},"speaker":"k"}'),
+    'invalid value: map, expected map with a single key',
+  );
+  refused(
+    withAction('{"type":"turn","workspace":3,"speaker":"k"}'),
+    'invalid type: integer `3`, expected string or map',
+  );
 });
 
 test('unknown fields are refused at every level', () => {
-  refused(S.replace('{"type":"sent",', '{"type":"sent","extra":1,'), 'unknown field `extra`, expected one of `time`, `item`, `ids`');
+  refused(
+    S.replace('{"type":"sent",', '{"type":"sent","extra":1,'),
+    'unknown field `extra`, expected one of `time`, `item`, `ids`',
+  );
   refused(withItem('{"type":"turn","session":"s","turn":1,"x":0}'), 'unknown field `x`, expected `session` or `turn`');
   refused(withAction('{"type":"skip","why":"w","x":0}'), 'unknown field `x`, expected `why`');
-  refused(withAction('{"type":"conclude","workspace":"trusted","peer":"p","session":"s","text":"t","x":0}'), 'unknown field `x`, expected one of `workspace`, `peer`, `session`, `text`');
+  refused(
+    withAction('{"type":"conclude","workspace":"trusted","peer":"p","session":"s","text":"t","x":0}'),
+    'unknown field `x`, expected one of `workspace`, `peer`, `session`, `text`',
+  );
 });
 
 test('unknown variants are refused at every level', () => {
-  refused(S.replace('"type":"sent"', '"type":"Sent"'), 'unknown variant `Sent`, expected one of `decided`, `sent`, `failed` at line 1 column 14');
+  refused(
+    S.replace('"type":"sent"', '"type":"Sent"'),
+    'unknown variant `Sent`, expected one of `decided`, `sent`, `failed` at line 1 column 14',
+  );
   refused(withItem('{"type":"chat","session":"s","turn":1}'), 'unknown variant `chat`, expected `turn` or `edit`');
   refused(
     withAction('{"type":"send","why":"w"}'),
     'unknown variant `send`, expected one of `turn`, `conclude`, `unconclude`, `fleet`, `retract`, `skip`',
   );
-  refused(withAction('{"type":"turn","workspace":"public","speaker":"k"}'), 'unknown variant `public`, expected one of `trusted`, `untrusted`, `fleet`');
-  refused(withAction('{"type":"turn","workspace":"Trusted","speaker":"k"}'), 'unknown variant `Trusted`, expected one of `trusted`, `untrusted`, `fleet`');
+  refused(
+    withAction('{"type":"turn","workspace":"public","speaker":"k"}'),
+    'unknown variant `public`, expected one of `trusted`, `untrusted`, `fleet`',
+  );
+  refused(
+    withAction('{"type":"turn","workspace":"Trusted","speaker":"k"}'),
+    'unknown variant `Trusted`, expected one of `trusted`, `untrusted`, `fleet`',
+  );
 });
 
 test('missing fields are refused, except a missing status, which is null', () => {
-  refused('{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1}}', 'missing field `ids`');
+  refused(
+    '{"type":"sent","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1}}',
+    'missing field `ids`',
+  );
   refused(withItem('{"type":"turn","session":"s"}'), 'missing field `turn`');
   refused(withItem('{"session":"s","turn":1}'), 'missing field `type`');
   refused(withAction('{"type":"turn","speaker":"k"}'), 'missing field `workspace`');
   refused('{"time":"2026-09-28T10:00:00.000Z"}', 'missing field `type` at line 1 column 35');
-  refused('{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1},"status":null}', 'missing field `kind`');
+  refused(
+    '{"type":"failed","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"s","turn":1},"status":null}',
+    'missing field `kind`',
+  );
 });
 
 test('duplicate keys are refused at every level, the tag too', () => {
@@ -242,11 +307,15 @@ test('strings: escapes checked, surrogate escapes paired, control characters and
   refused(latin1, 'invalid unicode code point at line 1 column 134');
   const overlong = Buffer.concat([Buffer.from(whyIs('').slice(0, -3)), Buffer.from([0xc0, 0xaf]), Buffer.from('"}}')]);
   refused(overlong, 'invalid unicode code point at line 1 column 132');
-  const surrogateBytes = Buffer.concat([Buffer.from(whyIs('').slice(0, -3)), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}}')]);
+  const surrogateBytes = Buffer.concat([
+    Buffer.from(whyIs('').slice(0, -3)),
+    Buffer.from([0xed, 0xa0, 0x80]),
+    Buffer.from('"}}'),
+  ]);
   refused(surrogateBytes, 'invalid unicode code point at line 1 column 133');
 });
 
-test('not JSON, or more than one value, is refused with serde_json\'s text and position', () => {
+test("not JSON, or more than one value, is refused with serde_json's text and position", () => {
   refused('', 'EOF while parsing a value at line 1 column 0');
   refused('\n', 'EOF while parsing a value at line 2 column 0');
   refused('\ufeff' + S, 'expected value at line 1 column 1');
@@ -266,14 +335,21 @@ test('not JSON, or more than one value, is refused with serde_json\'s text and p
   refused(withItem('nulL'), 'expected ident at line 1 column 60');
   // the record's `{` and 126 `[` use the 127 levels serde_json allows; the 127th `[` is refused
   refused(withItem('['.repeat(200)), 'recursion limit exceeded at line 1 column 183');
-  const nested = (depth: number): string => withItem(`{"type":"turn","session":"s","turn":1,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+  const nested = (depth: number): string =>
+    withItem(`{"type":"turn","session":"s","turn":1,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`);
   refused(nested(125), 'unknown field `x`, expected `session` or `turn`');
   refused(nested(126), 'recursion limit exceeded at line 1 column 224');
   refused("{'type':'sent'}", 'key must be a string at line 1 column 2');
 });
 
 test('times have exactly the shape YYYY-MM-DDTHH:MM:SS.mmmZ, on days that exist', () => {
-  for (const good of ['2026-09-28T10:00:00.000Z', '2024-02-29T23:59:59.999Z', '2000-02-29T00:00:00.000Z', '0000-02-29T00:00:00.000Z', '9999-12-31T23:59:59.999Z']) {
+  for (const good of [
+    '2026-09-28T10:00:00.000Z',
+    '2024-02-29T23:59:59.999Z',
+    '2000-02-29T00:00:00.000Z',
+    '0000-02-29T00:00:00.000Z',
+    '9999-12-31T23:59:59.999Z',
+  ]) {
     assert.ok(isTime(good), good);
     accepted(S.replace('2026-09-28T10:00:00.000Z', good), S.replace('2026-09-28T10:00:00.000Z', good));
   }
@@ -298,7 +374,10 @@ test('times have exactly the shape YYYY-MM-DDTHH:MM:SS.mmmZ, on days that exist'
     '٢٠٢٦-01-01T00:00:00.000Z',
   ]) {
     assert.not.ok(isTime(bad), bad);
-    refused(S.replace('2026-09-28T10:00:00.000Z', bad), `invalid value: string "${bad}", expected a time like 2026-09-28T10:00:00.000Z (RFC 3339 in UTC, with milliseconds)`);
+    refused(
+      S.replace('2026-09-28T10:00:00.000Z', bad),
+      `invalid value: string "${bad}", expected a time like 2026-09-28T10:00:00.000Z (RFC 3339 in UTC, with milliseconds)`,
+    );
   }
 });
 
@@ -306,9 +385,15 @@ test('session ids are 1 to 128 of A-Z a-z 0-9 . _ -, and not . or ..', () => {
   for (const good of ['chat-1', 'a', '...', '.a', 'A_b.c-9', 'x'.repeat(128)]) assert.ok(isSessionId(good), good);
   for (const bad of ['', '.', '..', 'x'.repeat(129), 'a/b', 'a b', 'é', 'a\nb']) {
     assert.not.ok(isSessionId(bad), bad);
-    assert.match(verdict(withItem(`{"type":"turn","session":${JSON.stringify(bad)},"turn":1}`)) as string, /expected a session id/);
+    assert.match(
+      verdict(withItem(`{"type":"turn","session":${JSON.stringify(bad)},"turn":1}`)) as string,
+      /expected a session id/,
+    );
   }
-  refused(withAction('{"type":"fleet","session":"..","text":"t"}'), 'invalid value: string "..", expected a session id: 1 to 128 of A-Z a-z 0-9 . _ -, not . or ..');
+  refused(
+    withAction('{"type":"fleet","session":"..","text":"t"}'),
+    'invalid value: string "..", expected a session id: 1 to 128 of A-Z a-z 0-9 . _ -, not . or ..',
+  );
 });
 
 test('an item is read as serde_json reads one, for the command line', () => {
@@ -381,7 +466,11 @@ test('the fast path gives up, never disagrees, on lines changed a byte at a time
     } else if (kind === 1) {
       changed = Buffer.concat([line.subarray(0, at), line.subarray(at + 1)]);
     } else {
-      changed = Buffer.concat([line.subarray(0, at), alphabet.subarray(random(alphabet.length)).subarray(0, 1), line.subarray(at)]);
+      changed = Buffer.concat([
+        line.subarray(0, at),
+        alphabet.subarray(random(alphabet.length)).subarray(0, 1),
+        line.subarray(at),
+      ]);
     }
     seen[sameVerdict(changed, `${changed.toString('latin1')} (trial ${trial})`)]++;
   }

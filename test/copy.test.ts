@@ -12,14 +12,14 @@ import { memoryBackend } from '../backends/memory.js';
 import { type CopyPhase, copyLedger, fillLedger } from '../lib/copy.js';
 import { syntheticLines, workload } from '../lib/honcho/synthetic.js';
 import {
-  type LogBackend,
-  Ledger,
-  type Record,
   backendFor,
   encodeRecord,
   honchoCodec,
   isLedgerError,
   jsonlBackend,
+  Ledger,
+  type LogBackend,
+  type Record,
 } from '../lib/index.js';
 import { decided, failure, sent, turn, withHome } from './support/ledger.js';
 
@@ -48,7 +48,9 @@ test('a generated 100k-record ledger copies to LevelDB and back, and exports byt
     const original = readFileSync(home.path);
     const level = `level:${join(home.dir, 'level')}`;
     const progress: number[] = [];
-    const copied = await copyLedger(backendFor(home.path), backendFor(level), { onProgress: (phase, n) => phase === 'copying' && progress.push(n) });
+    const copied = await copyLedger(backendFor(home.path), backendFor(level), {
+      onProgress: (phase, n) => phase === 'copying' && progress.push(n),
+    });
     assert.is(copied.records, 100_000);
     assert.is(progress[progress.length - 1], 100_000);
     assert.equal(await exported(backendFor(level)), original, 'export of the LevelDB copy is the source file');
@@ -97,7 +99,10 @@ test('a damaged source stops the copy before the target is touched', async () =>
 
 test('a copy that does not read back as its source is reported', async () => {
   await withHome(async (home) => {
-    writeFileSync(home.path, [decided(turn('a', 1)), decided(turn('a', 2))].map((r) => `${encodeRecord(r)}\n`).join(''));
+    writeFileSync(
+      home.path,
+      [decided(turn('a', 1)), decided(turn('a', 2))].map((r) => `${encodeRecord(r)}\n`).join(''),
+    );
     const inner = jsonlBackend(join(home.dir, 'lossy.jsonl'), { codec: honchoCodec });
     // a backend that loses the last record of every batch it is given, and says it kept it
     const lossy: LogBackend<Record> = {
@@ -161,11 +166,14 @@ test('a copy whose records read back changed, in number and counts the same, is 
     const e = await failure(copyLedger(backendFor(home.path), altering));
     assert.ok(changed, 'a record was changed on its way back');
     assert.ok(isLedgerError(e, 'LEDGER_COPY_MISMATCH'), String(e));
-    assert.match((e as Error).message, /: the copy does not read back as its source: a record among 10001 to 20000 differs from the source's; remove the target before copying again$/);
+    assert.match(
+      (e as Error).message,
+      /: the copy does not read back as its source: a record among 10001 to 20000 differs from the source's; remove the target before copying again$/,
+    );
   });
 });
 
-test('a copy stops at its next batch when its signal is aborted, with the signal\'s reason', async () => {
+test("a copy stops at its next batch when its signal is aborted, with the signal's reason", async () => {
   const source = memoryBackend({ codec: honchoCodec });
   await fillLedger(source, workload({ records: 45_000, seed: 6 }));
   const stop = new AbortController();
@@ -176,7 +184,10 @@ test('a copy stops at its next batch when its signal is aborted, with the signal
     seen.push(n);
     if (n === 20_000) stop.abort(reason);
   };
-  assert.is(await failure(copyLedger(source, memoryBackend({ codec: honchoCodec }), { onProgress, signal: stop.signal })), reason);
+  assert.is(
+    await failure(copyLedger(source, memoryBackend({ codec: honchoCodec }), { onProgress, signal: stop.signal })),
+    reason,
+  );
   assert.equal(seen, [0, 10_000, 20_000]);
 });
 

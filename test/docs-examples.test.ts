@@ -6,13 +6,13 @@
  * test. A block may opt out of the run (not of the type check) with a marker and a reason; the
  * test lists the ones it saw.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type CodeBlock, MarkerError, exampleBlocks, markdownBlocks } from './support/code-blocks.js';
-import { ROOT, consumer } from './support/packed.js';
-import { type UserProgram, compile, runProgram } from './support/user-programs.js';
+import { type CodeBlock, exampleBlocks, MarkerError, markdownBlocks } from './support/code-blocks.js';
+import { consumer, ROOT } from './support/packed.js';
+import { compile, runProgram, type UserProgram } from './support/user-programs.js';
 
 /** The docs whose examples are checked, relative to the checkout. */
 function docs(): { readonly markdown: string[]; readonly typescript: string[] } {
@@ -26,7 +26,10 @@ function docs(): { readonly markdown: string[]; readonly typescript: string[] } 
 function allBlocks(): CodeBlock[] {
   const { markdown, typescript } = docs();
   const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
-  return [...markdown.flatMap((path) => markdownBlocks(path, read(path))), ...typescript.flatMap((path) => exampleBlocks(path, read(path)))];
+  return [
+    ...markdown.flatMap((path) => markdownBlocks(path, read(path))),
+    ...typescript.flatMap((path) => exampleBlocks(path, read(path))),
+  ];
 }
 
 const programOf = (block: CodeBlock): UserProgram => ({
@@ -38,7 +41,25 @@ const programOf = (block: CodeBlock): UserProgram => ({
 const blocks = suite('docs examples: finding them');
 
 blocks('TypeScript blocks of a page, with the line of their first line of code; other languages are left', () => {
-  const page = ['# Title', '', '```ts', 'const a = 1;', '```', '', '```sh', 'make test', '```', '', '- a list:', '', '  ```typescript', '  const b = 2;', '    const c = 3;', '  ```', ''].join('\n');
+  const page = [
+    '# Title',
+    '',
+    '```ts',
+    'const a = 1;',
+    '```',
+    '',
+    '```sh',
+    'make test',
+    '```',
+    '',
+    '- a list:',
+    '',
+    '  ```typescript',
+    '  const b = 2;',
+    '    const c = 3;',
+    '  ```',
+    '',
+  ].join('\n');
   assert.equal(markdownBlocks('page.md', page), [
     { path: 'page.md', line: 4, code: 'const a = 1;\n', notRun: null },
     { path: 'page.md', line: 14, code: 'const b = 2;\n  const c = 3;\n', notRun: null },
@@ -47,11 +68,23 @@ blocks('TypeScript blocks of a page, with the line of their first line of code; 
 
 blocks('a block in a longer fence holds the shorter fences of its text', () => {
   const page = ['````ts', 'const s = `', '```', '`;', '````'].join('\n');
-  assert.equal(markdownBlocks('page.md', page), [{ path: 'page.md', line: 2, code: 'const s = `\n```\n`;\n', notRun: null }]);
+  assert.equal(markdownBlocks('page.md', page), [
+    { path: 'page.md', line: 2, code: 'const s = `\n```\n`;\n', notRun: null },
+  ]);
 });
 
 blocks('an opt-out right before a block keeps its reason, also across a blank line', () => {
-  const page = ['<!-- example: not run: it sends to a real Honcho -->', '```ts', 'send();', '```', '<!-- example: not run: waits -->', '', '```ts', 'wait();', '```'].join('\n');
+  const page = [
+    '<!-- example: not run: it sends to a real Honcho -->',
+    '```ts',
+    'send();',
+    '```',
+    '<!-- example: not run: waits -->',
+    '',
+    '```ts',
+    'wait();',
+    '```',
+  ].join('\n');
   assert.equal(
     markdownBlocks('page.md', page).map((b) => b.notRun),
     ['it sends to a real Honcho', 'waits'],
@@ -69,22 +102,56 @@ blocks('an opt-out without a reason, of another kind, before another language or
     assert.unreachable('accepted');
     return '';
   };
-  assert.match(refusal(['<!-- example: not run: -->', '```ts', 'x();', '```']), /^page\.md:1: an example opts out without a reason/);
-  assert.match(refusal(['', '<!-- example: skip: it is old -->', '```ts', 'x();', '```']), /^page\.md:2: an example marker of an unknown kind/);
-  assert.match(refusal(['<!-- example: not run: a shell -->', '```sh', 'make', '```']), /^page\.md:1: an example marker before a ```sh block/);
-  assert.match(refusal(['<!-- example: not run: prose -->', 'Some text.', '```ts', 'x();', '```']), /^page\.md:1: an example marker that no ```ts block follows/);
-  assert.match(refusal(['text', '<!-- example: not run: the end -->']), /^page\.md:2: an example marker that no ```ts block follows/);
+  assert.match(
+    refusal(['<!-- example: not run: -->', '```ts', 'x();', '```']),
+    /^page\.md:1: an example opts out without a reason/,
+  );
+  assert.match(
+    refusal(['', '<!-- example: skip: it is old -->', '```ts', 'x();', '```']),
+    /^page\.md:2: an example marker of an unknown kind/,
+  );
+  assert.match(
+    refusal(['<!-- example: not run: a shell -->', '```sh', 'make', '```']),
+    /^page\.md:1: an example marker before a ```sh block/,
+  );
+  assert.match(
+    refusal(['<!-- example: not run: prose -->', 'Some text.', '```ts', 'x();', '```']),
+    /^page\.md:1: an example marker that no ```ts block follows/,
+  );
+  assert.match(
+    refusal(['text', '<!-- example: not run: the end -->']),
+    /^page\.md:2: an example marker that no ```ts block follows/,
+  );
 });
 
 blocks('the @example of a doc comment, without its stars, at its line in the file', () => {
-  const source = ['// a file', '/**', ' * Opens it.', ' *', ' * @example', ' * ```ts', " * const l = await open('x');", ' *   await l.close();', ' * ```', ' * @module', ' */', 'export {};', '/** No example here. */'].join('\n');
-  assert.equal(exampleBlocks('lib/x.ts', source), [{ path: 'lib/x.ts', line: 7, code: "const l = await open('x');\n  await l.close();\n", notRun: null }]);
+  const source = [
+    '// a file',
+    '/**',
+    ' * Opens it.',
+    ' *',
+    ' * @example',
+    ' * ```ts',
+    " * const l = await open('x');",
+    ' *   await l.close();',
+    ' * ```',
+    ' * @module',
+    ' */',
+    'export {};',
+    '/** No example here. */',
+  ].join('\n');
+  assert.equal(exampleBlocks('lib/x.ts', source), [
+    { path: 'lib/x.ts', line: 7, code: "const l = await open('x');\n  await l.close();\n", notRun: null },
+  ]);
 });
 
 blocks('the docs hold examples where this test expects them (a broken finder finds none)', () => {
   const found = allBlocks();
   for (const path of ['README.md', 'docs/testing.md', 'lib/index.ts']) {
-    assert.ok(found.some((b) => b.path === path), `no TypeScript example found in ${path}`);
+    assert.ok(
+      found.some((b) => b.path === path),
+      `no TypeScript example found in ${path}`,
+    );
   }
 });
 
@@ -103,11 +170,14 @@ examples('every TypeScript example type-checks against the packed package and ru
     found.forEach((block, n) => {
       if (block.notRun !== null) return;
       const run = runProgram(project, programs[n] as UserProgram);
-      if (run.failure !== null) failures.push(`${block.path}:${block.line}: the example ${run.failure}\n${run.stderr.trim()}`);
+      if (run.failure !== null)
+        failures.push(`${block.path}:${block.line}: the example ${run.failure}\n${run.stderr.trim()}`);
     });
     assert.is(failures.join('\n\n'), '', `examples that do not run:\n${failures.join('\n\n')}`);
     const optedOut = found.filter((b) => b.notRun !== null).map((b) => `  ${b.path}:${b.line}: ${b.notRun}`);
-    console.log(`\n${found.length} doc examples type-checked, ${found.length - optedOut.length} run${optedOut.length === 0 ? '; none opted out' : `; not run:\n${optedOut.join('\n')}`}`);
+    console.log(
+      `\n${found.length} doc examples type-checked, ${found.length - optedOut.length} run${optedOut.length === 0 ? '; none opted out' : `; not run:\n${optedOut.join('\n')}`}`,
+    );
   } finally {
     project.remove();
   }

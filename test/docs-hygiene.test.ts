@@ -3,7 +3,7 @@
  * issue by its number (an issue's text belongs in a commit, its outcome in the doc itself), and
  * no page points at a path outside the checkout (a clone has nothing beside it).
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

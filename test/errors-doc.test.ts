@@ -3,7 +3,7 @@
  * and no other, and under each the classes that carry the code and the runbook entries those
  * classes point to, read from the sources; each entry it links is a heading of the runbook.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -48,8 +48,12 @@ function carriers(): Carrier[] {
       });
     }
   }
-  const resolved = <F extends 'code' | 'runbooks'>(name: string, field: F): (typeof classes extends Map<string, infer C> ? C : never)[F] | null => {
-    for (let at = classes.get(name); at !== undefined; at = classes.get(at.base)) if (at[field] !== null) return at[field];
+  const resolved = <F extends 'code' | 'runbooks'>(
+    name: string,
+    field: F,
+  ): (typeof classes extends Map<string, infer C> ? C : never)[F] | null => {
+    for (let at = classes.get(name); at !== undefined; at = classes.get(at.base))
+      if (at[field] !== null) return at[field];
     return null;
   };
   return [...classes.keys()].flatMap((name) => {
@@ -80,7 +84,10 @@ function documented(): { heading: string; classes: string[]; runbooks: string[] 
       return {
         heading,
         classes: [...classes.matchAll(/`(\w+)`/g)].map((m) => m[1] as string).sort(),
-        runbooks: runbook === 'none' ? [] : [...runbook.matchAll(/\[([\w-]+)\]\(runbook\.md#\1\)/g)].map((m) => m[1] as string).sort(),
+        runbooks:
+          runbook === 'none'
+            ? []
+            : [...runbook.matchAll(/\[([\w-]+)\]\(runbook\.md#\1\)/g)].map((m) => m[1] as string).sort(),
       };
     });
 }
@@ -98,7 +105,10 @@ test('one heading per code of LedgerErrorCode, in its order, and no other headin
 
 test('under each code, the classes that carry it and the runbook entries they point to', () => {
   const found = carriers();
-  assert.ok(found.some((c) => c.name === 'TargetError'), 'classes outside lib/errors.ts are found too');
+  assert.ok(
+    found.some((c) => c.name === 'TargetError'),
+    'classes outside lib/errors.ts are found too',
+  );
   for (const section of documented()) {
     const mine = found.filter((c) => c.code === section.heading);
     assert.equal(section.classes, mine.map((c) => c.name).sort(), `the classes under ${section.heading}`);

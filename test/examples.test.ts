@@ -3,12 +3,12 @@
  * project's strictness against the packed package it imports by name, run in a fresh folder, and
  * its output compared with what it must print. A new example needs its output here.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ROOT, consumer } from './support/packed.js';
-import { type UserProgram, compile, runProgram } from './support/user-programs.js';
+import { consumer, ROOT } from './support/packed.js';
+import { compile, runProgram, type UserProgram } from './support/user-programs.js';
 
 /** What each example prints, line for line: both are deterministic (no clock or path reaches the output). */
 const EXPECTED: { readonly [example: string]: string } = {
@@ -53,14 +53,22 @@ function examples(): UserProgram[] {
   return readdirSync(join(ROOT, 'examples'))
     .filter((name) => name.endsWith('.ts'))
     .sort()
-    .map((file) => ({ name: file.slice(0, -3), source: readFileSync(join(ROOT, 'examples', file), 'utf8'), origin: { path: `examples/${file}`, line: 1 } }));
+    .map((file) => ({
+      name: file.slice(0, -3),
+      source: readFileSync(join(ROOT, 'examples', file), 'utf8'),
+      origin: { path: `examples/${file}`, line: 1 },
+    }));
 }
 
 const test = suite('examples');
 
 test('each example type-checks against the packed package, runs in a fresh folder and prints what it must', () => {
   const programs = examples();
-  assert.equal(programs.map((p) => p.name), Object.keys(EXPECTED).sort(), 'the examples, and the outputs this test expects of them');
+  assert.equal(
+    programs.map((p) => p.name),
+    Object.keys(EXPECTED).sort(),
+    'the examples, and the outputs this test expects of them',
+  );
   const project = consumer();
   try {
     const complaints = compile(project, programs);

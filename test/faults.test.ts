@@ -6,10 +6,19 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type FaultPlan, type FaultyBackend, faultyBackend, injectedFault } from '../backends/faults.js';
 import { memoryBackend } from '../backends/memory.js';
-import { Ledger, LedgerIoError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
+import {
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+  Ledger,
+  LedgerIoError,
+  type LogBackend,
+  type Record,
+} from '../lib/index.js';
 import { all, decided, failure, sent, turn, withHome } from './support/ledger.js';
 
-const faultyMemory = (plan: FaultPlan): FaultyBackend<Record> => faultyBackend(memoryBackend({ codec: honchoCodec }), plan);
+const faultyMemory = (plan: FaultPlan): FaultyBackend<Record> =>
+  faultyBackend(memoryBackend({ codec: honchoCodec }), plan);
 
 const decision = (n: number): Record => decided(turn('chat-1', n));
 
@@ -52,7 +61,16 @@ test('an append failed before the write changes nothing, neither the state nor t
   assert.ok(await ledger.isDecided(turn('chat-1', 2)));
   await ledger.close();
   assert.equal(await stored(backend), [decision(1), decision(2)]);
-  assert.equal(backend.stats, { attempted: 3, acknowledged: 2, rejected: 1, pending: 0, failedBefore: 1, failedAfter: 0, lost: 0, crashes: 0 });
+  assert.equal(backend.stats, {
+    attempted: 3,
+    acknowledged: 2,
+    rejected: 1,
+    pending: 0,
+    failedBefore: 1,
+    failedAfter: 0,
+    lost: 0,
+    crashes: 0,
+  });
 });
 
 test('an append failed after the write: the caller sees an error, the ledger does not believe it, the log stops, and a reopen shows it', async () => {
@@ -66,7 +84,10 @@ test('an append failed after the write: the caller sees an error, the ledger doe
   assert.match((error as Error).message, 'injected fault: append 2 failed after the write: its records are in the log');
   assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
   assert.equal((await ledger.counts()).decided, 1);
-  assert.equal((await ledger.outbox()).map((d) => d.item), [turn('chat-1', 1)]);
+  assert.equal(
+    (await ledger.outbox()).map((d) => d.item),
+    [turn('chat-1', 1)],
+  );
   // ... but the record is in the log
   const read: Record[] = [];
   for await (const record of ledger.records()) read.push(record);
@@ -126,7 +147,10 @@ async function randomRun(plan: FaultPlan): Promise<number[]> {
   await ledger.close();
   const landed = Array.from({ length: 60 }, (_, n) => n + 1).filter((n) => !failed.includes(n));
   assert.equal(await stored(backend), landed.map(decision));
-  assert.equal(backend.injected.map((f) => f.append), failed);
+  assert.equal(
+    backend.injected.map((f) => f.append),
+    failed,
+  );
   return failed;
 }
 
@@ -136,7 +160,10 @@ test('random failures are the same for the same seed, and differ for another', a
   assert.equal(await randomRun({ failRandomly: { probability: 0.3, seed: 42 } }), first);
   assert.not.equal(await randomRun({ failRandomly: { probability: 0.3, seed: 43 } }), first);
   // delays draw from their own generator: they do not change which appends fail
-  assert.equal(await randomRun({ failRandomly: { probability: 0.3, seed: 42 }, delay: { min: 0, max: 2, seed: 9 } }), first);
+  assert.equal(
+    await randomRun({ failRandomly: { probability: 0.3, seed: 42 }, delay: { min: 0, max: 2, seed: 9 } }),
+    first,
+  );
   assert.equal(await randomRun({ failRandomly: { probability: 0, seed: 42 } }), []);
 });
 
@@ -155,8 +182,13 @@ test('delayed appends land in call order, whatever their delays', async () => {
   const log = await backend.open();
   const records = Array.from({ length: 8 }, (_, n) => decision(n + 1));
   const settled: number[] = [];
-  const results = await Promise.all(records.map((record, n) => log.append([record]).then((appended) => (settled.push(n), appended))));
-  assert.equal(results.map((r) => r.from), [0, 1, 2, 3, 4, 5, 6, 7]);
+  const results = await Promise.all(
+    records.map((record, n) => log.append([record]).then((appended) => (settled.push(n), appended))),
+  );
+  assert.equal(
+    results.map((r) => r.from),
+    [0, 1, 2, 3, 4, 5, 6, 7],
+  );
   assert.equal(settled, [0, 1, 2, 3, 4, 5, 6, 7]);
   assert.equal(await all(log), records);
   await log.close();
@@ -171,7 +203,10 @@ test('delayed appends land in call order, whatever their delays', async () => {
   }
   await Promise.all(pending);
   await ledger.close();
-  assert.equal(await stored(random), Array.from({ length: 20 }, (_, n) => decision(n + 1)));
+  assert.equal(
+    await stored(random),
+    Array.from({ length: 20 }, (_, n) => decision(n + 1)),
+  );
 });
 
 /** Each inner backend the crash test runs on, with its cleanup. */
@@ -192,7 +227,10 @@ for (const [name, withInner] of inners) {
       await backend.crash();
 
       const outcomes = await Promise.allSettled(calls);
-      assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'rejected', 'rejected']);
+      assert.equal(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'rejected', 'rejected'],
+      );
       for (const [n, outcome] of outcomes.entries()) {
         if (outcome.status === 'fulfilled') continue;
         const fault = injectedFault(outcome.reason);
@@ -209,7 +247,16 @@ for (const [name, withInner] of inners) {
       // the backend works on after the crash (append 8: no delay)
       assert.equal(await again.append([decision(3)]), { from: 2, head: 3 });
       await again.close();
-      assert.equal(backend.stats, { attempted: 8, acknowledged: 3, rejected: 5, pending: 0, failedBefore: 0, failedAfter: 0, lost: 4, crashes: 1 });
+      assert.equal(backend.stats, {
+        attempted: 8,
+        acknowledged: 3,
+        rejected: 5,
+        pending: 0,
+        failedBefore: 0,
+        failedAfter: 0,
+        lost: 4,
+        crashes: 1,
+      });
     }));
 }
 
@@ -237,17 +284,37 @@ test('a crash under a ledger: the acknowledged records survive, the batch in fli
 });
 
 test('the counters and the list of injected faults say what happened', async () => {
-  const backend = faultyMemory({ failAppends: [{ at: 2, when: 'before', code: 'EROFS' }, { at: 4, when: 'after' }] });
+  const backend = faultyMemory({
+    failAppends: [
+      { at: 2, when: 'before', code: 'EROFS' },
+      { at: 4, when: 'after' },
+    ],
+  });
   const log = await backend.open();
   await log.append([decision(1)]);
-  assert.is((await failure(log.append([decision(2)])) as LedgerIoError).errno, 'EROFS');
+  assert.is(((await failure(log.append([decision(2)]))) as LedgerIoError).errno, 'EROFS');
   await log.append([decision(3)]);
   await failure(log.append([decision(4)]));
   assert.is(await code(log.append([decision(5)])), 'LEDGER_STOPPED');
   await log.close();
   assert.is(await code(log.append([decision(6)])), 'LEDGER_CLOSED');
-  assert.equal(backend.stats, { attempted: 6, acknowledged: 2, rejected: 4, pending: 0, failedBefore: 1, failedAfter: 1, lost: 0, crashes: 0 });
-  assert.equal(backend.injected.map((f) => [f.append, f.kind, f.code]), [[2, 'before', 'EROFS'], [4, 'after', 'EIO']]);
+  assert.equal(backend.stats, {
+    attempted: 6,
+    acknowledged: 2,
+    rejected: 4,
+    pending: 0,
+    failedBefore: 1,
+    failedAfter: 1,
+    lost: 0,
+    crashes: 0,
+  });
+  assert.equal(
+    backend.injected.map((f) => [f.append, f.kind, f.code]),
+    [
+      [2, 'before', 'EROFS'],
+      [4, 'after', 'EIO'],
+    ],
+  );
   assert.equal(await stored(backend), [decision(1), decision(3), decision(4)]);
 });
 
@@ -256,7 +323,10 @@ test('close lets the delayed appends already called land first', async () => {
   const log = await backend.open();
   const calls = [log.append([decision(1)]), log.append([decision(2)])];
   await log.close();
-  assert.equal(await Promise.all(calls), [{ from: 0, head: 1 }, { from: 1, head: 2 }]);
+  assert.equal(await Promise.all(calls), [
+    { from: 0, head: 1 },
+    { from: 1, head: 2 },
+  ]);
   assert.equal(await stored(backend), [decision(1), decision(2)]);
 });
 
@@ -264,13 +334,22 @@ test('a plan that makes no sense is refused at once', () => {
   const inner = memoryBackend({ codec: honchoCodec });
   for (const plan of [
     { failAppends: [{ at: 0, when: 'before' }] },
-    { failAppends: [{ at: 2, when: 'before' }, { at: 2, when: 'after' }] },
+    {
+      failAppends: [
+        { at: 2, when: 'before' },
+        { at: 2, when: 'after' },
+      ],
+    },
     { failAppendsAfter: -1 },
     { failRandomly: { probability: 1.5, seed: 1 } },
     { delay: -3 },
     { delay: { min: 5, max: 2, seed: 1 } },
   ] satisfies FaultPlan[]) {
-    assert.throws(() => faultyBackend(inner, plan), (e: unknown) => e instanceof RangeError, JSON.stringify(plan));
+    assert.throws(
+      () => faultyBackend(inner, plan),
+      (e: unknown) => e instanceof RangeError,
+      JSON.stringify(plan),
+    );
   }
 });
 

@@ -2,13 +2,13 @@
  * A JSONL file written whole (backends/jsonl-write-whole.ts): to a new file only, mode 0600,
  * with progress, and nothing left beside it, whether it succeeds or fails.
  */
-import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
 import { syntheticLines } from '../lib/honcho/synthetic.js';
-import { LedgerIoError, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
+import { honchoCodec, isLedgerError, jsonlBackend, LedgerIoError } from '../lib/index.js';
 import { failure, withHome } from './support/ledger.js';
 
 test('an existing file is refused and left as it was', async () => {
@@ -26,7 +26,9 @@ test('an existing file is refused and left as it was', async () => {
 test('the file has mode 0600, its lines each with a newline; progress is told; no temporary file is left', async () => {
   await withHome(async (home) => {
     const progress: number[] = [];
-    const written = await writeJsonlWhole(home.path, syntheticLines({ records: 250_000, seed: 2 }), { onProgress: (n) => progress.push(n) });
+    const written = await writeJsonlWhole(home.path, syntheticLines({ records: 250_000, seed: 2 }), {
+      onProgress: (n) => progress.push(n),
+    });
     assert.equal(written, { records: 250_000, bytes: statSync(home.path).size });
     assert.is(statSync(home.path).mode & 0o777, 0o600);
     assert.equal(progress, [100_000, 200_000, 250_000]);

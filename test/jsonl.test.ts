@@ -10,9 +10,9 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
-  readdirSync,
   renameSync,
   rmSync,
   statSync,
@@ -28,21 +28,22 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   type EventLog,
+  encodeRecord,
   type FileIO,
   type FileStatus,
-  Ledger,
-  MAX_LINE_BYTES,
-  type Record,
-  type RecordCodec,
-  encodeRecord,
   honchoCodec,
+  InvalidRecordError,
   isLedgerError,
   jsonlBackend,
+  Ledger,
+  MAX_LINE_BYTES,
   nodeFileIO,
   normalizeRecord,
+  type Record,
+  type RecordCodec,
 } from '../lib/index.js';
 import { withFastHome } from './support/fast-home.js';
-import { FaultyIO } from './support/faulty-io.js';
+import { InjectingIO } from './support/injecting-io.js';
 import {
   collect,
   conclude,
@@ -112,7 +113,7 @@ test('a cut-off last line is dropped and cut, wherever the cut fell, and the nex
       writeFileSync(home.path, Buffer.concat([Buffer.from(whole), tail]));
       const ledger = await Ledger.open(home.path);
       assert.ok(ledger.repaired, where);
-      assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, where);
+      assert.equal(ledger.repaired, { at: whole.length, dropped: tail.length, cut: true }, where);
       assert.is(readFileSync(home.path, 'utf8'), whole, `${where}: cut from the file`);
       assert.is(ledger.size, 2);
       assert.not.ok(await ledger.isDecided(WIDE.item));
@@ -138,12 +139,16 @@ test('the only line, cut off, leaves an empty ledger', async () => {
 });
 
 test('a tail of NUL bytes, as a power loss leaves it, is cut off too', async () => {
-  const tails = [Buffer.alloc(4096), Buffer.concat([Buffer.from(line(B).slice(0, 30)), Buffer.alloc(100)]), Buffer.alloc(1)];
+  const tails = [
+    Buffer.alloc(4096),
+    Buffer.concat([Buffer.from(line(B).slice(0, 30)), Buffer.alloc(100)]),
+    Buffer.alloc(1),
+  ];
   for (const tail of tails) {
     await withHome(async (home) => {
       writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), tail]));
       const ledger = await Ledger.open(home.path);
-      assert.equal(ledger.repair, { at: line(A).length, dropped: tail.length, cut: true });
+      assert.equal(ledger.repaired, { at: line(A).length, dropped: tail.length, cut: true });
       assert.is(readFileSync(home.path, 'utf8'), line(A));
       await ledger.close();
     });
@@ -162,7 +167,7 @@ test('a read-only open ignores a cut-off tail and changes nothing', async () => 
     const bytes = Buffer.from(line(A) + line(B).slice(0, 20));
     writeFileSync(home.path, bytes);
     const ledger = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(ledger.repair, { at: line(A).length, dropped: 20, cut: false });
+    assert.equal(ledger.repaired, { at: line(A).length, dropped: 20, cut: false });
     assert.is(ledger.size, 1);
     await ledger.close();
     assert.equal(readFileSync(home.path), bytes);
@@ -192,7 +197,8 @@ async function damaged(home: Home, content: string | Buffer, lineNumber: number,
 test('a file with no newline that no writer could have left is damage at line 1, read-only or not, and is not cut', async () => {
   const settings = '{"theme":"dark","size":1234}';
   assert.is(settings.length, 28);
-  const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
+  const notCutOff = (size: number): string =>
+    `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
   await withHome(async (home) => {
     await damaged(home, settings, 1, notCutOff(28));
     await damaged(home, 'hello', 1, notCutOff(5));
@@ -204,17 +210,24 @@ test('a file with no newline that no writer could have left is damage at line 1,
     writeFileSync(settingsFile, settings);
     const link = join(home.dir, 'link.jsonl');
     symlinkSync(settingsFile, link);
-    await rejects(Ledger.open(link), 'LEDGER_DAMAGED', `${link}:1: ${notCutOff(28)}; see docs/runbook.md#honcho-ledger-damaged`);
+    await rejects(
+      Ledger.open(link),
+      'LEDGER_DAMAGED',
+      `${link}:1: ${notCutOff(28)}; see docs/runbook.md#honcho-ledger-damaged`,
+    );
     assert.is(readFileSync(settingsFile, 'utf8'), settings);
   });
 });
 
-test('a file with no newline that begins as a record\'s line does, NULs counting for any byte, is a line a crash cut off', async () => {
+test("a file with no newline that begins as a record's line does, NULs counting for any byte, is a line a crash cut off", async () => {
   const whole = Buffer.from(line(WIDE));
   const tails: [string, Buffer][] = [
-    ['a record\'s first bytes', whole.subarray(0, 12)],
+    ["a record's first bytes", whole.subarray(0, 12)],
     ['the first byte', whole.subarray(0, 1)],
-    ['a first sector never written, the next one written', Buffer.concat([Buffer.alloc(512), whole.subarray(512 % whole.length, whole.length - 1)])],
+    [
+      'a first sector never written, the next one written',
+      Buffer.concat([Buffer.alloc(512), whole.subarray(512 % whole.length, whole.length - 1)]),
+    ],
     ['the start written, then bytes never written', Buffer.concat([whole.subarray(0, 5), Buffer.alloc(600)])],
     ['NULs only', Buffer.alloc(3)],
   ];
@@ -222,10 +235,10 @@ test('a file with no newline that begins as a record\'s line does, NULs counting
     await withHome(async (home) => {
       writeFileSync(home.path, tail);
       const reader = await Ledger.open(home.path, { readOnly: true });
-      assert.equal(reader.repair, { at: 0, dropped: tail.length, cut: false }, what);
+      assert.equal(reader.repaired, { at: 0, dropped: tail.length, cut: false }, what);
       await reader.close();
       const ledger = await Ledger.open(home.path);
-      assert.equal(ledger.repair, { at: 0, dropped: tail.length, cut: true }, what);
+      assert.equal(ledger.repaired, { at: 0, dropped: tail.length, cut: true }, what);
       await ledger.close();
       assert.is(statSync(home.path).size, 0, what);
     });
@@ -235,18 +248,27 @@ test('a file with no newline that begins as a record\'s line does, NULs counting
 test('a codec that says nothing of how its lines begin: any bytes with no newline are taken for a cut-off line', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, 'hello');
-    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const codec: RecordCodec<string> = {
+      normalize: (v) => String(v),
+      encode: (v) => v,
+      decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString(),
+    };
     const log = await jsonlBackend(home.path, { codec }).open();
     assert.equal(log.repaired, { at: 0, dropped: 5, cut: true });
     await log.close();
   });
 });
 
-test('a line that does not parse stops the open with its number and serde\'s text; the file is left as it was', async () => {
+test("a line that does not parse stops the open with its number and serde's text; the file is left as it was", async () => {
   await withHome(async (home) => {
     // memoryd hands serde the line with its newline: an error at its end is on "line 2"
     await damaged(home, line(A) + '{"type":"sent"\n' + line(B), 2, 'EOF while parsing an object at line 2 column 0');
-    await damaged(home, '{"type":"nope"}\n' + line(A), 1, 'unknown variant `nope`, expected one of `decided`, `sent`, `failed` at line 1 column 14');
+    await damaged(
+      home,
+      '{"type":"nope"}\n' + line(A),
+      1,
+      'unknown variant `nope`, expected one of `decided`, `sent`, `failed` at line 1 column 14',
+    );
     await damaged(home, line(A) + '\n' + line(B), 2, 'EOF while parsing a value at line 2 column 0');
     await damaged(home, line(A) + line(B).replace('"why"', '"why":"x","why"'), 2, 'duplicate field `why`');
   });
@@ -258,11 +280,16 @@ test('damage is reported before a cut-off tail is cut: the file is left exactly 
   });
 });
 
-test('a line that breaks a rule stops the open with its number and the rule\'s text', async () => {
+test("a line that breaks a rule stops the open with its number and the rule's text", async () => {
   await withHome(async (home) => {
     await damaged(home, line(A) + line(B) + line(A), 3, 'turn 1 of session chat-1: decided already');
     await damaged(home, line(C) + line(A), 1, 'turn 1 of session chat-1: not waiting to be sent');
-    await damaged(home, line(A) + line(C) + line(failed(turn('chat-1', 1))), 3, 'turn 1 of session chat-1: not waiting to be sent');
+    await damaged(
+      home,
+      line(A) + line(C) + line(failed(turn('chat-1', 1))),
+      3,
+      'turn 1 of session chat-1: not waiting to be sent',
+    );
     await damaged(home, line(B) + line(sent(turn('chat-1', 2))), 2, 'turn 2 of session chat-1: not waiting to be sent');
   });
 });
@@ -295,7 +322,7 @@ test('the file is created by the first append, with mode 0600, whatever the umas
 
 test('the first append syncs the directory once, after creating the file', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     await log.append([B]);
@@ -311,7 +338,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
   await withHome(async (home) => {
     for (const content of ['', line(A)]) {
       writeFileSync(home.path, content);
-      const io = new FaultyIO();
+      const io = new InjectingIO();
       const log = await openLog(home.path, io);
       assert.is(io.count('syncDirectory'), 1, 'synced at open');
       await log.append([B]);
@@ -321,7 +348,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
       assert.is(io.count('syncDirectory'), 1, 'a reader syncs nothing');
       await reader.close();
     }
-    const failing = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    const failing = new InjectingIO().fail('syncDirectory', 1, 'EIO');
     await rejects(openLog(home.path, failing), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
     assert.equal(failing.open.size, 0, 'nothing held after a failed open');
   });
@@ -329,7 +356,7 @@ test('a writable open of a file that exists syncs its directory, in case its cre
 
 test('a file created by another writer after the open is adopted only with its directory synced', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     writeFileSync(home.path, ''); // made, empty, by someone else
     await log.append([A]);
@@ -382,24 +409,36 @@ test('a record whose texts alone are longer than a line may hold is refused with
     const ledger = await Ledger.open(home.path);
     // each control character is 6 bytes in the line: 12 million of them would make 72 MB
     const controls = decided(turn('long', 3), skip('\u0001'.repeat(12_000_000)));
-    await rejects(ledger.append(controls), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(72_000_034, false)}`);
+    await rejects(
+      ledger.append(controls),
+      'LEDGER_INVALID_RECORD',
+      `a ledger record could not be encoded: ${lineTooLong(72_000_034, false)}`,
+    );
     assert.is(ledger.size, 0);
     await ledger.close();
     assert.equal(readdirSync(home.dir), [], 'nothing was written');
   });
 });
 
-test('the bound is measured exactly, whatever a line\'s texts hold: escapes, quotes, ASCII, two-, three- and four-byte characters', () => {
+test("the bound is measured exactly, whatever a line's texts hold: escapes, quotes, ASCII, two-, three- and four-byte characters", () => {
   // 8 UTF-16 units, 20 bytes in a line: \u0001 (6), \b (2), \" (2), a (1), é (2), 中 (3), 😀 (4)
   const piece = '\u0001\b"aé中😀';
   const frame = Buffer.byteLength(encodeRecord(decided(turn('long', 1), skip(''))));
   const pieces = Math.floor((MAX_LINE_BYTES - frame) / 20);
-  const exactly = (extra: number): Record => decided(turn('long', 1), skip(piece.repeat(pieces) + 'a'.repeat(MAX_LINE_BYTES - frame - 20 * pieces + extra)));
+  const exactly = (extra: number): Record =>
+    decided(turn('long', 1), skip(piece.repeat(pieces) + 'a'.repeat(MAX_LINE_BYTES - frame - 20 * pieces + extra)));
   assert.is(Buffer.byteLength(encodeRecord(exactly(0))), MAX_LINE_BYTES, 'as long as a line may be: taken');
-  assert.throws(() => normalizeRecord(exactly(1)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`);
+  assert.throws(
+    () => normalizeRecord(exactly(1)),
+    (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 1)}`,
+  );
   // past the bound by its texts alone: their exact length is said (the time's 26 bytes, the session's 6, the why's)
   const texts = (n: number): Record => decided(turn('long', 1), skip(piece.repeat(n)));
-  assert.throws(() => normalizeRecord(texts(pieces + 1000)), (e: Error) => e.message === `a ledger record could not be encoded: ${lineTooLong(26 + 6 + 2 + 20 * (pieces + 1000), false)}`);
+  assert.throws(
+    () => normalizeRecord(texts(pieces + 1000)),
+    (e: Error) =>
+      e.message === `a ledger record could not be encoded: ${lineTooLong(26 + 6 + 2 + 20 * (pieces + 1000), false)}`,
+  );
   // every kind of record and action, with a text long enough to be measured, and well within the bound
   const text = 'a'.repeat(12 << 20);
   for (const record of [
@@ -418,13 +457,63 @@ test('the bound is measured exactly, whatever a line\'s texts hold: escapes, quo
 
 test('a codec that does not refuse long records: the log refuses the batch with the line too long, and writes nothing', async () => {
   await withHome(async (home) => {
-    const codec: RecordCodec<string> = { normalize: (v) => String(v), encode: (v) => v, decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString() };
+    const codec: RecordCodec<string> = {
+      normalize: (v) => String(v),
+      encode: (v) => v,
+      decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString(),
+    };
     const log = await jsonlBackend(home.path, { codec }).open();
-    await rejects(log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]), 'LEDGER_INVALID_RECORD', `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 2)}`);
+    await rejects(
+      log.append(['short', 'é'.repeat(MAX_LINE_BYTES / 2 + 1)]),
+      'LEDGER_INVALID_RECORD',
+      `a ledger record could not be encoded: ${lineTooLong(MAX_LINE_BYTES + 2)}`,
+    );
     assert.is(log.head, 0);
     await log.append(['short']);
     await log.close();
     assert.is(readFileSync(home.path, 'utf8'), 'short\n');
+  });
+});
+
+test('a codec whose encode does not check: its normalize refuses an invalid record, and the line is never written', async () => {
+  await withHome(async (home) => {
+    const encoded: string[] = [];
+    const codec: RecordCodec<string> = {
+      normalize: (v) => {
+        if (typeof v !== 'string' || v.includes('\n'))
+          throw new InvalidRecordError(`${JSON.stringify(v)} is not one line`);
+        return v;
+      },
+      encode: (v) => (encoded.push(v), v),
+      decode: (bytes, start, end) => Buffer.from(bytes.subarray(start, end - 1)).toString(),
+    };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await rejects(
+      log.append(['fine', 'two\nlines']),
+      'LEDGER_INVALID_RECORD',
+      'a ledger record could not be encoded: "two\\nlines" is not one line',
+    );
+    assert.equal(encoded, [], 'nothing was encoded');
+    await log.append(['fine']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), 'fine\n');
+  });
+});
+
+test("the records the log checked are encoded without a second check, by the codec's encodeChecked", async () => {
+  await withHome(async (home) => {
+    const calls: string[] = [];
+    const codec: RecordCodec<Record> = {
+      ...honchoCodec,
+      normalize: (v) => (calls.push('normalize'), honchoCodec.normalize(v)),
+      encode: (r) => (calls.push('encode'), honchoCodec.encode(r)),
+      encodeChecked: (r) => (calls.push('encodeChecked'), honchoCodec.encode(r)),
+    };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await log.append([A, B]);
+    assert.equal(calls, ['normalize', 'normalize', 'encodeChecked', 'encodeChecked']);
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
   });
 });
 
@@ -441,10 +530,10 @@ test('a torn tail longer than a line may hold is dropped, and cut by a writer', 
     const huge = 70 << 20;
     writeFileSync(home.path, Buffer.concat([Buffer.from(line(A)), Buffer.alloc(huge, 0x61)]));
     const reader = await Ledger.open(home.path, { readOnly: true });
-    assert.equal(reader.repair, { at: line(A).length, dropped: huge, cut: false });
+    assert.equal(reader.repaired, { at: line(A).length, dropped: huge, cut: false });
     await reader.close();
     const writer = await Ledger.open(home.path);
-    assert.equal(writer.repair, { at: line(A).length, dropped: huge, cut: true });
+    assert.equal(writer.repaired, { at: line(A).length, dropped: huge, cut: true });
     await writer.close();
     assert.is(readFileSync(home.path, 'utf8'), line(A));
   });
@@ -453,9 +542,17 @@ test('a torn tail longer than a line may hold is dropped, and cut by a writer', 
 const OPENER = fileURLToPath(new URL('./support/open-huge.js', import.meta.url));
 
 /** Opens `path` in a child process (`support/open-huge.ts`) and gives what it says. */
-function openInChild(path: string, mode: 'read-only' | 'writable'): { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number } {
+function openInChild(
+  path: string,
+  mode: 'read-only' | 'writable',
+): { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number } {
   const out = execFileSync(process.execPath, [OPENER, path, mode], { encoding: 'utf8' });
-  return JSON.parse(out) as { refused?: { code: string; message: string }; size?: number; repair?: unknown; peakGrowth: number };
+  return JSON.parse(out) as {
+    refused?: { code: string; message: string };
+    size?: number;
+    repair?: unknown;
+    peakGrowth: number;
+  };
 }
 
 /** A file of `head`, then a hole (zeros that take no space) up to `size`, then `after`. */
@@ -474,7 +571,14 @@ test('lines of 2 GiB and more (a sparse file): damage at their line, found in bo
     sparse(home.path, line(A), size, '\n');
     for (const mode of ['read-only', 'writable'] as const) {
       const said = openInChild(home.path, mode);
-      assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(size - line(A).length)}; see docs/runbook.md#honcho-ledger-damaged` }, mode);
+      assert.equal(
+        said.refused,
+        {
+          code: 'LEDGER_DAMAGED',
+          message: `${home.path}:2: ${overlong(size - line(A).length)}; see docs/runbook.md#honcho-ledger-damaged`,
+        },
+        mode,
+      );
       assert.ok(said.peakGrowth < BOUNDED, `${mode}: the open's peak memory grew ${said.peakGrowth} bytes`);
     }
     assert.is(statSync(home.path).size, size + 1);
@@ -510,7 +614,10 @@ test('a valid 600 MB line, too long for a JavaScript string, is damage at its li
     closeSync(fd);
     const length = before.length + 600 * block.length + after.length;
     const said = openInChild(home.path, 'read-only');
-    assert.equal(said.refused, { code: 'LEDGER_DAMAGED', message: `${home.path}:2: ${overlong(length)}; see docs/runbook.md#honcho-ledger-damaged` });
+    assert.equal(said.refused, {
+      code: 'LEDGER_DAMAGED',
+      message: `${home.path}:2: ${overlong(length)}; see docs/runbook.md#honcho-ledger-damaged`,
+    });
     assert.ok(said.peakGrowth < BOUNDED, `the open's peak memory grew ${said.peakGrowth} bytes`);
   });
 });
@@ -526,7 +633,7 @@ test('a missing directory is an I/O error naming the path, and it is never creat
   });
 });
 
-test('a failed write changes nothing: the ledger\'s path turned into a directory', async () => {
+test("a failed write changes nothing: the ledger's path turned into a directory", async () => {
   await withHome(async (home) => {
     const ledger = await Ledger.open(home.path);
     mkdirSync(home.path);
@@ -541,13 +648,20 @@ test('a failed write changes nothing: the ledger\'s path turned into a directory
 const notAFile = (path: string, what: string): string =>
   `${path}: is ${what}, not a regular file; a JSONL ledger is a regular file: name the ledger's file, or move this away`;
 
-test('a folder at the ledger\'s path is refused, not read as an empty ledger; nothing in it is touched', async () => {
+test("a folder at the ledger's path is refused, not read as an empty ledger; nothing in it is touched", async () => {
   await withHome(async (home) => {
     mkdirSync(home.path);
     writeFileSync(join(home.path, 'honcho.jsonl'), line(A));
     for (const readOnly of [true, false]) {
-      const e = await rejects(Ledger.open(home.path, { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(home.path, 'a directory'));
-      assert.is((e as Error & { report: string }).report, `${notAFile(home.path, 'a directory')}; see docs/runbook.md#ledger-not-a-file`);
+      const e = await rejects(
+        Ledger.open(home.path, { readOnly }),
+        'LEDGER_NOT_A_FILE',
+        notAFile(home.path, 'a directory'),
+      );
+      assert.is(
+        (e as Error & { report: string }).report,
+        `${notAFile(home.path, 'a directory')}; see docs/runbook.md#ledger-not-a-file`,
+      );
       assert.ok(RUNBOOK_TEXT.includes('\n## ledger-not-a-file\n'));
     }
     assert.equal(readdirSync(home.path), ['honcho.jsonl']);
@@ -567,8 +681,12 @@ test('a character device or a socket at the path is refused before it is opened'
         [socket, 'a socket'],
       ] as const) {
         for (const readOnly of [true, false]) {
-          const io = new FaultyIO();
-          await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+          const io = new InjectingIO();
+          await rejects(
+            Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }),
+            'LEDGER_NOT_A_FILE',
+            notAFile(path, what),
+          );
           assert.is(io.count('openRead') + io.count('openReadWrite'), 0, `${path}: opened`);
         }
       }
@@ -578,8 +696,8 @@ test('a character device or a socket at the path is refused before it is opened'
   });
 });
 
-/** A {@link FaultyIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
-class SwappedIO extends FaultyIO {
+/** A {@link InjectingIO} whose look at a path says a regular file is there, whatever is: as if it were swapped in after the look. */
+class SwappedIO extends InjectingIO {
   override statusOf(path: string): FileStatus {
     super.statusOf(path);
     return { kind: 'file', identity: 'the file that was there' };
@@ -598,7 +716,11 @@ test('a special file put at the path after the look is refused from the open des
       ['/dev/null', 'a character device', false],
     ] as const) {
       const io = new SwappedIO();
-      await rejects(Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }), 'LEDGER_NOT_A_FILE', notAFile(path, what));
+      await rejects(
+        Ledger.open(jsonlBackend(path, { codec: honchoCodec, io }), { readOnly }),
+        'LEDGER_NOT_A_FILE',
+        notAFile(path, what),
+      );
       assert.is(io.count(readOnly ? 'openRead' : 'openReadWrite'), 1);
       assert.equal(io.open.size, 0, 'the descriptor was closed');
     }
@@ -617,7 +739,7 @@ test('a symbolic link to a regular file is that file: read, locked, appended to,
     const io: FileIO = { ...nodeFileIO, syncDirectory: (path) => void synced.push(path) };
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     assert.is(ledger.size, 1);
-    assert.equal(synced, [elsewhere], 'the directory that holds the file, not the link\'s');
+    assert.equal(synced, [elsewhere], "the directory that holds the file, not the link's");
     await rejects(Ledger.open(real), 'LEDGER_LOCKED', /open for writing elsewhere/);
     await ledger.append(B);
     await ledger.close();
@@ -650,32 +772,42 @@ function pointsAt(e: Error, anchor: string): void {
   assert.ok(RUNBOOK_TEXT.includes(`\n## ${anchor}\n`), `the runbook has no entry ${anchor}`);
 }
 
-test('a read that fails points at the runbook\'s ledger-unreadable entry; a write that fails, at ledger-unwritable', async () => {
+test("a read that fails points at the runbook's ledger-unreadable entry; a write that fails, at ledger-unwritable", async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A));
-    const reading: [string, FaultyIO][] = [
-      ['open to read', new FaultyIO().fail('openRead', 1, 'EACCES')],
-      ['read', new FaultyIO().fail('read', 1, 'EIO')],
-      ['fstat', new FaultyIO().fail('size', 1, 'EIO')],
+    const reading: [string, InjectingIO][] = [
+      ['open to read', new InjectingIO().fail('openRead', 1, 'EACCES')],
+      ['read', new InjectingIO().fail('read', 1, 'EIO')],
+      ['fstat', new InjectingIO().fail('size', 1, 'EIO')],
     ];
     for (const [what, io] of reading) {
-      const e = await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }), { readOnly: true }), 'LEDGER_IO', new RegExp(`^${home.path}: `));
+      const e = await rejects(
+        Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }), { readOnly: true }),
+        'LEDGER_IO',
+        new RegExp(`^${home.path}: `),
+      );
       pointsAt(e, 'ledger-unreadable');
       assert.equal(io.open.size, 0, what);
     }
-    const opening = new FaultyIO().fail('openReadWrite', 1, 'EACCES');
-    pointsAt(await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: opening })), 'LEDGER_IO'), 'ledger-unwritable');
-    const writing = new FaultyIO();
+    const opening = new InjectingIO().fail('openReadWrite', 1, 'EACCES');
+    pointsAt(
+      await rejects(Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: opening })), 'LEDGER_IO'),
+      'ledger-unwritable',
+    );
+    const writing = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io: writing }));
     writing.fail('write', 1, 'ENOSPC');
-    pointsAt(await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`), 'ledger-unwritable');
+    pointsAt(
+      await rejects(ledger.append(B), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`),
+      'ledger-unwritable',
+    );
     await ledger.close();
   });
 });
 
 test('a failed write is cut back and the log goes on; nothing of it is believed', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.shortenWrites(1).fail('write', 2, 'ENOSPC');
@@ -691,7 +823,7 @@ test('a failed write is cut back and the log goes on; nothing of it is believed'
 
 test('a failed write is cut back and the cut synced before the append is rejected', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     const syncs = io.count('datasync');
@@ -707,7 +839,7 @@ test('a failed write is cut back and the cut synced before the append is rejecte
 
 test('a cut back that cannot be synced is a cut that failed: the log stops', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     io.shortenWrites(1).fail('write', 2, 'ENOSPC').fail('datasync', 1, 'EIO');
@@ -750,12 +882,18 @@ test('a reader whose file was cut or changed under it is told so, where it would
 
 test('a failed write that cannot be cut back stops the log until it is reopened', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.shortenWrites(1).fail('write', 2, 'EIO').fail('truncate', 1, 'EIO');
     await rejects(ledger.append(B), 'LEDGER_IO');
-    await rejects(ledger.append(C), 'LEDGER_STOPPED', new RegExp(`^${home.path}: an earlier write failed \\(${home.path}: i/o error \\(EIO\\)\\); every append is refused until the ledger is reopened$`));
+    await rejects(
+      ledger.append(C),
+      'LEDGER_STOPPED',
+      new RegExp(
+        `^${home.path}: an earlier write failed \\(${home.path}: i/o error \\(EIO\\)\\); every append is refused until the ledger is reopened$`,
+      ),
+    );
     await ledger.close();
     const again = await Ledger.open(home.path);
     assert.ok(again.repaired, 'the half line is a torn tail for the next open');
@@ -768,7 +906,7 @@ test('a failed write that cannot be cut back stops the log until it is reopened'
 
 test('a failed fdatasync is never retried into success: the log stops, and the lines are cut', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     await ledger.append(A);
     io.fail('datasync', 1, 'EIO');
@@ -788,7 +926,7 @@ test('a failed fdatasync is never retried into success: the log stops, and the l
 
 test('a failed sync of the directory after creating the file stops the log', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO().fail('syncDirectory', 1, 'EIO');
+    const io = new InjectingIO().fail('syncDirectory', 1, 'EIO');
     const log = await openLog(home.path, io);
     await rejects(log.append([A]), 'LEDGER_IO', `${home.dir}: i/o error (EIO)`);
     await rejects(log.append([A]), 'LEDGER_STOPPED');
@@ -800,7 +938,7 @@ test('a failed sync of the directory after creating the file stops the log', asy
 test('a torn tail that cannot be cut is an I/O error, and the open holds nothing', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A) + 'torn');
-    const io = new FaultyIO().fail('truncate', 1, 'EROFS');
+    const io = new InjectingIO().fail('truncate', 1, 'EROFS');
     await rejects(openLog(home.path, io), 'LEDGER_IO', `${home.path}: read-only file system (EROFS)`);
     assert.equal(io.open.size, 0);
     assert.is(readFileSync(home.path, 'utf8'), `${line(A)}torn`);
@@ -811,7 +949,7 @@ test('a torn tail that cannot be cut is an I/O error, and the open holds nothing
 
 test('a batch is written whole, with one write and one sync, or not at all', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     const batch = Array.from({ length: 50 }, (_, n) => decided(turn('batch', n)));
     assert.equal(await log.append(batch), { from: 0, head: 50 });
@@ -830,7 +968,11 @@ test('an append that expects another head is refused with a conflict, and writes
   await withHome(async (home) => {
     const log = await openLog(home.path);
     await log.append([A], { expectedHead: 0 });
-    await rejects(log.append([B], { expectedHead: 0 }), 'LEDGER_CONFLICT', `${home.path}: expected the log's head at 0, but it is at 1; read what was appended and try again`);
+    await rejects(
+      log.append([B], { expectedHead: 0 }),
+      'LEDGER_CONFLICT',
+      `${home.path}: expected the log's head at 0, but it is at 1; read what was appended and try again`,
+    );
     assert.is(log.head, 1);
     assert.equal(await log.append([B], { expectedHead: 1 }), { from: 1, head: 2 });
     await log.close();
@@ -840,7 +982,9 @@ test('an append that expects another head is refused with a conflict, and writes
 test('reading from a position gives the records from there, in order, across seek points', async () => {
   await withHome(async (home) => {
     const log = await openLog(home.path);
-    const records = Array.from({ length: 9000 }, (_, n) => decided(turn(`s${n % 13}`, n), n % 2 === 0 ? skip(`w${n}`) : undefined));
+    const records = Array.from({ length: 9000 }, (_, n) =>
+      decided(turn(`s${n % 13}`, n), n % 2 === 0 ? skip(`w${n}`) : undefined),
+    );
     for (let at = 0; at < records.length; at += 1000) await log.append(records.slice(at, at + 1000));
     await log.close();
     for (const chunkSize of [1 << 20, 300]) {
@@ -867,9 +1011,12 @@ test('reading a log that was appended to since it was opened', async () => {
     for await (const record of log.read(4000)) assert.equal(record, records[4000 + n++]);
     assert.is(n, 1000);
     await log.close();
-    await rejects((async () => {
-      for await (const _ of log.read()) void _;
-    })(), 'LEDGER_CLOSED');
+    await rejects(
+      (async () => {
+        for await (const _ of log.read()) void _;
+      })(),
+      'LEDGER_CLOSED',
+    );
   });
 });
 
@@ -888,8 +1035,14 @@ test('a resumed open reads only the lines after its point: damage before it is n
     writeFileSync(home.path, bytes);
     await rejects(openLog(home.path), 'LEDGER_DAMAGED', /:3: /);
     const seen: number[] = [];
-    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point, replay: (_, p) => void seen.push(p) });
-    assert.equal(seen, Array.from({ length: 10 }, (_, n) => 40 + n));
+    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({
+      resume: point,
+      replay: (_, p) => void seen.push(p),
+    });
+    assert.equal(
+      seen,
+      Array.from({ length: 10 }, (_, n) => 40 + n),
+    );
     assert.is(resumed.head, 50);
     await resumed.close();
   });
@@ -903,7 +1056,10 @@ test('a resumed open without a cursor finds its point by counting lines', async 
     await log.append([decided(turn('c', 30))]);
     await log.close();
     const seen: number[] = [];
-    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: { ...point, cursor: null }, replay: (_, p) => void seen.push(p) });
+    const resumed = await jsonlBackend(home.path, { codec: honchoCodec }).open({
+      resume: { ...point, cursor: null },
+      replay: (_, p) => void seen.push(p),
+    });
     assert.equal(seen, [30]);
     await resumed.close();
   });
@@ -921,7 +1077,11 @@ test('a resumed open still drops a torn tail, and reports damage after its point
     await resumed.close();
     appendFileSync(home.path, 'nonsense\n');
     const before = readFileSync(home.path);
-    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_DAMAGED', new RegExp(`^${home.path}:3: expected ident at line 1 column 2`));
+    await rejects(
+      jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }),
+      'LEDGER_DAMAGED',
+      new RegExp(`^${home.path}:3: expected ident at line 1 column 2`),
+    );
     assert.equal(readFileSync(home.path), before);
   });
 });
@@ -933,12 +1093,24 @@ test('a resumed open of a file cut shorter than its point fails and changes noth
     const point = await log.resumePoint();
     await log.close();
     writeFileSync(home.path, line(A) + line(B));
-    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /cannot resume at record 3/);
+    await rejects(
+      jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }),
+      'LEDGER_RESUME_MISMATCH',
+      /cannot resume at record 3/,
+    );
     writeFileSync(home.path, line(A) + line(B) + line(failed(turn('chat-1', 1))));
-    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /cannot resume at record 3: (no record ends there|the record before it is not the one it was)/);
+    await rejects(
+      jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }),
+      'LEDGER_RESUME_MISMATCH',
+      /cannot resume at record 3: (no record ends there|the record before it is not the one it was)/,
+    );
     const sameLength = line(C).replace('msg-a1', 'msg-b2');
     writeFileSync(home.path, line(A) + line(B) + sameLength);
-    await rejects(jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', /the record before it is not the one it was/);
+    await rejects(
+      jsonlBackend(home.path, { codec: honchoCodec }).open({ resume: point }),
+      'LEDGER_RESUME_MISMATCH',
+      /the record before it is not the one it was/,
+    );
     assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B) + sameLength);
   });
 });
@@ -947,7 +1119,11 @@ test('a second writer in the same process is refused at once, naming the ledger;
   await withHome(async (home) => {
     writeFileSync(home.path, line(A));
     const first = await Ledger.open(home.path);
-    await rejects(Ledger.open(home.path), 'LEDGER_LOCKED', `${home.path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`);
+    await rejects(
+      Ledger.open(home.path),
+      'LEDGER_LOCKED',
+      `${home.path}: the ledger is open for writing elsewhere (another process, or another open in this one); only one writer at a time`,
+    );
     const reader = await Ledger.open(home.path, { readOnly: true });
     await reader.close();
     await first.close();
@@ -1005,10 +1181,14 @@ const noLongerAtPath = (path: string, how: 'replaced' | 'removed'): string =>
 
 test('a writer whose file is replaced, removed or moved away stops before it acknowledges: the append is cut from the old file, and every later one refused', async () => {
   const edits: [string, 'replaced' | 'removed', (home: Home) => void][] = [
-    ['replaced, as sed -i does (a new file renamed over it)', 'replaced', (home) => {
-      writeFileSync(`${home.path}.sed`, line(B));
-      renameSync(`${home.path}.sed`, home.path);
-    }],
+    [
+      'replaced, as sed -i does (a new file renamed over it)',
+      'replaced',
+      (home) => {
+        writeFileSync(`${home.path}.sed`, line(B));
+        renameSync(`${home.path}.sed`, home.path);
+      },
+    ],
     ['removed', 'removed', (home) => rmSync(home.path)],
     ['moved away', 'removed', (home) => renameSync(home.path, `${home.path}.moved`)],
   ];
@@ -1023,12 +1203,20 @@ test('a writer whose file is replaced, removed or moved away stops before it ack
       const e = await rejects(ledger.append(C), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
       assert.is((e as Error & { runbook?: string }).runbook, 'ledger-replaced', what);
       assert.ok(RUNBOOK_TEXT.includes('\n## ledger-replaced\n'));
-      assert.is(readFileSync(held, 'utf8'), line(A), `${what}: the refused append was cut back from the file the writer holds`);
+      assert.is(
+        readFileSync(held, 'utf8'),
+        line(A),
+        `${what}: the refused append was cut back from the file the writer holds`,
+      );
       assert.not.ok(await ledger.isDecided(turn('chat-9', 9)));
       await rejects(ledger.append(decided(turn('chat-9', 9))), 'LEDGER_STOPPED', noLongerAtPath(home.path, how));
       assert.is(ledger.size, 1);
       await ledger.close();
-      assert.equal(existsSync(home.path) ? readFileSync(home.path) : null, after, `${what}: the file at the path was not touched`);
+      assert.equal(
+        existsSync(home.path) ? readFileSync(home.path) : null,
+        after,
+        `${what}: the file at the path was not touched`,
+      );
       if (how === 'replaced') {
         const reopened = await Ledger.open(home.path);
         assert.is(reopened.size, 1, 'a reopen reads the file at the path');
@@ -1061,7 +1249,7 @@ test('a writer whose file was re-linked under it: through a symbolic link pointe
 
 test('a look at the path that fails after an append is written: the append is cut back and the log stops, as after a failed sync', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await openLog(home.path, io);
     await log.append([A]);
     io.fail('statusOf', 1, 'EIO');

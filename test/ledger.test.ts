@@ -4,9 +4,19 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Counts, type Item, Ledger, type Record, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../lib/index.js';
-import { FaultyIO } from './support/faulty-io.js';
 import {
+  type Counts,
+  encodeRecord,
+  honchoCodec,
+  type Item,
+  isLedgerError,
+  jsonlBackend,
+  Ledger,
+  type Record,
+} from '../lib/index.js';
+import { InjectingIO } from './support/injecting-io.js';
+import {
+  collect,
   conclude,
   decided,
   edit,
@@ -19,13 +29,15 @@ import {
   turnTo,
   unconclude,
   withHome,
-  collect,
 } from './support/ledger.js';
 
 const lines = (path: string): string[] => readFileSync(path, 'utf8').split('\n').slice(0, -1);
 
 /** Opens a ledger in a fresh home, appends `records` one by one, and gives it to `body`. */
-async function withLedger(records: readonly Record[], body: (ledger: Ledger, path: string) => Promise<void> | void): Promise<void> {
+async function withLedger(
+  records: readonly Record[],
+  body: (ledger: Ledger, path: string) => Promise<void> | void,
+): Promise<void> {
   await withHome(async (home) => {
     const ledger = await Ledger.open(home.path);
     try {
@@ -62,8 +74,16 @@ test('a record that is not valid is refused and nothing is written', async () =>
   await withLedger([decided(turn('chat-1', 1))], async (ledger, path) => {
     const before = readFileSync(path);
     const bad = { ...decided(turn('chat-1', 2)), extra: true } as unknown as Record;
-    await refusedWith(ledger.append(bad), 'LEDGER_INVALID_RECORD', 'a ledger record could not be encoded: the record has an unknown field `extra` (expected `type`, `time`, `item`, `action`)');
-    await refusedWith(ledger.append(decided(turn('chat-1', 2), skip('\ud800'))), 'LEDGER_INVALID_RECORD', "a ledger record could not be encoded: the action's why has a lone surrogate, which UTF-8 cannot hold");
+    await refusedWith(
+      ledger.append(bad),
+      'LEDGER_INVALID_RECORD',
+      'a ledger record could not be encoded: the record has an unknown field `extra` (expected `type`, `time`, `item`, `action`)',
+    );
+    await refusedWith(
+      ledger.append(decided(turn('chat-1', 2), skip('\ud800'))),
+      'LEDGER_INVALID_RECORD',
+      "a ledger record could not be encoded: the action's why has a lone surrogate, which UTF-8 cannot hold",
+    );
     assert.equal(readFileSync(path), before);
     assert.not.ok(await ledger.isDecided(turn('chat-1', 2)));
   });
@@ -76,7 +96,15 @@ test('the outbox holds the waiting items, in the order of their decisions', asyn
   const d = turn('chat-1', 2);
   const e = edit('2026-09-28-0001', 1);
   await withLedger(
-    [decided(c), decided(a, skip()), decided(b, conclude('trusted', 'x')), decided(d), decided(e, fleet('f')), sent(d), failed(e, 500, 'http')],
+    [
+      decided(c),
+      decided(a, skip()),
+      decided(b, conclude('trusted', 'x')),
+      decided(d),
+      decided(e, fleet('f')),
+      sent(d),
+      failed(e, 500, 'http'),
+    ],
     async (ledger) => {
       assert.equal(await ledger.outbox(), [
         { item: c, action: turnTo() },
@@ -86,11 +114,19 @@ test('the outbox holds the waiting items, in the order of their decisions', asyn
   );
 });
 
-test('a second decision is refused with the spec\'s text, and nothing is written', async () => {
+test("a second decision is refused with the spec's text, and nothing is written", async () => {
   await withLedger([decided(turn('chat-1', 3)), decided(edit('2026-09-28-0001', 0), skip())], async (ledger, path) => {
     const before = readFileSync(path);
-    await refusedWith(ledger.append(decided(turn('chat-1', 3), skip())), 'LEDGER_ALREADY_DECIDED', 'turn 3 of session chat-1: decided already');
-    await refusedWith(ledger.append(decided(edit('2026-09-28-0001', 0))), 'LEDGER_ALREADY_DECIDED', 'part 0 of edit 2026-09-28-0001: decided already');
+    await refusedWith(
+      ledger.append(decided(turn('chat-1', 3), skip())),
+      'LEDGER_ALREADY_DECIDED',
+      'turn 3 of session chat-1: decided already',
+    );
+    await refusedWith(
+      ledger.append(decided(edit('2026-09-28-0001', 0))),
+      'LEDGER_ALREADY_DECIDED',
+      'part 0 of edit 2026-09-28-0001: decided already',
+    );
     assert.equal(readFileSync(path), before);
     assert.equal(await ledger.outbox(), [{ item: turn('chat-1', 3), action: turnTo() }]);
   });
@@ -101,18 +137,29 @@ test('sent or failed is refused before the decision, after an outcome, and for a
   const done = turn('chat-1', 2);
   const gaveUp = turn('chat-1', 3);
   const skipped = edit('2026-09-28-0001', 0);
-  await withLedger([decided(done), sent(done), decided(gaveUp), failed(gaveUp), decided(skipped, skip())], async (ledger, path) => {
-    const before = readFileSync(path);
-    for (const item of [undecided, done, gaveUp]) {
-      const name = `turn ${(item as { turn: number }).turn} of session chat-1: not waiting to be sent`;
-      await refusedWith(ledger.append(sent(item)), 'LEDGER_NOT_WAITING', name);
-      await refusedWith(ledger.append(failed(item)), 'LEDGER_NOT_WAITING', name);
-    }
-    await refusedWith(ledger.append(sent(skipped)), 'LEDGER_NOT_WAITING', 'part 0 of edit 2026-09-28-0001: not waiting to be sent');
-    await refusedWith(ledger.append(failed(skipped)), 'LEDGER_NOT_WAITING', 'part 0 of edit 2026-09-28-0001: not waiting to be sent');
-    assert.equal(readFileSync(path), before);
-    assert.equal(await ledger.counts(), { decided: 3, sent: 1, waiting: 0, failed: 1, skipped: 1 });
-  });
+  await withLedger(
+    [decided(done), sent(done), decided(gaveUp), failed(gaveUp), decided(skipped, skip())],
+    async (ledger, path) => {
+      const before = readFileSync(path);
+      for (const item of [undecided, done, gaveUp]) {
+        const name = `turn ${(item as { turn: number }).turn} of session chat-1: not waiting to be sent`;
+        await refusedWith(ledger.append(sent(item)), 'LEDGER_NOT_WAITING', name);
+        await refusedWith(ledger.append(failed(item)), 'LEDGER_NOT_WAITING', name);
+      }
+      await refusedWith(
+        ledger.append(sent(skipped)),
+        'LEDGER_NOT_WAITING',
+        'part 0 of edit 2026-09-28-0001: not waiting to be sent',
+      );
+      await refusedWith(
+        ledger.append(failed(skipped)),
+        'LEDGER_NOT_WAITING',
+        'part 0 of edit 2026-09-28-0001: not waiting to be sent',
+      );
+      assert.equal(readFileSync(path), before);
+      assert.equal(await ledger.counts(), { decided: 3, sent: 1, waiting: 0, failed: 1, skipped: 1 });
+    },
+  );
 });
 
 test('sentIds gives the ids of the sent record, and null for every other item', async () => {
@@ -120,11 +167,14 @@ test('sentIds gives the ids of the sent record, and null for every other item', 
   const w = turn('chat-1', 2);
   const f = turn('chat-1', 3);
   const k = turn('chat-1', 4);
-  await withLedger([decided(s), sent(s, ['msg-a1', 'msg-a2']), decided(w), decided(f), failed(f), decided(k, skip())], async (ledger) => {
-    assert.equal(await ledger.sentIds(s), ['msg-a1', 'msg-a2']);
-    assert.equal(await ledger.sentIds({ type: 'turn', turn: 1, session: 'chat-1' }), ['msg-a1', 'msg-a2']);
-    for (const item of [w, f, k, turn('chat-9', 1)]) assert.is(await ledger.sentIds(item), null);
-  });
+  await withLedger(
+    [decided(s), sent(s, ['msg-a1', 'msg-a2']), decided(w), decided(f), failed(f), decided(k, skip())],
+    async (ledger) => {
+      assert.equal(await ledger.sentIds(s), ['msg-a1', 'msg-a2']);
+      assert.equal(await ledger.sentIds({ type: 'turn', turn: 1, session: 'chat-1' }), ['msg-a1', 'msg-a2']);
+      for (const item of [w, f, k, turn('chat-9', 1)]) assert.is(await ledger.sentIds(item), null);
+    },
+  );
 });
 
 test('conclusion: the latest sent conclusion of its workspace and text that is not undone', async () => {
@@ -149,23 +199,47 @@ test('conclusion: the latest sent conclusion of its workspace and text that is n
     sent(noIds, []),
   ];
   await withLedger(records, async (ledger) => {
-    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'the latest sent, not the latest decided');
+    assert.equal(
+      await ledger.conclusion('trusted', 'coffee'),
+      { item: c1, id: 'id-1' },
+      'the latest sent, not the latest decided',
+    );
     assert.equal(await ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' });
     assert.is(await ledger.conclusion('fleet', 'coffee'), null);
     assert.is(await ledger.conclusion('trusted', 'tea'), null, 'decided but not sent');
     assert.is(await ledger.conclusion('trusted', 'milk'), null, 'a sent conclude without ids is ignored');
     await ledger.append(decided(u1, unconclude('trusted', 'coffee')));
-    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c1, id: 'id-1' }, 'an unconclude counts once sent');
+    assert.equal(
+      await ledger.conclusion('trusted', 'coffee'),
+      { item: c1, id: 'id-1' },
+      'an unconclude counts once sent',
+    );
     await ledger.append(sent(u1, ['u-1']));
-    assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c2, id: 'id-2' }, 'the undo took the top one off');
-    assert.equal(await ledger.conclusion('untrusted', 'coffee'), { item: other, id: 'id-o' }, 'another workspace is untouched');
+    assert.equal(
+      await ledger.conclusion('trusted', 'coffee'),
+      { item: c2, id: 'id-2' },
+      'the undo took the top one off',
+    );
+    assert.equal(
+      await ledger.conclusion('untrusted', 'coffee'),
+      { item: other, id: 'id-o' },
+      'another workspace is untouched',
+    );
     await ledger.append(sent(c3, ['id-3']));
     assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: c3, id: 'id-3' });
-    for (const [n, id] of [[1, 'u-2'], [2, 'u-3'], [3, 'u-4']] as const) {
+    for (const [n, id] of [
+      [1, 'u-2'],
+      [2, 'u-3'],
+      [3, 'u-4'],
+    ] as const) {
       await ledger.append(decided(edit('undo', n), unconclude('trusted', 'coffee')));
       await ledger.append(sent(edit('undo', n), [id]));
     }
-    assert.is(await ledger.conclusion('trusted', 'coffee'), null, 'every one undone, and an undo of an empty stack is harmless');
+    assert.is(
+      await ledger.conclusion('trusted', 'coffee'),
+      null,
+      'every one undone, and an undo of an empty stack is harmless',
+    );
     await ledger.append(decided(edit('again', 0), conclude('trusted', 'coffee')));
     await ledger.append(sent(edit('again', 0), ['id-9']));
     assert.equal(await ledger.conclusion('trusted', 'coffee'), { item: edit('again', 0), id: 'id-9' });
@@ -187,7 +261,10 @@ test('the counts add up: decided is the sum of sent, waiting, failed and skipped
 test('decisions gives every decided item with its action, in order, and isDecided counts a skip', async () => {
   const records = [decided(turn('a', 1), skip()), decided(edit('e', 0), retract('t')), decided(turn('a', 0))];
   await withLedger([...records, sent(edit('e', 0))], async (ledger) => {
-    assert.equal(await collect(ledger.decisions()), records.map((r) => ({ item: r.item, action: (r as { action: unknown }).action })));
+    assert.equal(
+      await collect(ledger.decisions()),
+      records.map((r) => ({ item: r.item, action: (r as { action: unknown }).action })),
+    );
     assert.ok(await ledger.isDecided(turn('a', 1)));
     assert.ok(await ledger.isDecided({ type: 'edit', part: 0, id: 'e' }));
     assert.not.ok(await ledger.isDecided(turn('a', 2)));
@@ -197,7 +274,12 @@ test('decisions gives every decided item with its action, in order, and isDecide
 
 test('the state holds its own copy: changing a record after append changes nothing', async () => {
   await withLedger([], async (ledger) => {
-    const record = { type: 'decided', time: '2026-09-28T10:00:00.000Z', item: { type: 'turn', session: 'chat-1', turn: 1 }, action: { type: 'turn', workspace: 'trusted', speaker: 'kyle' } };
+    const record = {
+      type: 'decided',
+      time: '2026-09-28T10:00:00.000Z',
+      item: { type: 'turn', session: 'chat-1', turn: 1 },
+      action: { type: 'turn', workspace: 'trusted', speaker: 'kyle' },
+    };
     await ledger.append(record as Record);
     record.item.turn = 2;
     record.action.speaker = 'mallory';
@@ -209,7 +291,13 @@ test('appends from many un-awaited callers are checked and written in call order
   await withLedger([], async (ledger, path) => {
     const calls: { record: Record; outcome: Promise<string> }[] = [];
     const call = (record: Record): void => {
-      calls.push({ record, outcome: ledger.append(record).then(() => 'ok', (e: Error) => e.message) });
+      calls.push({
+        record,
+        outcome: ledger.append(record).then(
+          () => 'ok',
+          (e: Error) => e.message,
+        ),
+      });
     };
     for (let n = 0; n < 300; n++) {
       const item = turn(`s${n % 7}`, n);
@@ -241,7 +329,7 @@ test('appends from many un-awaited callers are checked and written in call order
 
 test('appends made together share one write and one sync, a sent with its decided', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     const calls: Promise<unknown>[] = [];
     for (let n = 0; n < 100; n++) {
@@ -258,15 +346,23 @@ test('appends made together share one write and one sync, a sent with its decide
 
 test('a record refused only because of an earlier record of its batch waits for that batch', async () => {
   await withHome(async (home) => {
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
     io.fail('write', 1, 'ENOSPC');
     const first = ledger.append(decided(turn('w', 1)));
     const itsSend = ledger.append(sent(turn('w', 1)));
     const again = ledger.append(decided(turn('w', 1), skip()));
-    const outcome = (p: Promise<void>): Promise<string> => p.then(() => 'ok', (e: { code: string }) => e.code);
+    const outcome = (p: Promise<void>): Promise<string> =>
+      p.then(
+        () => 'ok',
+        (e: { code: string }) => e.code,
+      );
     // the first batch fails with its send; the second decision was not refused on its account
-    assert.equal(await Promise.all([outcome(first), outcome(itsSend), outcome(again)]), ['LEDGER_IO', 'LEDGER_IO', 'ok']);
+    assert.equal(await Promise.all([outcome(first), outcome(itsSend), outcome(again)]), [
+      'LEDGER_IO',
+      'LEDGER_IO',
+      'ok',
+    ]);
     assert.equal(await ledger.outbox(), []);
     assert.ok(await ledger.isDecided(turn('w', 1)));
     assert.equal(lines(home.path), [encodeRecord(decided(turn('w', 1), skip()))]);
@@ -309,7 +405,11 @@ test('a closed ledger refuses appends with its code', async () => {
 test('a read-only ledger refuses appends and takes no lock', async () => {
   await withLedger([decided(turn('a', 1))], async (ledger, path) => {
     const reader = await Ledger.open(path, { readOnly: true });
-    await refusedWith(reader.append(decided(turn('a', 2))), 'LEDGER_READ_ONLY', `${path}: the ledger was opened read-only; open it for writing to append`);
+    await refusedWith(
+      reader.append(decided(turn('a', 2))),
+      'LEDGER_READ_ONLY',
+      `${path}: the ledger was opened read-only; open it for writing to append`,
+    );
     await reader.close();
     await ledger.append(decided(turn('a', 2)));
     assert.is(lines(path).length, 2);

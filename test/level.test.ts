@@ -3,7 +3,7 @@
  * processes, damage, the folder, databases the caller made, and the Honcho ledger on top.
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -12,25 +12,53 @@ import { encode as cborEncode } from 'cbor-x';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { crc32c } from '../backends/level-files.js';
 import { levelBackend } from '../backends/level.js';
 import {
-  DamagedError,
-  ForeignFolderError,
-  LevelFolderDamagedError,
-  OldFormatError,
   copyLedger,
-  Ledger,
-  type Record,
+  DamagedError,
   decodeRecord,
   encodeRecord,
+  ForeignFolderError,
   honchoCodec,
   jsonlBackend,
+  Ledger,
+  LevelFolderDamagedError,
+  OldFormatError,
+  type Record,
 } from '../lib/index.js';
+import { crc32c } from '../lib/level-files.js';
+import { vectorBytes } from './conformance/records.js';
 import { FaultyLevel } from './support/faulty-level.js';
-import { VIEW, backendAt, bodyOf, cbor, dump, filesOf, flipBits, folderOf, hex, metaKey, putRecord, recordKey, tamper, write } from './support/level-db.js';
-import { all, collect, conclude, decided, edit, failed, rejects, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
-import { vectorBytes } from './support/vectors.js';
+import {
+  all,
+  collect,
+  conclude,
+  decided,
+  edit,
+  failed,
+  rejects,
+  sent,
+  skip,
+  turn,
+  unconclude,
+  withHome,
+} from './support/ledger.js';
+import {
+  backendAt,
+  bodyOf,
+  cbor,
+  dump,
+  filesOf,
+  flipBits,
+  folderOf,
+  hex,
+  metaKey,
+  putRecord,
+  recordKey,
+  tamper,
+  VIEW,
+  write,
+} from './support/level-db.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -60,7 +88,10 @@ test('records are CBOR under keys in log order, after the format marker, and rea
       entries.map(([key]) => key),
       [hex(metaKey()), ...records.map((_, n) => hex(recordKey(n)))],
     );
-    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 2 });
+    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), {
+      format: 'ledgerstore/level',
+      version: 2,
+    });
     entries.slice(1).forEach(([, value], n) => {
       const decoded: unknown = cbor.decode(bodyOf(value, n));
       assert.equal(decoded, records[n], `record ${n}`);
@@ -77,10 +108,15 @@ test('the canonical vectors round-trip through CBOR to their exact lines', async
     const folder = folderOf(home);
     const bytes = vectorBytes();
     const lines = bytes.toString('utf8').split('\n').slice(0, -1);
-    await write(folder, lines.map((line) => decodeRecord(Buffer.from(line, 'utf8'))));
+    await write(
+      folder,
+      lines.map((line) => decodeRecord(Buffer.from(line, 'utf8'))),
+    );
     const values = (await dump(folder)).slice(1).map(([, value], n) => bodyOf(value, n));
     assert.is(values.length, lines.length);
-    values.forEach((value, n) => assert.is(encodeRecord(honchoCodec.normalize(cbor.decode(value))), lines[n], `vector ${n + 1}`));
+    values.forEach((value, n) =>
+      assert.is(encodeRecord(honchoCodec.normalize(cbor.decode(value))), lines[n], `vector ${n + 1}`),
+    );
     const log = await backendAt(folder).open({ readOnly: true });
     assert.is((await all(log)).map((record) => `${encodeRecord(record)}\n`).join(''), bytes.toString('utf8'));
     await log.close();
@@ -115,7 +151,11 @@ test('a batch that fails to write leaves nothing, and the log refuses appends un
   assert.equal(await keys(), before);
   db.failBatch = null;
   // Whether a failed LevelDB write reached the disk is not known: no more appends on this open.
-  await rejects(log.append([C]), 'LEDGER_STOPPED', /^recorded: an earlier write failed \(recorded: EIO: i\/o error, write\)/);
+  await rejects(
+    log.append([C]),
+    'LEDGER_STOPPED',
+    /^recorded: an earlier write failed \(recorded: EIO: i\/o error, write\)/,
+  );
   await log.close();
   const again = await backend.open();
   assert.is(again.head, 2);
@@ -157,7 +197,9 @@ test('appends called before close are written; close waits for them', async () =
 // -- one writer -------------------------------------------------------------------------------
 
 /** Starts the holder in `mode` and gives it with its first line on stdout. */
-async function startHolder(args: string[]): Promise<{ child: ChildProcessByStdio<null, Readable, null>; exited: Promise<void>; lines: AsyncIterator<string> }> {
+async function startHolder(
+  args: string[],
+): Promise<{ child: ChildProcessByStdio<null, Readable, null>; exited: Promise<void>; lines: AsyncIterator<string> }> {
   const child = spawn(process.execPath, [HOLDER, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stdout.setEncoding('utf8');
@@ -219,7 +261,10 @@ test('a process killed while appending leaves whole batches', async () => {
     assert.is(log.head % size, 0, `head ${log.head} is not a whole number of batches`);
     const records = await all(log);
     assert.is(records.length, log.head);
-    assert.equal(records.at(-1), decided(edit(`batch-${log.head / size - 1}`, size - 1), skip('x'.repeat((size - 1) % 200))));
+    assert.equal(
+      records.at(-1),
+      decided(edit(`batch-${log.head / size - 1}`, size - 1), skip('x'.repeat((size - 1) % 200))),
+    );
     await log.close();
   });
 });
@@ -282,17 +327,36 @@ test('a record in any standard CBOR form another writer might use reads as the s
     // cbor-x does not read it), and the turn of A as a 64-bit integer: CBOR, if not the shortest
     const text = (s: string): string => {
       const bytes = Buffer.from(s, 'utf8');
-      return (bytes.length < 24 ? (0x60 + bytes.length).toString(16) : `78${bytes.length.toString(16).padStart(2, '0')}`) + bytes.toString('hex');
+      return (
+        (bytes.length < 24 ? (0x60 + bytes.length).toString(16) : `78${bytes.length.toString(16).padStart(2, '0')}`) +
+        bytes.toString('hex')
+      );
     };
     const wide =
       'bf' +
-      text('type') + text('decided') +
-      text('time') + text(WIDE.time) +
-      text('item') + 'a3' + text('type') + text('edit') + text('id') + text('2026-09-28-0001') + text('part') + '00' +
-      text('action') + 'a2' + text('type') + text('skip') + text('why') + text('café 中文 😀') +
+      text('type') +
+      text('decided') +
+      text('time') +
+      text(WIDE.time) +
+      text('item') +
+      'a3' +
+      text('type') +
+      text('edit') +
+      text('id') +
+      text('2026-09-28-0001') +
+      text('part') +
+      '00' +
+      text('action') +
+      'a2' +
+      text('type') +
+      text('skip') +
+      text('why') +
+      text('café 中文 😀') +
       'ff';
     await putRecord(folder, 1, Buffer.from(wide, 'hex'));
-    const longTurn = Buffer.from(cborEncode(A)).toString('hex').replace(text('turn') + '01', text('turn') + '1b0000000000000001');
+    const longTurn = Buffer.from(cborEncode(A))
+      .toString('hex')
+      .replace(text('turn') + '01', text('turn') + '1b0000000000000001');
     await putRecord(folder, 0, Buffer.from(longTurn, 'hex'));
     const log = await backendAt(folder).open({ readOnly: true });
     assert.equal((await all(log)).map(encodeRecord), [A, WIDE, B].map(encodeRecord));
@@ -327,13 +391,21 @@ test('a record deleted under an open log is damage when read', async () => {
   const log = await levelBackend(db, { codec: honchoCodec, name: 'mem' }).open();
   await log.append([A, B, C]);
   await db.del(recordKey(2), VIEW);
-  await rejects(all(log), 'LEDGER_DAMAGED', 'mem:3: record 3 is missing: the records end before the head, 3; see docs/runbook.md#honcho-ledger-damaged');
+  await rejects(
+    all(log),
+    'LEDGER_DAMAGED',
+    'mem:3: record 3 is missing: the records end before the head, 3; see docs/runbook.md#honcho-ledger-damaged',
+  );
   await db.del(recordKey(0), VIEW);
-  await rejects(all(log), 'LEDGER_DAMAGED', 'mem:1: record 1 is missing: the next record is 2; see docs/runbook.md#honcho-ledger-damaged');
+  await rejects(
+    all(log),
+    'LEDGER_DAMAGED',
+    'mem:1: record 1 is missing: the next record is 2; see docs/runbook.md#honcho-ledger-damaged',
+  );
   await log.close();
 });
 
-test('a key in the records\' space that is not a record\'s is damage', async () => {
+test("a key in the records' space that is not a record's is damage", async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B]);
@@ -348,13 +420,17 @@ test('a log of another format version, or records without the marker, is refused
     const folder = folderOf(home);
     await write(folder, [A]);
     await tamper(folder, (db) => db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 3 }), VIEW));
-    await damaged(folder, 0, 'the log is in version 3 of the format, which this ledgerstore does not read (it reads versions 1 and 2)');
+    await damaged(
+      folder,
+      0,
+      'the log is in version 3 of the format, which this ledgerstore does not read (it reads versions 1 and 2)',
+    );
     await tamper(folder, (db) => db.del(metaKey(), VIEW));
     await damaged(folder, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
   });
 });
 
-test('keys outside the log\'s spaces are left alone', async () => {
+test("keys outside the log's spaces are left alone", async () => {
   const db = new MemoryLevel();
   await db.put('!other!key', 'value');
   await db.sublevel('read-model').put('x', 'y');
@@ -390,7 +466,8 @@ test('a writable open creates the folder, but not its parent; a file in its plac
     assert.not.ok(existsSync(join(home.dir, 'missing')));
     const file = join(home.dir, 'a-file');
     writeFileSync(file, 'not a folder');
-    for (const readOnly of [false, true]) await rejects(backendAt(file).open({ readOnly }), 'LEDGER_IO', `${file}: not a directory (ENOTDIR)`);
+    for (const readOnly of [false, true])
+      await rejects(backendAt(file).open({ readOnly }), 'LEDGER_IO', `${file}: not a directory (ENOTDIR)`);
     const folder = folderOf(home);
     const log = await backendAt(folder).open();
     assert.is(log.head, 0);
@@ -424,7 +501,9 @@ async function appendBatches(folder: string, n: number, size: number, first = 0)
   const log = await backendAt(folder).open();
   const records: Record[] = [];
   for (let b = first; b < first + n; b++) {
-    const batch = Array.from({ length: size }, (_, part) => decided(edit(`batch-${b}`, part), skip(`why ${b}.${part}`)));
+    const batch = Array.from({ length: size }, (_, part) =>
+      decided(edit(`batch-${b}`, part), skip(`why ${b}.${part}`)),
+    );
     await log.append(batch);
     records.push(...batch);
   }
@@ -438,7 +517,10 @@ async function refusedAsDamaged(folder: string, message: string | RegExp): Promi
   for (const readOnly of [false, true]) {
     const e = await rejects(Ledger.open(backendAt(folder), { readOnly }), 'LEDGER_DAMAGED', message);
     assert.instance(e, LevelFolderDamagedError);
-    assert.ok(e.message.endsWith('; the folder was left as it is; see docs/runbook.md#level-folder-damaged'), e.message);
+    assert.ok(
+      e.message.endsWith('; the folder was left as it is; see docs/runbook.md#level-folder-damaged'),
+      e.message,
+    );
   }
   assert.equal(filesOf(folder), before, 'the folder was changed');
 }
@@ -449,7 +531,12 @@ test('a folder that lost its CURRENT is refused as damage and left exactly as it
     const records = [...(await appendBatches(folder, 3, 500)), ...(await appendBatches(folder, 3, 500, 3))];
     const current = readFileSync(join(folder, 'CURRENT'));
     rmSync(join(folder, 'CURRENT'));
-    await refusedAsDamaged(folder, new RegExp(`^${folder}/CURRENT: the folder holds LevelDB files \(.+\) but no CURRENT, which names the database's manifest: it was deleted or never written;`));
+    await refusedAsDamaged(
+      folder,
+      new RegExp(
+        `^${folder}/CURRENT: the folder holds LevelDB files \\(.+\\) but no CURRENT, which names the database's manifest: it was deleted or never written;`,
+      ),
+    );
     writeFileSync(join(folder, 'CURRENT'), current);
     const log = await backendAt(folder).open({ readOnly: true });
     assert.equal(await all(log), records);
@@ -457,7 +544,7 @@ test('a folder that lost its CURRENT is refused as damage and left exactly as it
   });
 });
 
-test('a folder with files that are not LevelDB\'s is refused, not taken over: nothing renamed, nothing deleted', async () => {
+test("a folder with files that are not LevelDB's is refused, not taken over: nothing renamed, nothing deleted", async () => {
   await withHome(async (home) => {
     // memoryd's memory/ folder, with files that happen to have LevelDB's names among its own
     writeFileSync(home.path, `${encodeRecord(A)}\n`);
@@ -467,7 +554,12 @@ test('a folder with files that are not LevelDB\'s is refused, not taken over: no
     for (const readOnly of [false, true]) {
       const e = await rejects(backendAt(home.dir).open({ readOnly }), 'LEDGER_BAD_TARGET');
       assert.instance(e, ForeignFolderError);
-      assert.match(e.message, new RegExp(`^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); .*nothing was changed; see docs/runbook.md#level-folder-damaged$`));
+      assert.match(
+        e.message,
+        new RegExp(
+          `^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); .*nothing was changed; see docs/runbook.md#level-folder-damaged$`,
+        ),
+      );
     }
     assert.equal(filesOf(home.dir), before);
   });
@@ -505,7 +597,11 @@ test('one changed byte in a value is damage at its record, not a different recor
   // "nothing new" becomes "nothing nex": still CBOR, still a record
   value[value.indexOf('nothing new') + 10] = 0x78;
   await db.put(recordKey(1), value, VIEW);
-  await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /^mem:2: the value does not match its checksum: its bytes were changed/);
+  await rejects(
+    backend.open({ readOnly: true }),
+    'LEDGER_DAMAGED',
+    /^mem:2: the value does not match its checksum: its bytes were changed/,
+  );
   // a value moved under another key is damage too: its checksum covers its key
   await db.put(recordKey(1), (await db.get(recordKey(0), VIEW)) as Uint8Array, VIEW);
   await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /^mem:2: the value does not match its checksum/);
@@ -521,7 +617,12 @@ test('a byte changed in a table is refused as damage naming the table, before Le
     const bytes = readFileSync(join(folder, table));
     flipBits(bytes, Math.floor(bytes.length / 3), 0x01);
     writeFileSync(join(folder, table), bytes);
-    await refusedAsDamaged(folder, new RegExp(`^${folder}/${table}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum;`));
+    await refusedAsDamaged(
+      folder,
+      new RegExp(
+        `^${folder}/${table}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum;`,
+      ),
+    );
   });
 });
 
@@ -533,7 +634,12 @@ test('a byte flipped in the write-ahead log, which would drop the acknowledged b
     const bytes = readFileSync(join(folder, wal));
     flipBits(bytes, bytes.indexOf('why 4.3'), 0x01);
     writeFileSync(join(folder, wal), bytes);
-    await refusedAsDamaged(folder, new RegExp(`^${folder}/${wal}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ \\(a record whose checksum does not match\\) with writes after them, which LevelDB would drop;`));
+    await refusedAsDamaged(
+      folder,
+      new RegExp(
+        `^${folder}/${wal}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ \\(a record whose checksum does not match\\) with writes after them, which LevelDB would drop;`,
+      ),
+    );
   });
 });
 
@@ -546,9 +652,16 @@ test('acknowledged records lost at the end are refused once a writer closed the 
     // the last batch reads as one a crash cut short: only the marker's head says it was acknowledged
     flipBits(bytes, bytes.lastIndexOf('why 19.3'), 0x01);
     writeFileSync(join(folder, wal), bytes);
-    await rejects(Ledger.open(backendAt(folder), { readOnly: true }), 'LEDGER_DAMAGED', `${folder}: acknowledged records are missing: the log held 200 records when a writer last closed it, and it holds 190; the folder was left as it is; see docs/runbook.md#level-folder-damaged`);
+    await rejects(
+      Ledger.open(backendAt(folder), { readOnly: true }),
+      'LEDGER_DAMAGED',
+      `${folder}: acknowledged records are missing: the log held 200 records when a writer last closed it, and it holds 190; the folder was left as it is; see docs/runbook.md#level-folder-damaged`,
+    );
     rmSync(join(folder, wal));
-    await refusedAsDamaged(folder, `${folder}/${wal}: the write-ahead log ${wal} that the manifest names is missing: the writes in it since the last table are lost; the folder was left as it is; see docs/runbook.md#level-folder-damaged`);
+    await refusedAsDamaged(
+      folder,
+      `${folder}/${wal}: the write-ahead log ${wal} that the manifest names is missing: the writes in it since the last table are lost; the folder was left as it is; see docs/runbook.md#level-folder-damaged`,
+    );
   });
 });
 
@@ -559,7 +672,8 @@ test('a read-only open changes nothing in the folder: no file written, renamed o
     await appendBatches(folder, 1, 2000, 2);
     await appendBatches(folder, 5, 10, 10); // in the write-ahead log, which LevelDB's open would fold into a table
     const before = filesOf(folder);
-    const snapshots = (): string[] => readdirSync(tmpdir()).filter((name) => name.startsWith(`ledgerstore-snapshot-${process.pid}-`));
+    const snapshots = (): string[] =>
+      readdirSync(tmpdir()).filter((name) => name.startsWith(`ledgerstore-snapshot-${process.pid}-`));
     const ledger = await Ledger.open(backendAt(folder), { readOnly: true });
     assert.is(ledger.size, 4050);
     assert.is(snapshots().length, 1, 'the copy it reads');
@@ -574,29 +688,44 @@ test('a log of version 1 (no checksums) is read, refused for appends with the wa
   await withHome(async (home) => {
     const folder = folderOf(home);
     // as ledgerstore 0.1 wrote it: no marker file, a version 1 marker, values without checksums
-    await tamper(folder, async (db) => {
-      await db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 1 }), VIEW);
-      for (const [n, record] of [A, B, C].entries()) await db.put(recordKey(n), cborEncode(record), VIEW);
-    }, true);
+    await tamper(
+      folder,
+      async (db) => {
+        await db.put(metaKey(), cborEncode({ format: 'ledgerstore/level', version: 1 }), VIEW);
+        for (const [n, record] of [A, B, C].entries()) await db.put(recordKey(n), cborEncode(record), VIEW);
+      },
+      true,
+    );
     const reader = await backendAt(folder).open({ readOnly: true });
     assert.equal(await all(reader), [A, B, C]);
     await reader.close();
     const before = filesOf(folder);
     const e = await rejects(backendAt(folder).open(), 'LEDGER_OLD_FORMAT');
     assert.instance(e, OldFormatError);
-    assert.match(e.message, new RegExp(`^${folder}: the LevelDB ledger is in version 1 of the format, which this ledgerstore reads but does not append to \\(it writes version 2\\); copy it to a new folder \\(ledgerstore copy level:${folder} level:<new folder>\\)`));
+    assert.match(
+      e.message,
+      new RegExp(
+        `^${folder}: the LevelDB ledger is in version 1 of the format, which this ledgerstore reads but does not append to \\(it writes version 2\\); copy it to a new folder \\(ledgerstore copy level:${folder} level:<new folder>\\)`,
+      ),
+    );
     assert.equal(filesOf(folder), before);
     const copy = join(home.dir, 'copy.level');
     await copyLedger(backendAt(folder), backendAt(copy));
     const entries = await dump(copy);
-    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), { format: 'ledgerstore/level', version: 2 });
-    assert.equal(entries.slice(1).map(([, value], n) => cbor.decode(bodyOf(value, n))), [A, B, C]);
+    assert.equal(cbor.decode(Buffer.from((entries[0] as [string, string])[1], 'hex')), {
+      format: 'ledgerstore/level',
+      version: 2,
+    });
+    assert.equal(
+      entries.slice(1).map(([, value], n) => cbor.decode(bodyOf(value, n))),
+      [A, B, C],
+    );
   });
 });
 
 // -- LevelDB's own files ------------------------------------------------------------------------
 
-test('CRC-32C gives LevelDB\'s own test vectors', () => {
+test("CRC-32C gives LevelDB's own test vectors", () => {
   assert.is(crc32c(Buffer.from('123456789')), 0xe3069283);
   assert.is(crc32c(Buffer.alloc(32)), 0x8a9136aa);
   assert.is(crc32c(Buffer.alloc(32, 0xff)), 0x62a8ab43);
@@ -610,7 +739,13 @@ test('CRC-32C gives LevelDB\'s own test vectors', () => {
 test('a memory-level database: one writer per database, readers beside it, reopened as the same log, never closed by the log', async () => {
   const db = new MemoryLevel();
   const backend = levelBackend(db, { codec: honchoCodec, name: 'mem' });
-  assert.equal(backend.capabilities, { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true });
+  assert.equal(backend.capabilities, {
+    durable: false,
+    files: false,
+    severalWriters: false,
+    readsWhileWriting: true,
+    atomicBatches: true,
+  });
   const writer = await backend.open();
   await writer.append([A]);
   await rejects(backend.open(), 'LEDGER_LOCKED', /^mem: the ledger is open for writing elsewhere/);
@@ -648,11 +783,20 @@ test('a database its owner closes under an open log refuses appends and reads; t
 });
 
 test('a database that stores text only is refused when the backend is made', () => {
-  assert.throws(() => levelBackend(new MemoryLevel({ storeEncoding: 'utf8' }), { codec: honchoCodec }), /stores text only/);
+  assert.throws(
+    () => levelBackend(new MemoryLevel({ storeEncoding: 'utf8' }), { codec: honchoCodec }),
+    /stores text only/,
+  );
 });
 
 test('the capabilities say what the backend can do', () => {
-  assert.equal(backendAt('x').capabilities, { durable: true, files: true, severalWriters: false, readsWhileWriting: false, atomicBatches: true });
+  assert.equal(backendAt('x').capabilities, {
+    durable: true,
+    files: true,
+    severalWriters: false,
+    readsWhileWriting: false,
+    atomicBatches: true,
+  });
   assert.is(backendAt('x').name, 'x');
   assert.is(levelBackend('x', { codec: honchoCodec, name: 'named' }).name, 'named');
 });

@@ -4,11 +4,11 @@
  * imports, the runbook its errors point at, the license, and the sources its source maps name.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Consumer, ROOT, TSC, consumer } from './support/packed.js';
+import { type Consumer, consumer, ROOT, TSC } from './support/packed.js';
 
 const USE = `import { Ledger, isLedgerError, type Counts } from 'ledgerstore';
 import { memoryBackend } from 'ledgerstore/backends/memory';
@@ -33,29 +33,48 @@ const LINE =
 /** What every install must give: the bin, the types, the shipped files. */
 function checkInstalled(project: Consumer): void {
   const installed = join(project.dir, 'node_modules', 'ledgerstore');
-  for (const file of ['LICENSE', 'README.md', 'docs/runbook.md', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/lib/cli.js']) {
+  for (const file of [
+    'LICENSE',
+    'README.md',
+    'docs/runbook.md',
+    'dist/lib/index.js',
+    'dist/lib/index.d.ts',
+    'dist/lib/cli.js',
+  ]) {
     assert.ok(existsSync(join(installed, file)), `the package has ${file}`);
   }
   // every source map names a source that ships beside it
-  const maps = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js.map'));
+  const maps = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+    f.endsWith('.js.map'),
+  );
   assert.ok(maps.length > 10, `source maps: ${maps.length}`);
   for (const map of maps) {
     const { sources } = JSON.parse(readFileSync(join(installed, 'dist', map), 'utf8')) as { sources: string[] };
-    for (const source of sources) assert.ok(existsSync(join(installed, 'dist', map, '..', source)), `${map} names ${source}, which ships`);
+    for (const source of sources)
+      assert.ok(existsSync(join(installed, 'dist', map, '..', source)), `${map} names ${source}, which ships`);
   }
 
   // the bin, on a ledger of the user's
   writeFileSync(join(project.dir, 'honcho.jsonl'), LINE);
   const bin = join(project.dir, 'node_modules', '.bin', 'ledgerstore');
-  assert.is(project.run(bin, ['counts', 'honcho.jsonl', '--json']).trim(), '{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}');
+  assert.is(
+    project.run(bin, ['counts', 'honcho.jsonl', '--json']).trim(),
+    '{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}',
+  );
 
   // a user's strict TypeScript against the package's types, then run
   writeFileSync(join(project.dir, 'use.ts'), USE);
   project.run(TSC, ['-p', '.']);
-  assert.is(project.run('node', ['out/use.js']), 'turn 3 of session chat-1: decided already\n{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}\n');
+  assert.is(
+    project.run('node', ['out/use.js']),
+    'turn 3 of session chat-1: decided already\n{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}\n',
+  );
 
   // a type error in the user's code is caught against the package's types
-  writeFileSync(join(project.dir, 'wrong.ts'), "import { Ledger } from 'ledgerstore';\nexport const n: number = Ledger.open;\n");
+  writeFileSync(
+    join(project.dir, 'wrong.ts'),
+    "import { Ledger } from 'ledgerstore';\nexport const n: number = Ledger.open;\n",
+  );
   let refused = '';
   try {
     project.run(TSC, ['-p', '.', '--noEmit']);
@@ -64,6 +83,52 @@ function checkInstalled(project: Consumer): void {
   }
   assert.match(refused, /wrong\.ts/);
 }
+
+/**
+ * A backend of the user's own, in their project's folder, on the package's log base (an array of
+ * the codec's lines), and its whole conformance run: one `suite(...)` call, with node:test.
+ */
+const THEIR_BACKEND = `import { test } from 'node:test';
+import { type LogBackend, type LogCapabilities, type OpenOptions, type Position, type Record, type ResumePoint, StoredLog, honchoCodec } from 'ledgerstore';
+import { suite } from 'ledgerstore/conformance';
+
+const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+
+class ArrayLog extends StoredLog<Record> {
+  private constructor(private readonly lines: string[], readOnly: boolean) {
+    super({ name: 'array:', capabilities: CAPABILITIES, codec: honchoCodec, readOnly, writerKey: lines });
+  }
+  static open(lines: string[], options: OpenOptions<Record>): Promise<ArrayLog> {
+    return new ArrayLog(lines, options.readOnly ?? false).start(options);
+  }
+  private records(from: Position, to: Position): Record[][] {
+    return [this.lines.slice(from, to).map((line) => honchoCodec.decode(Buffer.from(line), 0, Buffer.byteLength(line)))];
+  }
+  protected _entries(from: Position): Record[][] {
+    return this.records(from, this.lines.length);
+  }
+  protected _storedBefore({ position }: ResumePoint): string | undefined {
+    return this.lines[position - 1];
+  }
+  protected _storedLast(): string | undefined {
+    return this.lines[this.head - 1];
+  }
+  protected _append(records: readonly Record[]): void {
+    for (const record of records) this.lines.push(honchoCodec.encode(record));
+  }
+  protected _read(from: Position): Record[][] {
+    return this.records(from, this.head);
+  }
+  protected _close(): void {}
+}
+
+function arrayBackend(): LogBackend<Record> {
+  const lines: string[] = [];
+  return { name: 'array:', capabilities: CAPABILITIES, open: (options = {}) => ArrayLog.open(lines, options) };
+}
+
+suite({ test, name: 'array', factory: () => ({ backend: arrayBackend(), cleanup: () => {} }) });
+`;
 
 const pack = suite('package');
 
@@ -76,12 +141,33 @@ pack('npm pack: a project that installs the tarball gets the bin, the types and 
   }
 });
 
+pack(
+  'a backend in another project runs the whole conformance suite with one suite(...) call, shipped as ledgerstore/conformance',
+  () => {
+    const project = consumer('pack');
+    try {
+      writeFileSync(join(project.dir, 'theirs.ts'), THEIR_BACKEND);
+      project.run(TSC, ['-p', '.']);
+      const report = project.run('node', ['--test', '--test-reporter=tap', 'out/theirs.js']);
+      const passed = Number(/^# pass (\d+)$/m.exec(report)?.[1]);
+      assert.match(report, /^# fail 0$/m);
+      assert.ok(passed >= 25, `${passed} tests passed`);
+      assert.match(report, /^ok \d+ - array: the guards refuse in one order/m);
+    } finally {
+      project.remove();
+    }
+  },
+);
+
 pack('a git URL: npm builds the package with prepare, and it works as the tarball does', () => {
   // HEAD of this checkout, as `npm install git+https://...` would fetch it
   const head = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
   const project = consumer(`git+file://${ROOT.replace(/\/$/, '')}#${head}`);
   try {
-    assert.ok(existsSync(join(project.dir, 'node_modules', 'ledgerstore', 'dist', 'lib', 'cli.js')), 'prepare built dist/');
+    assert.ok(
+      existsSync(join(project.dir, 'node_modules', 'ledgerstore', 'dist', 'lib', 'cli.js')),
+      'prepare built dist/',
+    );
     checkInstalled(project);
   } finally {
     project.remove();

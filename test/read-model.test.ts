@@ -2,29 +2,29 @@
  * The LevelDB read model: it answers as a replay in memory does, opens reading only what was
  * appended since its checkpoint, and is rebuilt whenever it cannot be trusted.
  */
-import { readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { ReadModel } from '../lib/honcho/read-model/read-model.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import {
+  answerDigests,
+  backendFor,
+  differences,
+  encodeRecord,
+  IndexDamagedError,
   type Item,
+  isLedgerError,
   Ledger,
   type LedgerOptions,
   type LogBackend,
   type Record,
   type Workspace,
-  IndexDamagedError,
-  answerDigests,
-  backendFor,
-  differences,
-  encodeRecord,
-  isLedgerError,
 } from '../lib/index.js';
-import { ReadModel } from '../lib/honcho/read-model.js';
 import { markerText, rowValue, sealedRow, withIndexDb } from './support/index-db.js';
+import { collect, decided, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 import { filesOf, flipBits } from './support/level-db.js';
-import { type Home, collect, decided, failed, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 
 /** Every answer a ledger gives about `records`' items and conclusions, and its outbox page by page. */
 async function answers(ledger: Ledger, records: readonly Record[]): Promise<unknown> {
@@ -36,7 +36,9 @@ async function answers(ledger: Ledger, records: readonly Record[]): Promise<unkn
     pages.push(page.decisions);
   }
   const conclusions = new Map<string, [Workspace, string]>();
-  for (const r of records) if (r.type === 'decided' && 'workspace' in r.action && 'text' in r.action) conclusions.set(`${r.action.workspace}\n${r.action.text}`, [r.action.workspace, r.action.text]);
+  for (const r of records)
+    if (r.type === 'decided' && 'workspace' in r.action && 'text' in r.action)
+      conclusions.set(`${r.action.workspace}\n${r.action.text}`, [r.action.workspace, r.action.text]);
   return {
     size: ledger.size,
     counts: await ledger.counts(),
@@ -79,7 +81,12 @@ function counting(target: string): { backend: LogBackend<Record>; replays: numbe
   };
 }
 
-async function withIndexed<T>(target: LogBackend<Record> | string, index: string, body: (ledger: Ledger, notices: string[]) => Promise<T>, options: LedgerOptions = {}): Promise<T> {
+async function withIndexed<T>(
+  target: LogBackend<Record> | string,
+  index: string,
+  body: (ledger: Ledger, notices: string[]) => Promise<T>,
+  options: LedgerOptions = {},
+): Promise<T> {
   const notices: string[] = [];
   const ledger = await Ledger.open(target, { ...options, index, onNotice: (m) => notices.push(m) });
   try {
@@ -121,9 +128,16 @@ test('a warm open reads only what was appended since the checkpoint', async () =
     for (const record of generated.slice(2000, 2500)) await plain.append(record);
     await plain.close();
     await withIndexed(backend, index, async (ledger, notices) => {
-      assert.equal(replays, Array.from({ length: 500 }, (_, n) => 2000 + n), 'exactly the 500 new records');
+      assert.equal(
+        replays,
+        Array.from({ length: 500 }, (_, n) => 2000 + n),
+        'exactly the 500 new records',
+      );
       assert.equal(notices, []);
-      assert.equal(await answers(ledger, generated.slice(0, 2500)), await replayed(home.path, generated.slice(0, 2500)));
+      assert.equal(
+        await answers(ledger, generated.slice(0, 2500)),
+        await replayed(home.path, generated.slice(0, 2500)),
+      );
     });
   });
 });
@@ -136,11 +150,17 @@ test('a deleted read model is built again from the log, and says so', async () =
     await plain.close();
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.equal(notices, [`${index}: built the index of ${home.path} (1500 records)`]);
-      assert.equal(await answers(ledger, generated.slice(0, 1500)), await replayed(home.path, generated.slice(0, 1500)));
+      assert.equal(
+        await answers(ledger, generated.slice(0, 1500)),
+        await replayed(home.path, generated.slice(0, 1500)),
+      );
     });
     rmSync(index, { recursive: true });
     await withIndexed(home.path, index, async (ledger) => {
-      assert.equal(await answers(ledger, generated.slice(0, 1500)), await replayed(home.path, generated.slice(0, 1500)));
+      assert.equal(
+        await answers(ledger, generated.slice(0, 1500)),
+        await replayed(home.path, generated.slice(0, 1500)),
+      );
     });
   });
 });
@@ -153,10 +173,16 @@ test('a log shorter than the checkpoint, or changed under it, makes a rebuild, s
     });
     const bytes = readFileSync(home.path);
     const kept = generated.slice(0, 900);
-    truncateSync(home.path, kept.map((r) => Buffer.byteLength(`${encodeRecord(r)}\n`)).reduce((a, b) => a + b, 0));
+    truncateSync(
+      home.path,
+      kept.map((r) => Buffer.byteLength(`${encodeRecord(r)}\n`)).reduce((a, b) => a + b, 0),
+    );
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.is(notices.length, 1);
-      assert.match(notices[0] as string, new RegExp(`^${index}: rebuilding the index from ${home.path}: ${home.path}: cannot resume at record 1000: `));
+      assert.match(
+        notices[0] as string,
+        new RegExp(`^${index}: rebuilding the index from ${home.path}: ${home.path}: cannot resume at record 1000: `),
+      );
       assert.equal(await answers(ledger, kept), await replayed(home.path, kept));
     });
     // the same length, another record before the checkpoint: not the log it indexed
@@ -187,7 +213,9 @@ test('a read model of another schema version is rebuilt', async () => {
       await meta.put(Buffer.from('checkpoint'), sealedRow('meta', Buffer.from('checkpoint'), old));
     });
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 2`]);
+      assert.equal(notices, [
+        `${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 2`,
+      ]);
       assert.equal(await answers(ledger, generated.slice(0, 300)), await replayed(home.path, generated.slice(0, 300)));
     });
   });
@@ -244,13 +272,16 @@ async function rulesHold(ledger: Ledger, records: readonly Record[], target: str
       await ledger.append(again);
       assert.unreachable(`accepted a record that breaks the rules: ${encodeRecord(again)}`);
     } catch (e) {
-      assert.ok(isLedgerError(e, record.type === 'decided' ? 'LEDGER_ALREADY_DECIDED' : 'LEDGER_NOT_WAITING'), String(e));
+      assert.ok(
+        isLedgerError(e, record.type === 'decided' ? 'LEDGER_ALREADY_DECIDED' : 'LEDGER_NOT_WAITING'),
+        String(e),
+      );
     }
   }
   assert.equal(await answers(ledger, records), await replayed(target, records));
 }
 
-test('a folder with other files (the ledger\'s own) is refused as a read model, not taken over', async () => {
+test("a folder with other files (the ledger's own) is refused as a read model, not taken over", async () => {
   await withHome(async (home) => {
     const plain = await Ledger.open(home.path);
     await plain.append(decided(turn('r', 1)));
@@ -259,12 +290,15 @@ test('a folder with other files (the ledger\'s own) is refused as a read model, 
     writeFileSync(join(home.dir, '000005.log'), 'not a write-ahead log');
     const before = filesOf(home.dir);
     const e = await rejects(Ledger.open(home.path, { index: home.dir }), 'LEDGER_BAD_TARGET');
-    assert.match(e.message, new RegExp(`^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); `));
+    assert.match(
+      e.message,
+      new RegExp(`^${home.dir}: it holds files that are not a LevelDB database's \\(honcho\\.jsonl\\); `),
+    );
     assert.equal(filesOf(home.dir), before);
   });
 });
 
-test('a LevelDB ledger\'s folder is refused as a read model, and a read model\'s as a ledger, each with that reason', async () => {
+test("a LevelDB ledger's folder is refused as a read model, and a read model's as a ledger, each with that reason", async () => {
   await withHome(async (home) => {
     const log = join(home.dir, 'honcho.level');
     const index = join(home.dir, 'index');
@@ -272,9 +306,17 @@ test('a LevelDB ledger\'s folder is refused as a read model, and a read model\'s
     await ledger.append(decided(turn('r', 1)));
     await ledger.close();
     const [logFiles, indexFiles] = [filesOf(log), filesOf(index)];
-    await rejects(Ledger.open(home.path, { index: log }), 'LEDGER_BAD_TARGET', new RegExp(`^${log}: it holds a LevelDB ledger \\(a log\\), not a read model \\(an index\\); `));
+    await rejects(
+      Ledger.open(home.path, { index: log }),
+      'LEDGER_BAD_TARGET',
+      new RegExp(`^${log}: it holds a LevelDB ledger \\(a log\\), not a read model \\(an index\\); `),
+    );
     for (const readOnly of [false, true]) {
-      await rejects(Ledger.open(`level:${index}`, { readOnly }), 'LEDGER_BAD_TARGET', new RegExp(`^${index}: it holds a read model \\(an index\\), not a LevelDB ledger \\(a log\\); `));
+      await rejects(
+        Ledger.open(`level:${index}`, { readOnly }),
+        'LEDGER_BAD_TARGET',
+        new RegExp(`^${index}: it holds a read model \\(an index\\), not a LevelDB ledger \\(a log\\); `),
+      );
     }
     assert.equal([filesOf(log), filesOf(index)], [logFiles, indexFiles]);
   });
@@ -287,22 +329,35 @@ test('a read model that lost its CURRENT is discarded and built again, with a no
     rmSync(join(index, 'CURRENT'));
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.equal(notices.length, 1);
-      assert.match(notices[0] as string, new RegExp(`^${index}: rebuilding the index from ${home.path}: the folder holds LevelDB files \\(.+\\) but no CURRENT, .*; it was discarded$`));
+      assert.match(
+        notices[0] as string,
+        new RegExp(
+          `^${index}: rebuilding the index from ${home.path}: the folder holds LevelDB files \\(.+\\) but no CURRENT, .*; it was discarded$`,
+        ),
+      );
       await rulesHold(ledger, records, home.path);
     });
   });
 });
 
-test('a byte flipped in the read model\'s write-ahead log, with its later batches kept, is a rebuild, not missing rows', async () => {
+test("a byte flipped in the read model's write-ahead log, with its later batches kept, is a rebuild, not missing rows", async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const records = await tableAndLog(home, index);
-    const wal = readdirSync(index).filter((name) => name.endsWith('.log')).sort().at(-1) as string;
+    const wal = readdirSync(index)
+      .filter((name) => name.endsWith('.log'))
+      .sort()
+      .at(-1) as string;
     const bytes = readFileSync(join(index, wal));
     flipBits(bytes, 1000, 0x10); // in the first block: LevelDB would drop the rest of it and keep the checkpoint after
     writeFileSync(join(index, wal), bytes);
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.match(notices.join('\n'), new RegExp(`rebuilding the index from ${home.path}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ .*; it was discarded$`));
+      assert.match(
+        notices.join('\n'),
+        new RegExp(
+          `rebuilding the index from ${home.path}: the write-ahead log ${wal} has bytes that do not read at byte \\d+ .*; it was discarded$`,
+        ),
+      );
       await rulesHold(ledger, records, home.path);
     });
   });
@@ -320,7 +375,12 @@ test('a state byte changed in a table of the read model is a rebuild: its blocks
     flipBits(bytes, at + 1, 0x73 ^ 0x77);
     writeFileSync(join(index, table), bytes);
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.match(notices.join('\n'), new RegExp(`rebuilding the index from ${home.path}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum; it was discarded$`));
+      assert.match(
+        notices.join('\n'),
+        new RegExp(
+          `rebuilding the index from ${home.path}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum; it was discarded$`,
+        ),
+      );
       await rulesHold(ledger, records, home.path);
     });
   });
@@ -346,12 +406,19 @@ test('a row that does not match its checksum stops the ledger at the append that
       await items.put(key, changed);
     });
     await withIndexed(home.path, index, async (ledger) => {
-      const e = await rejects(ledger.append(sent(item, ['msg-2'])), 'LEDGER_STOPPED', new RegExp(`^${index}: the read model is damaged \\(a row of !items! does not match its checksum`));
+      const e = await rejects(
+        ledger.append(sent(item, ['msg-2'])),
+        'LEDGER_STOPPED',
+        new RegExp(`^${index}: the read model is damaged \\(a row of !items! does not match its checksum`),
+      );
       assert.instance(e, IndexDamagedError);
       await rejects(ledger.append(decided(turn('r', 2))), 'LEDGER_STOPPED');
     });
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.match(notices.join('\n'), /rebuilding the index .*: a row of !items! does not match its checksum .*; it was discarded$/);
+      assert.match(
+        notices.join('\n'),
+        /rebuilding the index .*: a row of !items! does not match its checksum .*; it was discarded$/,
+      );
       await rulesHold(ledger, [decided(item), sent(item)], home.path);
     });
   });
@@ -367,10 +434,16 @@ test('counts that do not add up to the checkpoint are a rebuild', async () => {
     await withIndexDb(index, async (_, sublevel) => {
       const meta = sublevel('meta');
       const totals = rowValue((await meta.get(Buffer.from('totals'))) as Uint8Array) as number[];
-      await meta.put(Buffer.from('totals'), sealedRow('meta', Buffer.from('totals'), [(totals[0] as number) - 1, ...totals.slice(1)]));
+      await meta.put(
+        Buffer.from('totals'),
+        sealedRow('meta', Buffer.from('totals'), [(totals[0] as number) - 1, ...totals.slice(1)]),
+      );
     });
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.match(notices.join('\n'), /rebuilding the index .*: its counts \(\d+ decided, \d+ sent, \d+ failed\) do not add up to its checkpoint's 500 records$/);
+      assert.match(
+        notices.join('\n'),
+        /rebuilding the index .*: its counts \(\d+ decided, \d+ sent, \d+ failed\) do not add up to its checkpoint's 500 records$/,
+      );
       await rulesHold(ledger, records, home.path);
     });
   });
@@ -383,16 +456,21 @@ test('a rebuild stopped before it finished is never trusted: the next open disca
     // as `index rebuild` leaves it when killed after marking the folder and deleting a manifest
     const model = await ReadModel.open(index);
     await model.close();
-    writeFileSync(join(index, 'LEDGERSTORE'), markerText({ format: 'ledgerstore/read-model', schema: 2, discard: 'a rebuild from the log did not finish' }));
+    writeFileSync(
+      join(index, 'LEDGERSTORE'),
+      markerText({ format: 'ledgerstore/read-model', schema: 2, discard: 'a rebuild from the log did not finish' }),
+    );
     rmSync(join(index, readFileSync(join(index, 'CURRENT'), 'utf8').trim()));
     await withIndexed(home.path, index, async (ledger, notices) => {
-      assert.equal(notices, [`${index}: rebuilding the index from ${home.path}: a rebuild from the log did not finish; it was discarded`]);
+      assert.equal(notices, [
+        `${index}: rebuilding the index from ${home.path}: a rebuild from the log did not finish; it was discarded`,
+      ]);
       await rulesHold(ledger, records, home.path);
     });
   });
 });
 
-test('verify\'s digests compare every item\'s state: a row whose state alone differs from the replay\'s is told', async () => {
+test("verify's digests compare every item's state: a row whose state alone differs from the replay's is told", async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const item = turn('r', 1);
@@ -422,7 +500,11 @@ test('rules are checked against the read model, on append and at catch-up', asyn
     await withIndexed(home.path, index, async (ledger) => {
       await ledger.append(decided(turn('r', 1)));
       await ledger.append(decided(turn('r', 2), skip()));
-      const refused = async (record: Record): Promise<string> => ledger.append(record).then(() => 'ok', (e: { code: string }) => e.code);
+      const refused = async (record: Record): Promise<string> =>
+        ledger.append(record).then(
+          () => 'ok',
+          (e: { code: string }) => e.code,
+        );
       assert.is(await refused(decided(turn('r', 1))), 'LEDGER_ALREADY_DECIDED');
       assert.is(await refused(sent(turn('r', 2))), 'LEDGER_NOT_WAITING');
       assert.is(await refused(sent(turn('r', 3))), 'LEDGER_NOT_WAITING');
@@ -466,7 +548,10 @@ test('when the read model cannot take in what the log made durable, appends stop
     assert.is(readFileSync(home.path, 'utf8').split('\n').length - 1, 2);
     await withIndexed(home.path, index, async (ledger) => {
       assert.ok(await ledger.isDecided(turn('s', 2)), 'caught up from the log');
-      assert.equal(await answers(ledger, [decided(turn('s', 1)), decided(turn('s', 2))]), await replayed(home.path, [decided(turn('s', 1)), decided(turn('s', 2))]));
+      assert.equal(
+        await answers(ledger, [decided(turn('s', 1)), decided(turn('s', 2))]),
+        await replayed(home.path, [decided(turn('s', 1)), decided(turn('s', 2))]),
+      );
       await ledger.append(decided(turn('s', 3)));
     });
   });
@@ -510,7 +595,11 @@ test('random appends, reopens and crashes between the log and the read model: it
       await ledger.close();
       if (mode === 2) rmSync(index, { recursive: true });
       await withIndexed(home.path, index, async (indexed) => {
-        assert.equal(await answers(indexed, generated.slice(0, next)), await replayed(home.path, generated.slice(0, next)), `round ${round}, mode ${mode}`);
+        assert.equal(
+          await answers(indexed, generated.slice(0, next)),
+          await replayed(home.path, generated.slice(0, next)),
+          `round ${round}, mode ${mode}`,
+        );
       });
     }
   });
@@ -573,8 +662,15 @@ test('a follower gets every record appended before close, those close was still 
       await ledger.close();
       await Promise.all(appends);
       await following;
-      assert.is(seen.length, 3000, `the follower${index === undefined ? '' : ' (with a read model)'} saw ${seen.length} of 3000`);
-      assert.equal(seen, Array.from({ length: 3000 }, (_, n) => start + n));
+      assert.is(
+        seen.length,
+        3000,
+        `the follower${index === undefined ? '' : ' (with a read model)'} saw ${seen.length} of 3000`,
+      );
+      assert.equal(
+        seen,
+        Array.from({ length: 3000 }, (_, n) => start + n),
+      );
     }
   });
 });
@@ -590,8 +686,14 @@ test('a read model whose write fails: every queued append settles, and close rel
     }
     const db = (ledger as unknown as { state: { store: { db: { batch(): Batch } } } }).state.store.db;
     const batch = db.batch.bind(db);
-    db.batch = () => Object.assign(batch(), { write: () => Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })) });
-    const outcomes = await Promise.allSettled(Array.from({ length: 1500 }, (_, n) => ledger.append(decided(turn('e', n + 1)))));
+    db.batch = () =>
+      Object.assign(batch(), {
+        write: () =>
+          Promise.reject(Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })),
+      });
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 1500 }, (_, n) => ledger.append(decided(turn('e', n + 1)))),
+    );
     const rejected = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     assert.ok(rejected.length > 0, 'the read model failed: appends after that are refused');
     for (const { reason } of rejected) {

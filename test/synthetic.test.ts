@@ -6,18 +6,18 @@ import { readFileSync, statSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeJsonlWhole } from '../backends/jsonl-write-whole.js';
-import { type WorkloadOptions, syntheticLines, workload } from '../lib/honcho/synthetic.js';
+import { syntheticLines, type WorkloadOptions, workload } from '../lib/honcho/synthetic.js';
 import {
   type Action,
   type Conclusion,
-  Ledger,
-  type Record,
-  type Workspace,
   decodeRecordText,
   encodeRecord,
   isSessionId,
   isTime,
   itemKey,
+  Ledger,
+  type Record,
+  type Workspace,
 } from '../lib/index.js';
 import { withHome } from './support/ledger.js';
 
@@ -28,7 +28,11 @@ function lines(options: WorkloadOptions): string[] {
 }
 
 /** Writes a ledger of `records` records into a fresh home and hands its path and lines over. */
-async function withLedger<T>(records: number, seed: number, body: (file: string, lines: string[]) => Promise<T>): Promise<T> {
+async function withLedger<T>(
+  records: number,
+  seed: number,
+  body: (file: string, lines: string[]) => Promise<T>,
+): Promise<T> {
   return withHome(async (home) => {
     const written = await writeJsonlWhole(home.path, syntheticLines({ records, seed }));
     const text = readFileSync(home.path, 'utf8');
@@ -82,7 +86,7 @@ test('a generated ledger opens under the rules and its counts add up', async () 
     const ledger = await Ledger.open(file, { readOnly: true });
     try {
       assert.is(ledger.size, RECORDS);
-      assert.is(ledger.repaired, false);
+      assert.is(ledger.repaired, null);
       const counts = await ledger.counts();
       const records = written.map((line) => decodeRecordText(line));
       const of = (type: Record['type']): number => records.filter((r) => r.type === type).length;
@@ -93,7 +97,10 @@ test('a generated ledger opens under the rules and its counts add up', async () 
       assert.is((await ledger.outbox()).length, counts.waiting);
       // A realistic outbox: something is still waiting, but most of the work was done.
       assert.ok(counts.waiting > 0, 'the outbox is not empty');
-      assert.ok(counts.waiting < counts.decided / 10, `the outbox (${counts.waiting}) is a small part of ${counts.decided}`);
+      assert.ok(
+        counts.waiting < counts.decided / 10,
+        `the outbox (${counts.waiting}) is a small part of ${counts.decided}`,
+      );
       assert.ok(counts.sent > counts.decided / 2, 'most items were sent');
       assert.ok(counts.failed > 0 && counts.skipped > 0);
     } finally {
@@ -135,7 +142,11 @@ test("the ledger has memoryd's shape", () => {
         lastTurn.set(record.item.session, record.item.turn);
       } else {
         assert.match(record.item.id, /^\d{4}-\d{2}-\d{2}-\d{4,}$/);
-        assert.is(record.item.part, (lastPart.get(record.item.id) ?? -1) + 1, `parts of ${record.item.id} from 0, in order`);
+        assert.is(
+          record.item.part,
+          (lastPart.get(record.item.id) ?? -1) + 1,
+          `parts of ${record.item.id} from 0, in order`,
+        );
         lastPart.set(record.item.id, record.item.part);
       }
       if (record.action.type === 'turn') assert.ok(record.action.speaker.length > 0);
@@ -168,7 +179,7 @@ test('strings hold non-ASCII text and every escape JSON needs', () => {
   assert.ok(/[àâçéèêëîïôûùüÿñæœ]/u.test(text), 'accented Latin');
   assert.ok(/\p{Script=Han}/u.test(text), 'Chinese');
   assert.ok(/\p{Extended_Pictographic}/u.test(text), 'emoji (surrogate pairs in UTF-16)');
-  for (const escape of ['\\"', '\\\\', '\\n', '\\t']) assert.ok(text.includes(escape), `the escape ${escape}`);
+  for (const sequence of ['\\"', '\\\\', '\\n', '\\t']) assert.ok(text.includes(sequence), `the escape ${sequence}`);
 });
 
 test('conclusions are made and undone: conclusion() answers as a replay of the sends does', async () => {

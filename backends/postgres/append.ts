@@ -31,7 +31,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerIoError } from '../../lib/errors.js';
 import type { Position } from '../../lib/log.js';
-import { type Connector, type Session, described, isStatementError, plainly, serverFailure } from './connection.js';
+import { type Connector, described, isStatementError, plainly, type Session, serverFailure } from './connection.js';
 import { identifier, positionOf } from './schema.js';
 import type { PostgresPlace } from './uri.js';
 
@@ -79,12 +79,19 @@ export class Writer {
     const s = identifier(this.place.schema);
     let row: AnswerRow | undefined;
     try {
-      ({ rows: [row] } = await session.query<AnswerRow>(`SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`, [this.place.log, expected, batch, lines], { name: 'ledgerstore-append' }));
+      ({
+        rows: [row],
+      } = await session.query<AnswerRow>(
+        `SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`,
+        [this.place.log, expected, batch, lines],
+        { name: 'ledgerstore-append' },
+      ));
     } catch (e) {
       if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
       return this.resolve(session, batch, e);
     }
-    if (row === undefined) throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
+    if (row === undefined)
+      throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
     return { ok: row.ok, from: positionOf(this.place.name, row.from), head: positionOf(this.place.name, row.head) };
   }
 
@@ -119,7 +126,10 @@ export class Writer {
       if (found === null) {
         throw new LedgerIoError(
           this.place.name,
-          described(`the connection was lost during an append (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`, failure),
+          described(
+            `the connection was lost during an append (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`,
+            failure,
+          ),
         );
       }
       if (found !== undefined) return found;
@@ -153,15 +163,25 @@ async function fence(fresh: Session, old: Session, deadline: number): Promise<vo
   const there = 'FROM pg_stat_activity WHERE pid = $1 AND backend_start = $2::timestamptz';
   await fresh.query(`SELECT pg_terminate_backend(pid) ${there}`, [old.pid, old.started]);
   for (;;) {
-    const { rows: [row] } = await fresh.query<{ n: string }>(`SELECT count(*) AS n ${there}`, [old.pid, old.started]);
+    const {
+      rows: [row],
+    } = await fresh.query<{ n: string }>(`SELECT count(*) AS n ${there}`, [old.pid, old.started]);
     if (row?.n === '0') return;
-    if (Date.now() >= deadline) throw new Error(`the old session (pid ${old.pid}) is still there after it was told to end`);
+    if (Date.now() >= deadline)
+      throw new Error(`the old session (pid ${old.pid}) is still there after it was told to end`);
     await sleep(10);
   }
 }
 
 /** The batch's place if it was written, else `null`. */
 async function lookUp(fresh: Session, place: PostgresPlace, batch: string): Promise<Answer | null> {
-  const { rows: [row] } = await fresh.query<{ from: string; head: string }>(`SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`, [place.log, batch]);
-  return row === undefined ? null : { ok: true, from: positionOf(place.name, row.from), head: positionOf(place.name, row.head) };
+  const {
+    rows: [row],
+  } = await fresh.query<{ from: string; head: string }>(
+    `SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`,
+    [place.log, batch],
+  );
+  return row === undefined
+    ? null
+    : { ok: true, from: positionOf(place.name, row.from), head: positionOf(place.name, row.head) };
 }

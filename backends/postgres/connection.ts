@@ -44,11 +44,19 @@ export interface StatementOptions {
 
 /** What a client and a pool both do: run one statement. */
 export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[], options?: StatementOptions): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values?: unknown[],
+    options?: StatementOptions,
+  ): Promise<pg.QueryResult<R>>;
 }
 
 /** node-postgres's form of a statement. */
-const statement = (text: string, values: unknown[] | undefined, options: StatementOptions | undefined): pg.QueryConfig => ({ text, values: values ?? [], ...options });
+const statement = (
+  text: string,
+  values: unknown[] | undefined,
+  options: StatementOptions | undefined,
+): pg.QueryConfig => ({ text, values: values ?? [], ...options });
 
 /** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
 export type SessionRole = 'append' | 'read' | 'listen';
@@ -223,7 +231,8 @@ const ADVICE: { readonly [state: string]: string } = {
   '53300': 'the server has no connection left; raise max_connections or close other clients',
   '57P03': 'the server is starting or stopping; try again when it is up',
   '42501': 'the role lacks a privilege it needs (see docs/postgres.md, "Roles")',
-  '25006': 'the server accepts only reads (a standby, or default_transaction_read_only); open the ledger read-only or connect to the primary',
+  '25006':
+    'the server accepts only reads (a standby, or default_transaction_read_only); open the ledger read-only or connect to the primary',
   '55P03': 'another session held the log longer than lock_timeout; nothing was written, try again',
   '57014': 'the statement ran longer than statement_timeout or was cancelled; nothing was written',
 };
@@ -233,11 +242,15 @@ export function plainly(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const { code } = error as { code?: unknown };
   const state = sqlState(error);
-  if (state !== undefined) return `${error.message} (SQLSTATE ${state})${ADVICE[state] === undefined ? '' : `; ${ADVICE[state]}`}`;
-  if (code === 'ECONNREFUSED' || code === 'ENOENT') return `no server answers there (${String(code)}); check that PostgreSQL runs and that the URI's host and port name it`;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name does not resolve (${String(code)}); check the URI's host`;
+  if (state !== undefined)
+    return `${error.message} (SQLSTATE ${state})${ADVICE[state] === undefined ? '' : `; ${ADVICE[state]}`}`;
+  if (code === 'ECONNREFUSED' || code === 'ENOENT')
+    return `no server answers there (${String(code)}); check that PostgreSQL runs and that the URI's host and port name it`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `the host name does not resolve (${String(code)}); check the URI's host`;
   if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return `${error.message} (${code})`;
-  if (/timeout/i.test(error.message)) return `${error.message}: no answer from the server in time; check that it runs and is reachable`;
+  if (/timeout/i.test(error.message))
+    return `${error.message}: no answer from the server in time; check that it runs and is reachable`;
   return error.message;
 }
 

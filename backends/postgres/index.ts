@@ -29,21 +29,31 @@
  *
  * @module
  */
-import { ClosedError, ConflictError, DamagedError, type LedgerError, ReadOnlyError, ResumeMismatchError, StoppedError, asDamage } from '../../lib/errors.js';
-import { fingerprintOf } from '../../lib/fingerprint.js';
-import type { AppendOptions, Appended, EventLog, LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../../lib/log.js';
-import { UnknownOutcome, Writer } from './append.js';
-import { Connector, type ReadPool, connectFailure, serverFailure } from './connection.js';
+import { ConflictError } from '../../lib/errors.js';
+import {
+  type Appended,
+  checkedEncoder,
+  type EventLog,
+  type LogBackend,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type ResumePoint,
+} from '../../lib/log.js';
+import { StoredLog } from '../../lib/log-base.js';
+import { type Answer, UnknownOutcome, Writer } from './append.js';
+import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
 import { type Unwatch, watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
 
-export { DEFAULT_LOG, DEFAULT_SCHEMA, type PostgresServer, isPostgresUri } from './uri.js';
+export type { Unwatch } from './notify.js';
 export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 export type { Timeouts } from './timeouts.js';
-export type { Unwatch } from './notify.js';
+export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';
 
 /**
  * What the PostgreSQL backend can do: the contract's capabilities, and `watches`, the addition
@@ -53,7 +63,14 @@ export interface PostgresCapabilities extends LogCapabilities {
   readonly watches: true;
 }
 
-const CAPABILITIES: PostgresCapabilities = { durable: true, files: false, severalWriters: true, readsWhileWriting: true, atomicBatches: true, watches: true };
+const CAPABILITIES: PostgresCapabilities = {
+  durable: true,
+  files: false,
+  severalWriters: true,
+  readsWhileWriting: true,
+  atomicBatches: true,
+  watches: true,
+};
 
 /** How to make a PostgreSQL backend. */
 export interface PostgresOptions<R> {
@@ -94,145 +111,105 @@ export function postgresBackend<R>(target: string | PostgresServer, options: Pos
   };
 }
 
-class PgLog<R> implements PostgresLog<R> {
-  readonly capabilities = CAPABILITIES;
-  readonly repaired = null;
-  readonly name: string;
-  private closed = false;
-  private stopped: LedgerError | null = null;
-  /** The last append in call order, settled: the next one starts after it. */
-  private tail: Promise<unknown> = Promise.resolve();
+class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
+  declare readonly capabilities: PostgresCapabilities;
+  private readonly connector: Connector;
+  private pool: ReadPool | null = null;
+  /** `null` for a read-only log. */
+  private writer: Writer | null = null;
+  /** The database's head when the log opened: what the read-through reads. */
+  private opened: Position = 0;
   /** The line this log last appended, at `head - 1` (for the resume point's fingerprint). */
   private lastLine: string | null = null;
   private readonly watches = new Set<Unwatch>();
+  private readonly encode: (record: R) => string;
 
   private constructor(
     private readonly place: PostgresPlace,
     private readonly codec: RecordCodec<R>,
-    private readonly connector: Connector,
-    private readonly pool: ReadPool,
-    /** `null` for a read-only log. */
-    private readonly writer: Writer | null,
-    private count: Position,
+    timeouts: Timeouts,
+    readOnly: boolean,
   ) {
-    this.name = place.name;
+    // several writers: the server's lock on the log's row keeps them apart, not this process
+    super({ name: place.name, capabilities: CAPABILITIES, codec, readOnly, writerKey: null });
+    this.connector = new Connector(place, readOnly, timeouts);
+    this.encode = checkedEncoder(codec);
   }
 
-  static async open<R>(place: PostgresPlace, { codec, timeouts = {} }: PostgresOptions<R>, { readOnly = false, replay, resume }: OpenOptions<R>): Promise<PgLog<R>> {
-    const connector = new Connector(place, readOnly, timeouts);
+  static open<R>(
+    place: PostgresPlace,
+    { codec, timeouts = {} }: PostgresOptions<R>,
+    options: OpenOptions<R>,
+  ): Promise<PgLog<R>> {
+    return new PgLog(place, codec, timeouts, options.readOnly ?? false).start(options);
+  }
+
+  protected override async _open(): Promise<void> {
+    const { connector, place } = this;
     const pool = await connector.pool(2);
-    let writer: Writer | null = null;
-    try {
-      let head: Position;
-      if (readOnly) {
-        try {
-          await pool.reach(); // the first contact, for its failure to be told as one
-        } catch (e) {
-          throw connectFailure(place.name, e);
-        }
-        await checkServer(pool, place, false);
-        head = await lookToRead(pool, place);
-      } else {
-        const session = await connector.session('append');
-        writer = new Writer(connector, place, session);
-        await checkServer(session, place, true);
-        head = await prepareToWrite(session, place);
+    this.pool = pool;
+    if (this.readOnly) {
+      try {
+        await pool.reach(); // the first contact, for its failure to be told as one
+      } catch (e) {
+        throw connectFailure(place.name, e);
       }
-      let position = resume === undefined ? 0 : await checkResume(pool, place, resume, head);
-      for await (const records of readPages(pool, place, codec, position, head)) {
-        for (const record of records) {
-          try {
-            const replayed = replay?.(record, position);
-            if (replayed instanceof Promise) await replayed;
-          } catch (e) {
-            throw asDamage(place.name, position + 1, e);
-          }
-          position++;
-        }
-      }
-      return new PgLog(place, codec, connector, pool, writer, head);
-    } catch (e) {
-      await writer?.close();
-      await pool.end();
-      throw e;
+      await checkServer(pool, place, false);
+      this.opened = await lookToRead(pool, place);
+    } else {
+      const session = await connector.session('append');
+      this.writer = new Writer(connector, place, session);
+      await checkServer(session, place, true);
+      this.opened = await prepareToWrite(session, place);
     }
   }
 
-  get head(): Position {
-    return this.count;
+  private get readPool(): ReadPool {
+    return this.pool as ReadPool; // made by the open, before anything reads
   }
 
-  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
-    if (this.closed) return Promise.reject(new ClosedError(this.name));
-    if (this.writer === null) return Promise.reject(new ReadOnlyError(this.name));
-    let lines: string[];
-    try {
-      lines = records.map((record) => this.codec.encode(this.codec.normalize(record)));
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const writer = this.writer;
-    const appended = this.tail.then(() => this.write(writer, lines, expectedHead));
-    this.tail = appended.catch(() => undefined);
-    return appended;
+  protected _storedBefore({ position }: ResumePoint): Promise<string | undefined> | undefined {
+    return position > this.opened ? undefined : lineAt(this.readPool, this.place, position - 1);
   }
 
-  /** One append's turn, after every earlier append of this log object. */
-  private async write(writer: Writer, lines: readonly string[], expectedHead: Position | undefined): Promise<Appended> {
-    if (this.stopped !== null) throw new StoppedError(this.name, this.stopped);
-    if (lines.length === 0) {
-      // nothing to write, so nothing to wait for: the head this log knows is the answer
-      if (expectedHead !== undefined && expectedHead !== this.count) throw new ConflictError(this.name, expectedHead, this.count);
-      return { from: this.count, head: this.count };
-    }
-    let answer;
+  protected _entries(from: Position): AsyncIterable<R[]> {
+    return readPages(this.readPool, this.place, this.codec, from, this.opened);
+  }
+
+  /** One batch, one statement: the server checks `expectedHead` under the log's lock, and says where the batch went. */
+  protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
+    const writer = this.writer as Writer; // a writable log has its writer
+    const lines = records.map(this.encode);
+    let answer: Answer;
     try {
       answer = await writer.append(lines, expectedHead ?? null);
     } catch (e) {
       if (!(e instanceof UnknownOutcome)) throw e;
-      this.stopped = e.failure;
+      this.stop(e.failure);
       throw e.failure;
     }
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
-    if (answer.head >= this.count) {
-      this.count = answer.head;
-      this.lastLine = lines[lines.length - 1] as string;
-    }
+    if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;
     return { from: answer.from, head: answer.head };
   }
 
-  async *read(from: Position = 0): AsyncIterable<R> {
-    if (this.closed) throw new ClosedError(this.name);
+  /** Up to the database's head when the read starts: what other writers appended too. */
+  protected async *_read(from: Position): AsyncIterable<R[]> {
     let end: Position;
     try {
-      end = Math.max(this.count, await headOf(this.pool, this.place));
+      end = Math.max(this.head, await headOf(this.readPool, this.place));
     } catch (e) {
-      throw this.closed ? new ClosedError(this.name) : serverFailure(this.name, 'reading the head', e);
+      throw serverFailure(this.name, 'reading the head', e);
     }
-    try {
-      for await (const records of readPages(this.pool, this.place, this.codec, Math.max(0, Math.ceil(from)), end)) {
-        if (this.closed) throw new ClosedError(this.name);
-        yield* records;
-        if (this.closed) throw new ClosedError(this.name);
-      }
-    } catch (e) {
-      // the pool is ended under a read by this log's close
-      throw this.closed && !(e instanceof DamagedError) ? new ClosedError(this.name) : e;
-    }
+    yield* readPages(this.readPool, this.place, this.codec, from, end);
   }
 
-  async resumePoint(): Promise<ResumePoint> {
-    if (this.closed) throw new ClosedError(this.name);
-    await this.tail; // the head after every append called so far
-    const position = this.count;
-    if (position === 0) return { position: 0, cursor: null, fingerprint: '' };
-    const line = this.lastLine ?? (await lineAt(this.pool, this.place, position - 1));
-    if (line === undefined) throw new DamagedError(this.name, position, `record ${position} is missing`);
-    return { position, cursor: null, fingerprint: fingerprintOf(line) };
+  protected _storedLast(): string | Promise<string | undefined> {
+    return this.lastLine ?? lineAt(this.readPool, this.place, this.head - 1);
   }
 
   async watch(onHead: (head: Position) => void): Promise<Unwatch> {
-    if (this.closed) throw new ClosedError(this.name);
+    this.assertOpen();
     const unwatch = await watchHead(this.connector, this.place, onHead);
     const once: Unwatch = async () => {
       if (this.watches.delete(once)) await unwatch();
@@ -241,26 +218,9 @@ class PgLog<R> implements PostgresLog<R> {
     return once;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.tail; // appends called before close go through
+  protected async _close(): Promise<void> {
     await Promise.all([...this.watches].map((unwatch) => unwatch()));
     await this.writer?.close();
-    await this.pool.end();
+    await this.pool?.end();
   }
-}
-
-/**
- * Checks that the log still holds, right before `resume`'s position, the record it held, and
- * gives the position to read from.
- * @throws {@link ResumeMismatchError} when it does not
- */
-async function checkResume(pool: ReadPool, place: PostgresPlace, resume: ResumePoint, head: Position): Promise<Position> {
-  if (resume.position === 0) return 0;
-  if (resume.position > head) throw new ResumeMismatchError(place.name, resume.position, `the log holds ${head} records`);
-  const line = await lineAt(pool, place, resume.position - 1);
-  if (line === undefined) throw new ResumeMismatchError(place.name, resume.position, `the log holds no record ${resume.position}`);
-  if (fingerprintOf(line) !== resume.fingerprint) throw new ResumeMismatchError(place.name, resume.position, 'the record before it is not the one it was');
-  return resume.position;
 }

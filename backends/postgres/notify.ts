@@ -37,7 +37,11 @@ const MAX_PAUSE_MS = 5000;
  * every higher head, whoever appended.
  * @throws `LedgerIoError` when the first session cannot be made (later losses are retried)
  */
-export async function watchHead(connector: Connector, place: PostgresPlace, onHead: (head: Position) => void): Promise<Unwatch> {
+export async function watchHead(
+  connector: Connector,
+  place: PostgresPlace,
+  onHead: (head: Position) => void,
+): Promise<Unwatch> {
   const watcher = new Watcher(connector, place, onHead);
   await watcher.listen();
   watcher.keepGoing();

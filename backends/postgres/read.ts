@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { DamagedError, asDamage } from '../../lib/errors.js';
+import { asDamage, DamagedError } from '../../lib/errors.js';
 import type { Position, RecordCodec } from '../../lib/log.js';
 import { type Queryable, serverFailure } from './connection.js';
 import { identifier } from './schema.js';
@@ -29,7 +29,13 @@ export const PAGE = 10_000;
  * @throws {@link DamagedError} at a missing position or a line that is not a record
  * @throws `LedgerIoError` when the server fails
  */
-export async function* readPages<R>(db: Queryable, place: PostgresPlace, codec: RecordCodec<R>, from: Position, end: Position): AsyncGenerator<R[]> {
+export async function* readPages<R>(
+  db: Queryable,
+  place: PostgresPlace,
+  codec: RecordCodec<R>,
+  from: Position,
+  end: Position,
+): AsyncGenerator<R[]> {
   const table = `${identifier(place.schema)}.records`;
   const text = `SELECT count(*)::int AS n, string_agg(line, E'\\n' ORDER BY position) AS lines FROM ${table} WHERE log = $1 AND position >= $2 AND position < $3`;
   const page = (start: Position): Promise<Page> => {
@@ -73,7 +79,11 @@ interface Page {
 
 /** The first position in `[from, to)` that has no row. */
 async function firstMissing(db: Queryable, place: PostgresPlace, from: Position, to: Position): Promise<Position> {
-  const { rows } = await db.query<[string]>(`SELECT position FROM ${identifier(place.schema)}.records WHERE log = $1 AND position >= $2 AND position < $3 ORDER BY position`, [place.log, from, to], { rowMode: 'array' });
+  const { rows } = await db.query<[string]>(
+    `SELECT position FROM ${identifier(place.schema)}.records WHERE log = $1 AND position >= $2 AND position < $3 ORDER BY position`,
+    [place.log, from, to],
+    { rowMode: 'array' },
+  );
   let position = from;
   for (const [at] of rows) {
     if (Number(at) !== position) break;
@@ -85,7 +95,12 @@ async function firstMissing(db: Queryable, place: PostgresPlace, from: Position,
 /** The stored line at `position`, or `undefined` when there is none. */
 export async function lineAt(db: Queryable, place: PostgresPlace, position: Position): Promise<string | undefined> {
   try {
-    const { rows: [row] } = await db.query<{ line: string }>(`SELECT line FROM ${identifier(place.schema)}.records WHERE log = $1 AND position = $2`, [place.log, position]);
+    const {
+      rows: [row],
+    } = await db.query<{ line: string }>(
+      `SELECT line FROM ${identifier(place.schema)}.records WHERE log = $1 AND position = $2`,
+      [place.log, position],
+    );
     return row?.line;
   } catch (e) {
     throw serverFailure(place.name, `reading record ${position + 1}`, e);

@@ -136,7 +136,8 @@ export function channelOf(place: PostgresPlace): string {
 /** A bigint column, which node-postgres gives as text, as a position. */
 export function positionOf(name: string, value: unknown): Position {
   const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new DamagedError(name, 0, `the database gives ${String(value)} as a position, which is not one`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new DamagedError(name, 0, `the database gives ${String(value)} as a position, which is not one`);
   return n;
 }
 
@@ -153,7 +154,9 @@ function refusal(name: string, why: string): LedgerIoError {
 export async function checkServer(db: Queryable, place: PostgresPlace, writable: boolean): Promise<void> {
   let row: { encoding: string; fsync: string; recovery: boolean; readonly: string } | undefined;
   try {
-    ({ rows: [row] } = await db.query<{ encoding: string; fsync: string; recovery: boolean; readonly: string }>(
+    ({
+      rows: [row],
+    } = await db.query<{ encoding: string; fsync: string; recovery: boolean; readonly: string }>(
       `SELECT current_setting('server_encoding') AS encoding, current_setting('fsync') AS fsync,
               pg_is_in_recovery() AS recovery, current_setting('transaction_read_only') AS readonly`,
     ));
@@ -162,25 +165,41 @@ export async function checkServer(db: Queryable, place: PostgresPlace, writable:
   }
   if (row === undefined) throw refusal(place.name, 'the server did not say what it is');
   if (row.encoding !== 'UTF8') {
-    throw refusal(place.name, `the database's encoding is ${row.encoding}; ledgerstore stores records as UTF-8 text and needs a UTF8 database (createdb -E UTF8)`);
+    throw refusal(
+      place.name,
+      `the database's encoding is ${row.encoding}; ledgerstore stores records as UTF-8 text and needs a UTF8 database (createdb -E UTF8)`,
+    );
   }
   if (!writable) return;
   if (row.fsync !== 'on') {
-    throw refusal(place.name, 'the server runs with fsync=off, so an acknowledged append would not survive a crash of its machine; turn fsync on, or open the ledger read-only');
+    throw refusal(
+      place.name,
+      'the server runs with fsync=off, so an acknowledged append would not survive a crash of its machine; turn fsync on, or open the ledger read-only',
+    );
   }
   if (row.recovery || row.readonly === 'on') {
-    throw refusal(place.name, 'the server accepts only reads (a standby, or default_transaction_read_only); connect to the primary, or open the ledger read-only');
+    throw refusal(
+      place.name,
+      'the server accepts only reads (a standby, or default_transaction_read_only); connect to the primary, or open the ledger read-only',
+    );
   }
 }
 
 /** The schema's version, or `null` when it has no `meta` table (no ledgerstore schema yet). */
 async function versionOf(db: Queryable, place: PostgresPlace): Promise<number | null> {
   const s = identifier(place.schema);
-  const { rows: [present] } = await db.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [`${s}.meta`]);
+  const {
+    rows: [present],
+  } = await db.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [`${s}.meta`]);
   if (present?.present !== true) return null;
   const { rows } = await db.query<{ format: string; version: number }>(`SELECT format, version FROM ${s}.meta`);
   const ours = rows.find((row) => row.format === FORMAT);
-  if (ours === undefined) throw new DamagedError(place.name, 0, `the schema ${place.schema} has a meta table that is not ledgerstore's (no ${FORMAT} row): not a schema that ledgerstore made`);
+  if (ours === undefined)
+    throw new DamagedError(
+      place.name,
+      0,
+      `the schema ${place.schema} has a meta table that is not ledgerstore's (no ${FORMAT} row): not a schema that ledgerstore made`,
+    );
   return ours.version;
 }
 
@@ -192,7 +211,11 @@ function otherVersion(place: PostgresPlace, version: number, writable: boolean):
       : writable
         ? 'it has no migration to this version'
         : 'open it for writing once, which migrates it';
-  return new DamagedError(place.name, 0, `the schema ${place.schema} is in version ${version} of ledgerstore's PostgreSQL format, which this ledgerstore does not read (it reads version ${SCHEMA_VERSION}): ${what}`);
+  return new DamagedError(
+    place.name,
+    0,
+    `the schema ${place.schema} is in version ${version} of ledgerstore's PostgreSQL format, which this ledgerstore does not read (it reads version ${SCHEMA_VERSION}): ${what}`,
+  );
 }
 
 /**
@@ -213,7 +236,9 @@ export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promi
       const version = await versionOf(db, place);
       if (version !== null && version > SCHEMA_VERSION) throw otherVersion(place, version, true);
       if (version === null) {
-        const { rows: [there] } = await db.query<{ there: boolean }>('SELECT to_regnamespace($1) IS NOT NULL AS there', [s]);
+        const {
+          rows: [there],
+        } = await db.query<{ there: boolean }>('SELECT to_regnamespace($1) IS NOT NULL AS there', [s]);
         doing = `creating the schema ${place.schema}`;
         if (there?.there !== true) await db.query(`CREATE SCHEMA ${s}`);
       }
@@ -251,13 +276,20 @@ async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void>
     ['table', `${s}.batches`, 'INSERT'],
     ['function', `${s}.append(text, bigint, uuid, text[])`, 'EXECUTE'],
   ];
-  const { rows: [row] } = await db.query<{ role: string; has: boolean[] }>(
+  const {
+    rows: [row],
+  } = await db.query<{ role: string; has: boolean[] }>(
     `SELECT current_user AS role, ARRAY[${needs.map(([kind], n) => `has_${kind}_privilege($${2 * n + 1}, $${2 * n + 2})`).join(', ')}] AS has`,
     needs.flatMap(([, object, privilege]) => [object, privilege]),
   );
-  const missing = needs.filter((_, n) => row?.has[n] !== true).map(([, object, privilege]) => `${privilege} on ${object}`);
+  const missing = needs
+    .filter((_, n) => row?.has[n] !== true)
+    .map(([, object, privilege]) => `${privilege} on ${object}`);
   if (missing.length > 0) {
-    throw refusal(place.name, `the role ${row?.role ?? '?'} may not write this log: it lacks ${missing.join(', ')}; open the ledger read-only, or grant them (see docs/postgres.md, "Roles")`);
+    throw refusal(
+      place.name,
+      `the role ${row?.role ?? '?'} may not write this log: it lacks ${missing.join(', ')}; open the ledger read-only, or grant them (see docs/postgres.md, "Roles")`,
+    );
   }
 }
 
@@ -284,7 +316,11 @@ export async function lookToRead(db: Queryable, place: PostgresPlace): Promise<P
  */
 export async function headOf(db: Queryable, place: PostgresPlace): Promise<Position> {
   try {
-    const { rows: [row] } = await db.query<{ head: string }>(`SELECT head FROM ${identifier(place.schema)}.logs WHERE name = $1`, [place.log]);
+    const {
+      rows: [row],
+    } = await db.query<{ head: string }>(`SELECT head FROM ${identifier(place.schema)}.logs WHERE name = $1`, [
+      place.log,
+    ]);
     return row === undefined ? 0 : positionOf(place.name, row.head);
   } catch (e) {
     if (sqlState(e) === '42P01') return 0;

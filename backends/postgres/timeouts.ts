@@ -22,4 +22,10 @@ export interface Timeouts {
 }
 
 /** The waits used where {@link Timeouts} leaves one out. */
-export const DEFAULT_TIMEOUTS: Required<Timeouts> = { connectMs: 10_000, lockMs: 10_000, statementMs: 60_000, resolveMs: 30_000, heartbeatMs: 10_000 };
+export const DEFAULT_TIMEOUTS: Required<Timeouts> = {
+  connectMs: 10_000,
+  lockMs: 10_000,
+  statementMs: 60_000,
+  resolveMs: 30_000,
+  heartbeatMs: 10_000,
+};

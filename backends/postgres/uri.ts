@@ -45,7 +45,9 @@ export interface PostgresServer {
 /** A log's place, checked: how to connect, which log, and its name for messages. */
 export interface PostgresPlace {
   /** What node-postgres connects with: a URI without ledgerstore's parameters, or the parts. */
-  readonly connection: { readonly connectionString: string } | (Omit<PostgresServer, 'log' | 'schema'> & { readonly options?: string });
+  readonly connection:
+    | { readonly connectionString: string }
+    | (Omit<PostgresServer, 'log' | 'schema'> & { readonly options?: string });
   readonly log: string;
   readonly schema: string;
   /** The URI without its password, for messages. */
@@ -72,7 +74,10 @@ function placeOfUri(uri: string): PostgresPlace {
     url = new URL(uri);
   } catch {
     // A password can be in it: the message must not repeat the URI.
-    throw new TargetError(redacted(uri), 'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)');
+    throw new TargetError(
+      redacted(uri),
+      'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)',
+    );
   }
   const log = single(url, 'log', DEFAULT_LOG);
   const schema = single(url, 'schema', DEFAULT_SCHEMA);
@@ -106,8 +111,13 @@ function single(url: URL, key: string, fallback: string): string {
 }
 
 function checkNames(name: string, log: string, schema: string): void {
-  if (!LOG_NAME.test(log)) throw new TargetError(name, `the log name ${JSON.stringify(log)} is not 1 to 48 of A-Z a-z 0-9 . _ -`);
-  if (!SCHEMA_NAME.test(schema)) throw new TargetError(name, `the schema name ${JSON.stringify(schema)} is not 1 to 14 of a-z 0-9 _, not starting with a digit`);
+  if (!LOG_NAME.test(log))
+    throw new TargetError(name, `the log name ${JSON.stringify(log)} is not 1 to 48 of A-Z a-z 0-9 . _ -`);
+  if (!SCHEMA_NAME.test(schema))
+    throw new TargetError(
+      name,
+      `the schema name ${JSON.stringify(schema)} is not 1 to 14 of a-z 0-9 _, not starting with a digit`,
+    );
 }
 
 /** `uri` with what may be a password (between `:` and `@` after the scheme) left out. */

@@ -6,7 +6,15 @@
  */
 
 /** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
-export const FLAGS = { json: 'switch', help: 'switch', version: 'switch', records: 'value', seed: 'value', index: 'value', ledger: 'value' } as const;
+export const FLAGS = {
+  json: 'switch',
+  help: 'switch',
+  version: 'switch',
+  records: 'value',
+  seed: 'value',
+  index: 'value',
+  ledger: 'value',
+} as const;
 export type Flag = keyof typeof FLAGS;
 
 /** The command line, split into positionals and flags. */
@@ -77,7 +85,10 @@ export function parseArgs(argv: readonly string[]): Args {
 export function wholeNumber(command: string, flag: Flag, text: string): number {
   const n = Number(text);
   if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n)) {
-    throw new UsageError(`--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(text)}`, command);
+    throw new UsageError(
+      `--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(text)}`,
+      command,
+    );
   }
   return n;
 }

@@ -4,7 +4,6 @@
  * @module
  */
 import { readFileSync } from 'node:fs';
-import type { Command } from './context.js';
 import { APPEND } from './commands/append.js';
 import { CHECK } from './commands/check.js';
 import { GEN } from './commands/gen.js';
@@ -12,6 +11,7 @@ import { COPY, EXPORT } from './commands/move.js';
 import { CONCLUSION, COUNTS, OUTBOX, SENT_IDS } from './commands/query.js';
 import { INDEX } from './commands/read-model.js';
 import { VERIFY } from './commands/verify.js';
+import type { Command } from './context.js';
 
 /** Every command, by name, in the order the help lists them. */
 export const COMMANDS = {
@@ -82,6 +82,8 @@ export function commandHelp(name: CommandName): string {
 
 /** `ledgerstore <version>`, from the package's own package.json (it ships with every install). */
 export function version(): string {
-  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const { version } = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return `ledgerstore ${version}`;
 }

@@ -22,7 +22,9 @@ export function word(text: string): string {
 
 /** `turn 3 of session chat-1`, `part 0 of edit 2026-09-28-0001`: as the errors name items. */
 export function describeItem(item: Item): string {
-  return item.type === 'turn' ? `turn ${item.turn} of session ${item.session}` : `part ${item.part} of edit ${word(item.id)}`;
+  return item.type === 'turn'
+    ? `turn ${item.turn} of session ${item.session}`
+    : `part ${item.part} of edit ${word(item.id)}`;
 }
 
 export function describeAction(action: Action): string {

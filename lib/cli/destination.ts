@@ -8,7 +8,15 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { asidePath, discard, freeForFile, freeForFolder, publishFile, publishFolder, removeLeftovers } from '../../backends/built-aside.js';
+import {
+  asidePath,
+  discard,
+  freeForFile,
+  freeForFolder,
+  publishFile,
+  publishFolder,
+  removeLeftovers,
+} from '../../backends/built-aside.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
 import type { Record } from '../honcho/record.js';
 import type { LogBackend } from '../log.js';
@@ -80,10 +88,12 @@ export async function prepareDestination(target: string, err: Stderr, refused: R
     if (file !== null) freeForFile(file);
     else freeForFolder(final);
   } catch (e) {
-    if (e instanceof LedgerIoError && (e.errno === 'EEXIST' || e.errno === 'ENOTEMPTY')) throw await refused(() => recordsAt(target));
+    if (e instanceof LedgerIoError && (e.errno === 'EEXIST' || e.errno === 'ENOTEMPTY'))
+      throw await refused(() => recordsAt(target));
     throw e;
   }
-  for (const leftover of removeLeftovers(final)) err.warn(`removed ${leftover}, left by a gen or copy that did not finish (its process is gone)`);
+  for (const leftover of removeLeftovers(final))
+    err.warn(`removed ${leftover}, left by a gen or copy that did not finish (its process is gone)`);
   const temp = asidePath(final);
   if (file !== null) {
     return {

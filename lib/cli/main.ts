@@ -17,12 +17,12 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { describeSystemError } from '../errors.js';
-import { UsageError, parseArgs } from './args.js';
+import { describeSystemError } from '../system-errors.js';
+import { parseArgs, UsageError } from './args.js';
 import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
 import type { Command } from './context.js';
 import type { CliIo } from './io.js';
-import { Output, OutputClosed, Stderr, report } from './output.js';
+import { Output, OutputClosed, report, Stderr } from './output.js';
 
 /** Writes `text` as stdout's lines: exit status 0. */
 async function say(out: Output, text: string): Promise<number> {
@@ -62,8 +62,18 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
   }
   const missing = command.args[args.length];
   if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
-  if (args.length > command.args.length) throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);
-  return command.run({ args, switches, values, out, err, progress: err.progress, stdin: io.stdin, signals: io.signals });
+  if (args.length > command.args.length)
+    throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);
+  return command.run({
+    args,
+    switches,
+    values,
+    out,
+    err,
+    progress: err.progress,
+    stdin: io.stdin,
+    signals: io.signals,
+  });
 }
 
 /**
@@ -78,7 +88,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   } catch (e) {
     if (e instanceof UsageError) {
       err.warn(e.message);
-      if (e.showUsage) err.write(e.command === undefined || !isCommand(e.command) ? usage() : `usage: ${synopsisOf(e.command)}\n(ledgerstore ${e.command} --help says more)\n`);
+      if (e.showUsage)
+        err.write(
+          e.command === undefined || !isCommand(e.command)
+            ? usage()
+            : `usage: ${synopsisOf(e.command)}\n(ledgerstore ${e.command} --help says more)\n`,
+        );
       return 2;
     }
     if (e instanceof OutputClosed) {

@@ -5,15 +5,15 @@
  * @module
  */
 import { mkdirSync, statSync } from 'node:fs';
+import { jsonlBackend } from '../../backends/jsonl.js';
 import { levelFolder } from '../../backends/level.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
-import { jsonlBackend } from '../../backends/jsonl.js';
 import { honchoCodec } from '../honcho/codec.js';
-import { Ledger } from '../honcho/ledger.js';
 import type { Record } from '../honcho/record.js';
+import { Ledger } from '../ledger.js';
 import type { LogBackend, Repair } from '../log.js';
 import { withReplayHook } from '../replay-hook.js';
-import { TargetError, backendFor, jsonlPathOf } from '../target.js';
+import { backendFor, jsonlPathOf, TargetError } from '../target.js';
 import { UsageError } from './args.js';
 import type { Context } from './context.js';
 import { grouped, plural } from './describe.js';
@@ -59,7 +59,11 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
       const size = file === null || from > 0 ? undefined : statSync(file, { throwIfNoEntry: false })?.size;
       bytes = 0;
       inBytes = size !== undefined;
-      progress.start(from === 0 ? `reading ${target}` : `reading ${target} from record ${grouped(from)}`, size, inBytes ? 'bytes' : 'records');
+      progress.start(
+        from === 0 ? `reading ${target}` : `reading ${target} from record ${grouped(from)}`,
+        size,
+        inBytes ? 'bytes' : 'records',
+      );
       return hooked.open(options);
     },
   };
@@ -81,10 +85,16 @@ function absence(target: string): string | null {
  * Says on stderr what an operator should know of a ledger just read through read-only: a
  * cut-off last line it ignored, or that it is not there at all (an empty ledger, or a typo).
  */
-export function readNotices(err: Stderr, path: string, ledger: { readonly size: number; readonly repair: Repair | null }): void {
-  const repair = ledger.repair;
+export function readNotices(
+  err: Stderr,
+  path: string,
+  ledger: { readonly size: number; readonly repaired: Repair | null },
+): void {
+  const repair = ledger.repaired;
   if (repair !== null) {
-    err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`);
+    err.warn(
+      `${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`,
+    );
     return;
   }
   const missing = ledger.size === 0 ? absence(path) : null;
@@ -100,7 +110,6 @@ export class NoLedgerError extends LedgerError {
     verb: string,
   ) {
     super(`${target}: ${why}; there is no ledger to ${verb}`);
-    this.name = 'NoLedgerError';
   }
 }
 
@@ -135,7 +144,11 @@ export function makeIndexFolder(folder: string): void {
  * stderr), and the progress of the read-through. A read-only open with a read model refuses a
  * ledger that is not there: it would make a read model of a typo.
  */
-export async function openLedger(path: string, err: Stderr, { readOnly, index }: { readonly readOnly: boolean; readonly index: string | undefined }): Promise<Ledger> {
+export async function openLedger(
+  path: string,
+  err: Stderr,
+  { readOnly, index }: { readonly readOnly: boolean; readonly index: string | undefined },
+): Promise<Ledger> {
   const backend = backendAt(path, err.progress);
   if (index === undefined) return err.progress.around(() => Ledger.open(backend, { readOnly }));
   if (readOnly) requireLedger(path, 'index');
@@ -151,7 +164,10 @@ export async function openToRead(path: string, err: Stderr, index: string | unde
 }
 
 /** Runs `body` on the ledger opened to read (with the read model of `--index`, if given), and closes it. */
-export async function reading<T>({ args: [path = ''], values, err }: Context, body: (ledger: Ledger) => Promise<T>): Promise<T> {
+export async function reading<T>(
+  { args: [path = ''], values, err }: Context,
+  body: (ledger: Ledger) => Promise<T>,
+): Promise<T> {
   const ledger = await openToRead(path, err, values.get('index'));
   try {
     return await body(ledger);

@@ -5,7 +5,8 @@
  * @module
  */
 import type { Writable } from 'node:stream';
-import { LedgerError, describeSystemError } from '../errors.js';
+import { LedgerError } from '../errors.js';
+import { describeSystemError } from '../system-errors.js';
 import { Progress } from './progress.js';
 
 /** The reader of stdout went away or stdout failed: stop writing. */
@@ -122,6 +123,7 @@ export function* mapped<T, U>(items: Iterable<T>, f: (item: T) => U): Generator<
 /** An error's text for stderr: a ledger error with its runbook pointer; a bug with its stack. */
 export function report(error: unknown): string {
   if (error instanceof LedgerError) return error.report;
-  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string') return describeSystemError(error);
+  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string')
+    return describeSystemError(error);
   return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }

@@ -92,7 +92,11 @@ export class Progress {
     if (phase === null) return '';
     const { label, total, unit, done } = phase;
     if (total === undefined && done === 0) return `${label}...`;
-    const parts = [total === undefined ? `${amount(done, unit)} ${unitName(unit)}` : `${amount(done, unit)} of ${amount(total, unit)} ${unitName(unit)} (${total === 0 ? 100 : Math.floor((100 * done) / total)}%)`];
+    const parts = [
+      total === undefined
+        ? `${amount(done, unit)} ${unitName(unit)}`
+        : `${amount(done, unit)} of ${amount(total, unit)} ${unitName(unit)} (${total === 0 ? 100 : Math.floor((100 * done) / total)}%)`,
+    ];
     const seconds = (this.now() - phase.started) / 1000;
     if (seconds > 0 && done > 0) {
       const rate = done / seconds;

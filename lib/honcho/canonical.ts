@@ -10,7 +10,17 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer';
-import { type Action, type Item, MAX_PART, MAX_STATUS, MAX_TURN, type Record, type Workspace, isSessionId, isTime } from './record.js';
+import {
+  type Action,
+  type Item,
+  isSessionId,
+  isTime,
+  MAX_PART,
+  MAX_STATUS,
+  MAX_TURN,
+  type Record,
+  type Workspace,
+} from './record.js';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
 
@@ -38,7 +48,8 @@ function hex4(buf: Buffer, at: number): number {
   let n = 0;
   for (let k = at; k < at + 4; k++) {
     const c = buf[k] as number;
-    const d = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+    const d =
+      c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
     if (d < 0) return -1;
     n = n * 16 + d;
   }
@@ -122,7 +133,24 @@ class Cursor {
       if (c === 0x5c) {
         out += this.slice(segment, j, ascii);
         const e = j + 1 < end ? buf[j + 1] : -1;
-        const simple = e === 0x22 ? '"' : e === 0x5c ? '\\' : e === 0x2f ? '/' : e === 0x62 ? '\b' : e === 0x66 ? '\f' : e === 0x6e ? '\n' : e === 0x72 ? '\r' : e === 0x74 ? '\t' : null;
+        const simple =
+          e === 0x22
+            ? '"'
+            : e === 0x5c
+              ? '\\'
+              : e === 0x2f
+                ? '/'
+                : e === 0x62
+                  ? '\b'
+                  : e === 0x66
+                    ? '\f'
+                    : e === 0x6e
+                      ? '\n'
+                      : e === 0x72
+                        ? '\r'
+                        : e === 0x74
+                          ? '\t'
+                          : null;
         if (simple !== null) {
           out += simple;
           j += 2;

@@ -8,7 +8,7 @@
  * exactly so; strings that are not well-formed (a lone surrogate) cannot be written as UTF-8 and
  * are refused.
  *
- * Reading (`#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]` on `Record`,
+ * Reading (`decode.ts`; `#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]` on `Record`,
  * `Item` and `Action`): keys in any order, unknown, missing and duplicate fields refused at every
  * level, integers in range (`part` u32, `status` u16, `turn` u64 up to 2^53-1, see
  * {@link MAX_TURN}), times and session ids checked. Like serde, it also accepts what serde
@@ -17,22 +17,14 @@
  *
  * @module
  */
-import { DecodeError, InvalidRecordError } from '../errors.js';
-import { MAX_LINE_BYTES, type RecordCodec, lineTooLong } from '../log.js';
-import { readCanonical } from './canonical.js';
-import {
-  type Content,
-  ContentMap,
-  JsonNumber,
-  SerdeJsonReader,
-  type Tagged,
-  unexpected,
-  unknownField,
-  unknownVariant,
-} from '../serde-json.js';
+import { InvalidRecordError } from '../errors.js';
+import { lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../log.js';
+import { ACTION_VARIANTS, decodeRecord, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
 import {
   type Action,
   type Item,
+  isSessionId,
+  isTime,
   MAX_PART,
   MAX_STATUS,
   MAX_TURN,
@@ -41,9 +33,9 @@ import {
   TIME_RULE,
   WORKSPACES,
   type Workspace,
-  isSessionId,
-  isTime,
 } from './record.js';
+
+export { decodeItemText, decodeRecord, decodeRecordSerde, decodeRecordText } from './decode.js';
 
 // -- writing ----------------------------------------------------------------------------------
 
@@ -109,9 +101,11 @@ function describe(value: unknown): string {
 }
 
 function objectWith(value: unknown, where: string, fields: readonly string[]): { readonly [key: string]: unknown } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse(`${where} must be an object, not ${describe(value)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    refuse(`${where} must be an object, not ${describe(value)}`);
   for (const key of Object.keys(value)) {
-    if (!fields.includes(key)) refuse(`${where} has an unknown field \`${key}\` (expected ${fields.map((f) => `\`${f}\``).join(', ')})`);
+    if (!fields.includes(key))
+      refuse(`${where} has an unknown field \`${key}\` (expected ${fields.map((f) => `\`${f}\``).join(', ')})`);
   }
   return value as { readonly [key: string]: unknown };
 }
@@ -136,7 +130,8 @@ function session(value: unknown, where: string): string {
 }
 
 function workspace(value: unknown, where: string): Workspace {
-  if (!WORKSPACES.includes(value as Workspace)) refuse(`${where} must be one of ${WORKSPACES.join(', ')}, not ${describe(value)}`);
+  if (!WORKSPACES.includes(value as Workspace))
+    refuse(`${where} must be one of ${WORKSPACES.join(', ')}, not ${describe(value)}`);
   return value as Workspace;
 }
 
@@ -167,7 +162,11 @@ function normalizeAction(value: unknown): Action {
   switch (tagOf(value, where, ACTION_VARIANTS)) {
     case 'turn': {
       const v = objectWith(value, where, ['type', 'workspace', 'speaker']);
-      return { type: 'turn', workspace: workspace(v.workspace, `${where}'s workspace`), speaker: text(v.speaker, `${where}'s speaker`) };
+      return {
+        type: 'turn',
+        workspace: workspace(v.workspace, `${where}'s workspace`),
+        speaker: text(v.speaker, `${where}'s speaker`),
+      };
     }
     case 'conclude': {
       const v = objectWith(value, where, ['type', 'workspace', 'peer', 'session', 'text']);
@@ -181,12 +180,20 @@ function normalizeAction(value: unknown): Action {
     }
     case 'unconclude': {
       const v = objectWith(value, where, ['type', 'workspace', 'text']);
-      return { type: 'unconclude', workspace: workspace(v.workspace, `${where}'s workspace`), text: text(v.text, `${where}'s text`) };
+      return {
+        type: 'unconclude',
+        workspace: workspace(v.workspace, `${where}'s workspace`),
+        text: text(v.text, `${where}'s text`),
+      };
     }
     case 'fleet':
     case 'retract': {
       const v = objectWith(value, where, ['type', 'session', 'text']);
-      return { type: v.type as 'fleet' | 'retract', session: session(v.session, `${where}'s session`), text: text(v.text, `${where}'s text`) };
+      return {
+        type: v.type as 'fleet' | 'retract',
+        session: session(v.session, `${where}'s session`),
+        text: text(v.text, `${where}'s text`),
+      };
     }
     default: {
       const v = objectWith(value, where, ['type', 'why']);
@@ -260,7 +267,12 @@ function withinLineBound(record: Record): Record {
 function normalizeFields(value: unknown): Record {
   const where = 'the record';
   const type = tagOf(value, where, RECORD_VARIANTS);
-  const fields = type === 'decided' ? ['type', 'time', 'item', 'action'] : type === 'sent' ? ['type', 'time', 'item', 'ids'] : ['type', 'time', 'item', 'status', 'kind'];
+  const fields =
+    type === 'decided'
+      ? ['type', 'time', 'item', 'action']
+      : type === 'sent'
+        ? ['type', 'time', 'item', 'ids']
+        : ['type', 'time', 'item', 'status', 'kind'];
   const v = objectWith(value, where, fields);
   const time = text(v.time, `${where}'s time`);
   if (!isTime(time)) refuse(`${where}'s time must be ${TIME_RULE}, not ${describe(time)}`);
@@ -270,292 +282,15 @@ function normalizeFields(value: unknown): Record {
     if (!Array.isArray(v.ids)) refuse(`${where}'s ids must be an array of strings, not ${describe(v.ids)}`);
     return { type, time, item, ids: v.ids.map((id, n) => text(id, `${where}'s ids[${n}]`)) };
   }
-  const status = v.status === undefined || v.status === null ? null : integer(v.status, `${where}'s status`, MAX_STATUS, '');
+  const status =
+    v.status === undefined || v.status === null ? null : integer(v.status, `${where}'s status`, MAX_STATUS, '');
   return { type: 'failed', time, item, status, kind: text(v.kind, `${where}'s kind`) };
 }
 
-// -- reading ----------------------------------------------------------------------------------
-
-const RECORD_VARIANTS = ['decided', 'sent', 'failed'] as const;
-const ITEM_VARIANTS = ['turn', 'edit'] as const;
-const ACTION_VARIANTS = ['turn', 'conclude', 'unconclude', 'fleet', 'retract', 'skip'] as const;
-
-/** An error of serde's that has no position (raised while mapping buffered content). */
-function invalid(why: string): never {
-  throw new DecodeError(why);
-}
-
-type Reader<T> = (content: Content) => T;
-
-function invalidType(content: Content, expected: string): never {
-  invalid(`invalid type: ${unexpected(content)}, expected ${expected}`);
-}
-
-const readString: Reader<string> = (c) => (typeof c === 'string' ? c : invalidType(c, 'a string'));
-
-const readTime: Reader<string> = (c) => {
-  if (typeof c !== 'string') invalidType(c, TIME_RULE);
-  return isTime(c) ? c : invalid(`invalid value: ${unexpected(c)}, expected ${TIME_RULE}`);
-};
-
-const readSession: Reader<string> = (c) => {
-  if (typeof c !== 'string') invalidType(c, SESSION_ID_RULE);
-  return isSessionId(c) ? c : invalid(`invalid value: ${unexpected(c)}, expected ${SESSION_ID_RULE}`);
-};
-
-/** An unsigned integer up to `max` (serde's primitive visitors, from content). */
-function unsigned(name: string, max: number, tooLarge = name): Reader<number> {
-  return (c) => {
-    if (!(c instanceof JsonNumber) || c.kind === 'f') invalidType(c, name);
-    if (c.kind === 'i') invalid(`invalid value: ${unexpected(c)}, expected ${name}`);
-    if (c.value > max) invalid(`invalid value: ${unexpected(c)}, expected ${tooLarge}`);
-    return c.value;
-  };
-}
-
-const readTurn = unsigned('u64', MAX_TURN, `u64 at most ${MAX_TURN} (2^53-1, the largest turn this engine keeps exactly)`);
-const readPart = unsigned('u32', MAX_PART);
-const readU16 = unsigned('u16', MAX_STATUS);
-const readStatus: Reader<number | null> = (c) => (c === null ? null : readU16(c));
-
-const readIds: Reader<string[]> = (c) => {
-  if (!Array.isArray(c)) invalidType(c, 'a sequence');
-  return c.map(readString);
-};
-
-/** A unit-variant enum from content (serde's `ContentDeserializer::deserialize_enum`). */
-const readWorkspace: Reader<Workspace> = (c) => {
-  let name: string;
-  if (typeof c === 'string') {
-    name = c;
-  } else if (c instanceof ContentMap) {
-    if (c.keys.length !== 1) invalid('invalid value: map, expected map with a single key');
-    name = c.keys[0] as string;
-  } else {
-    invalidType(c, 'string or map');
-  }
-  const index = WORKSPACES.indexOf(name as Workspace);
-  if (index === -1) invalid(unknownVariant(name, WORKSPACES));
-  if (c instanceof ContentMap) {
-    const value = c.values[0] as Content;
-    const isUnit = value === null || (value instanceof ContentMap && value.keys.length === 0);
-    if (!isUnit) invalidType(value, 'unit');
-  }
-  return name as Workspace;
-};
-
-/** A struct variant's fields: name, reader, and whether it is an `Option` (missing is `null`). */
-type Fields = readonly (readonly [name: string, read: Reader<unknown>, optional?: boolean])[];
-
-/**
- * A struct variant from buffered content, as serde's derived visitor reads it: from a map (each
- * entry in order: unknown, duplicate, then its value; then missing fields in declaration order)
- * or from a sequence (fields by position).
- */
-function readStruct(content: Content, expecting: string, fields: Fields): unknown[] {
-  const names = fields.map(([name]) => name);
-  const values: unknown[] = new Array(fields.length);
-  if (content instanceof ContentMap) {
-    const seen: boolean[] = new Array(fields.length).fill(false);
-    for (let e = 0; e < content.keys.length; e++) {
-      const key = content.keys[e] as string;
-      const f = names.indexOf(key);
-      if (f === -1) invalid(unknownField(key, names));
-      if (seen[f]) invalid(`duplicate field \`${key}\``);
-      seen[f] = true;
-      values[f] = (fields[f] as Fields[number])[1](content.values[e] as Content);
-    }
-    fields.forEach(([name, , optional], f) => {
-      if (!seen[f]) {
-        if (optional === true) values[f] = null;
-        else invalid(`missing field \`${name}\``);
-      }
-    });
-    return values;
-  }
-  if (Array.isArray(content)) {
-    const n = fields.length;
-    for (let f = 0; f < n; f++) {
-      if (f >= content.length) invalid(`invalid length ${f}, expected ${expecting} with ${n} element${n === 1 ? '' : 's'}`);
-      values[f] = (fields[f] as Fields[number])[1](content[f] as Content);
-    }
-    if (content.length > n) invalid(`invalid length ${content.length}, expected ${n} element${n === 1 ? '' : 's'} in sequence`);
-    return values;
-  }
-  invalidType(content, expecting);
-}
-
-/** An internally tagged enum from buffered content (serde's `TaggedContentVisitor`). */
-function readTaggedContent(content: Content, variants: readonly string[], expecting: string): Tagged {
-  if (content instanceof ContentMap) {
-    const rest = new ContentMap();
-    let variant = -1;
-    for (let e = 0; e < content.keys.length; e++) {
-      const key = content.keys[e] as string;
-      const value = content.values[e] as Content;
-      if (key === 'type') {
-        if (variant !== -1) invalid('duplicate field `type`');
-        variant = variantIdentifier(value, variants);
-      } else {
-        rest.keys.push(key);
-        rest.values.push(value);
-      }
-    }
-    if (variant === -1) invalid('missing field `type`');
-    return { variant, content: rest };
-  }
-  if (Array.isArray(content)) {
-    if (content.length === 0) invalid('missing field `type`');
-    return { variant: variantIdentifier(content[0] as Content, variants), content: content.slice(1) };
-  }
-  invalidType(content, expecting);
-}
-
-/** A variant named by its name or, from content, by its index. */
-function variantIdentifier(c: Content, variants: readonly string[]): number {
-  if (typeof c === 'string') {
-    const index = variants.indexOf(c);
-    return index === -1 ? invalid(unknownVariant(c, variants)) : index;
-  }
-  if (c instanceof JsonNumber && c.kind === 'u') {
-    if (c.value < variants.length) return c.value;
-    invalid(`invalid value: ${unexpected(c)}, expected variant index 0 <= i < ${variants.length}`);
-  }
-  invalidType(c, 'variant identifier');
-}
-
-function itemFrom({ variant, content }: Tagged): Item {
-  if (variant === 0) {
-    const [session, turn] = readStruct(content, 'struct variant Item::Turn', [
-      ['session', readSession],
-      ['turn', readTurn],
-    ]) as [string, number];
-    return { type: 'turn', session, turn };
-  }
-  const [id, part] = readStruct(content, 'struct variant Item::Edit', [
-    ['id', readString],
-    ['part', readPart],
-  ]) as [string, number];
-  return { type: 'edit', id, part };
-}
-
-const readItem: Reader<Item> = (c) => itemFrom(readTaggedContent(c, ITEM_VARIANTS, 'internally tagged enum Item'));
-
-const readAction: Reader<Action> = (c) => {
-  const { variant, content } = readTaggedContent(c, ACTION_VARIANTS, 'internally tagged enum Action');
-  switch (variant) {
-    case 0: {
-      const [workspace, speaker] = readStruct(content, 'struct variant Action::Turn', [
-        ['workspace', readWorkspace],
-        ['speaker', readString],
-      ]) as [Workspace, string];
-      return { type: 'turn', workspace, speaker };
-    }
-    case 1: {
-      const [workspace, peer, session, text] = readStruct(content, 'struct variant Action::Conclude', [
-        ['workspace', readWorkspace],
-        ['peer', readString],
-        ['session', readSession],
-        ['text', readString],
-      ]) as [Workspace, string, string, string];
-      return { type: 'conclude', workspace, peer, session, text };
-    }
-    case 2: {
-      const [workspace, text] = readStruct(content, 'struct variant Action::Unconclude', [
-        ['workspace', readWorkspace],
-        ['text', readString],
-      ]) as [Workspace, string];
-      return { type: 'unconclude', workspace, text };
-    }
-    case 3:
-    case 4: {
-      const name = variant === 3 ? 'Fleet' : 'Retract';
-      const [session, text] = readStruct(content, `struct variant Action::${name}`, [
-        ['session', readSession],
-        ['text', readString],
-      ]) as [string, string];
-      return { type: variant === 3 ? 'fleet' : 'retract', session, text };
-    }
-    default: {
-      const [why] = readStruct(content, 'struct variant Action::Skip', [['why', readString]]) as [string];
-      return { type: 'skip', why };
-    }
-  }
-};
-
-function recordFrom({ variant, content }: Tagged): Record {
-  switch (variant) {
-    case 0: {
-      const [time, item, action] = readStruct(content, 'struct variant Record::Decided', [
-        ['time', readTime],
-        ['item', readItem],
-        ['action', readAction],
-      ]) as [string, Item, Action];
-      return { type: 'decided', time, item, action };
-    }
-    case 1: {
-      const [time, item, ids] = readStruct(content, 'struct variant Record::Sent', [
-        ['time', readTime],
-        ['item', readItem],
-        ['ids', readIds],
-      ]) as [string, Item, string[]];
-      return { type: 'sent', time, item, ids };
-    }
-    default: {
-      const [time, item, status, kind] = readStruct(content, 'struct variant Record::Failed', [
-        ['time', readTime],
-        ['item', readItem],
-        ['status', readStatus, true],
-        ['kind', readString],
-      ]) as [string, Item, number | null, string];
-      return { type: 'failed', time, item, status, kind };
-    }
-  }
-}
-
-/**
- * Reads one line's bytes `[start, end)` (a trailing newline is whitespace) as serde_json reads a
- * `Record` with `from_slice`: a line in canonical form the fast way (`canonical.ts`), any other
- * the serde way, which gives serde_json's verdict.
- * @throws {@link DecodeError} with serde_json's error text
- */
-export function decodeRecord(bytes: Uint8Array, start = 0, end = bytes.length): Record {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return readCanonical(buffer, start, end) ?? decodeRecordSerde(buffer, start, end);
-}
-
-/**
- * Reads a line the serde way only, without the fast path for canonical lines: what
- * {@link decodeRecord} falls back to, and what the tests hold the fast path to.
- * @throws {@link DecodeError} with serde_json's error text
- */
-export function decodeRecordSerde(bytes: Uint8Array, start = 0, end = bytes.length): Record {
-  const reader = new SerdeJsonReader(bytes, start, end);
-  const record = recordFrom(reader.readTagged('type', RECORD_VARIANTS, 'internally tagged enum Record'));
-  reader.end();
-  return record;
-}
-
-/** Reads a record from text; see {@link decodeRecord}. */
-export function decodeRecordText(line: string): Record {
-  return decodeRecord(Buffer.from(line, 'utf8'));
-}
-
-/**
- * Reads an item from JSON text (as the CLI takes it), as serde_json reads an `Item`.
- * @throws {@link DecodeError} with serde_json's error text
- */
-export function decodeItemText(text: string): Item {
-  const reader = new SerdeJsonReader(Buffer.from(text, 'utf8'));
-  const item = itemFrom(reader.readTagged('type', ITEM_VARIANTS, 'internally tagged enum Item'));
-  reader.end();
-  return item;
-}
-
-/** The Honcho ledger's codec, for backends. */
 export const honchoCodec: RecordCodec<Record> = {
   normalize: normalizeRecord,
   encode: encodeRecord,
+  encodeChecked: encodeValid,
   decode: decodeRecord,
   // encodeValid writes `type` first, then `time`
   lineStarts: RECORD_VARIANTS.map((type) => `{"type":"${type}","time":"`),

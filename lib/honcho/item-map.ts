@@ -18,7 +18,9 @@ export class ItemMap<V> {
   }
 
   get(item: Item): V | undefined {
-    return item.type === 'turn' ? this.turns.get(item.session)?.get(item.turn) : this.edits.get(`${item.part}:${item.id}`);
+    return item.type === 'turn'
+      ? this.turns.get(item.session)?.get(item.turn)
+      : this.edits.get(`${item.part}:${item.id}`);
   }
 
   has(item: Item): boolean {

@@ -20,11 +20,11 @@
  */
 import { ClosedError, IndexBehindError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, Repair } from '../log.js';
-import { type Target, backendFor } from '../target.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
-import { ReadModel } from './read-model.js';
+import { CatchUp } from './read-model/catch-up.js';
+import { type IndexDatabase, ReadModel } from './read-model/read-model.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
@@ -43,10 +43,11 @@ export interface LedgerOptions {
   /**
    * A folder for the read model (created if missing): the state is kept there in LevelDB,
    * checkpointed, so that an open reads only what was appended since and queries do not hold
-   * the ledger in memory. One process at a time (LevelDB's lock). Default: none, the state is
-   * rebuilt in memory at every open, as memoryd's spec has it.
+   * the ledger in memory. One process at a time (LevelDB's lock). Or an abstract-level database
+   * of bytes the caller made (memory-level for tests), which the ledger leaves open. Default:
+   * none, the state is rebuilt in memory at every open, as memoryd's spec has it.
    */
-  readonly index?: string;
+  readonly index?: string | IndexDatabase;
   /**
    * Told, once, of what an operator should know that is not an error: that the read model was
    * built or rebuilt from the log, and why. Default: a line on stderr.
@@ -75,8 +76,11 @@ const noticeOnStderr = (message: string): void => {
   process.stderr.write(`ledgerstore: ${message}\n`);
 };
 
-/** An open Honcho ledger. */
-export class Ledger {
+/**
+ * An open Honcho ledger, on the backend it was given. (The public `Ledger`, `lib/ledger.ts`, is
+ * this class with `open` taking a target string too: this layer knows no backend.)
+ */
+export class HonchoLedger {
   private readonly queue: Pending[] = [];
   private flushing: Promise<void> | null = null;
   /** Set when `close` is called: no append is taken from then on. */
@@ -90,20 +94,19 @@ export class Ledger {
   /** The resolvers of waits that a close must end. */
   private readonly closers = new Set<() => void>();
 
-  private constructor(
+  protected constructor(
     private readonly log: EventLog<Record>,
     private readonly state: LedgerState,
   ) {}
 
   /**
-   * Opens the ledger at `target` and reads it through: a JSONL file's path (memoryd's default),
-   * a URI (`jsonl:<path>`, `level:<folder>`, `memory:`; see `target.ts`), or a backend.
+   * Opens the ledger on `backend` and reads it through. Made by the class it is called on, so
+   * that the public `Ledger`'s open gives a `Ledger`.
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
    * @throws `LockedError` when another writer has it open (or another process the read model)
    */
-  static async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
-    const backend = backendFor(target);
+  static async open(backend: LogBackend<Record>, options: LedgerOptions = {}): Promise<HonchoLedger> {
     const readOnly = options.readOnly ?? false;
     if (options.index === undefined) {
       const projection = new Projection();
@@ -115,12 +118,12 @@ export class Ledger {
           projection.apply(record);
         },
       });
-      return new Ledger(log, new MemoryState(projection));
+      return new this(log, new MemoryState(projection));
     }
     const model = await ReadModel.open(options.index);
     try {
       const log = await openIndexed(backend, model, readOnly, options.onNotice ?? noticeOnStderr);
-      return new Ledger(log, model);
+      return new this(log, model);
     } catch (e) {
       await model.close().catch(() => undefined);
       throw e;
@@ -132,12 +135,15 @@ export class Ledger {
     return this.log.name;
   }
 
-  /** Whether `open` dropped a last line that a crash cut off. */
-  get repaired(): boolean {
-    return this.log.repaired !== null;
+  /**
+   * What `open` dropped at the end, a last line a crash cut off, and whether it was cut from the
+   * file; `null` when nothing: the log's `repaired`, as `EventLog` has it.
+   */
+  get repaired(): Repair | null {
+    return this.log.repaired;
   }
 
-  /** What `open` dropped, and whether it was cut from the file; `null` when nothing. */
+  /** @deprecated the same as {@link HonchoLedger.repaired} (which, before 0.2, said only whether there was one) */
   get repair(): Repair | null {
     return this.log.repaired;
   }
@@ -274,7 +280,8 @@ export class Ledger {
    * @throws RangeError when `limit` is not a whole number of at least 1, or `after` is not a cursor
    */
   outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
-    if (!Number.isSafeInteger(limit) || limit < 1) return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
+    if (!Number.isSafeInteger(limit) || limit < 1)
+      return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
     if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0 && after <= MAX_CURSOR)) {
       return Promise.reject(new RangeError(`outboxPage: ${after} is not a cursor (a page's \`next\`)`));
     }
@@ -409,7 +416,12 @@ export class Ledger {
  * model; or, when the read model cannot be caught up (new, of another schema, unfinished,
  * damaged, or the log does not hold its checkpoint any more), rebuilds it from the log's start.
  */
-async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOnly: boolean, notice: (message: string) => void): Promise<EventLog<Record>> {
+async function openIndexed(
+  backend: LogBackend<Record>,
+  model: ReadModel,
+  readOnly: boolean,
+  notice: (message: string) => void,
+): Promise<EventLog<Record>> {
   const reason = model.rebuildReason;
   if (reason !== null) {
     notice(`${model.folder}: rebuilding the index from ${backend.name}: ${reason}`);
@@ -417,7 +429,7 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
   }
   const checkpoint = model.checkpoint;
   const replayInto = async (resume: boolean): Promise<EventLog<Record>> => {
-    const catchUp = model.catchUp(backend.name);
+    const catchUp = new CatchUp(model, backend.name);
     const log = await backend.open({
       readOnly,
       ...(resume && checkpoint !== null ? { resume: checkpoint.resume } : {}),
@@ -429,7 +441,8 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
       await log.close().catch(() => undefined);
       throw e;
     }
-    if (checkpoint === null && catchUp.count > 0 && reason === null) notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
+    if (checkpoint === null && catchUp.count > 0 && reason === null)
+      notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
     return log;
   };
   try {
@@ -438,7 +451,9 @@ async function openIndexed(backend: LogBackend<Record>, model: ReadModel, readOn
     // Damage the catch-up found in the rows it read (a checksum that does not match): the rows
     // are thrown away and built again, as for a log that does not hold the checkpoint.
     if (!(e instanceof ResumeMismatchError || (e instanceof IndexDamagedError && checkpoint !== null))) throw e;
-    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`);
+    notice(
+      `${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`,
+    );
     await model.reset();
     return replayInto(false);
   }

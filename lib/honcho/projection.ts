@@ -5,8 +5,9 @@
  *
  * @module
  */
-import type { Action, Counts, Item, Record, Workspace } from './record.js';
+
 import { ItemMap } from './item-map.js';
+import type { Action, Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, stateAfter } from './rules.js';
 
 interface Entry {

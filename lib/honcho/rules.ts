@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { AlreadyDecidedError, NotWaitingError, type RecordRefusedError } from '../errors.js';
+import type { RecordRefusedError } from '../errors.js';
+import { AlreadyDecidedError, NotWaitingError } from './errors.js';
 import type { Record } from './record.js';
 
 /** Where an item stands. An item with no state has not been decided. */

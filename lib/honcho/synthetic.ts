@@ -24,6 +24,9 @@
  * many records are asked for: only the active sessions, the pending items and bounded windows of
  * sent conclusions and fleet messages are kept.
  *
+ * Longer than most files, and earned: one concern, the one model of memoryd's traffic the
+ * generator follows.
+ *
  * @module
  */
 import { Random } from '../random.js';
@@ -55,7 +58,15 @@ const DEFAULT_START = new Date('2026-01-01T00:00:00.000Z');
 
 const PEERS = ['kyle', 'sam', 'priya', 'noah', 'amélie', 'jürgen', '李雷', 'zoë', "o'neil", 'mika 🦊'];
 const ASSISTANTS = ['assistant', 'bx', 'memoryd'];
-const DRINKS = ['black', 'with oat milk', 'with two sugars', 'as a flat white', 'au lait, très chaud', '加奶不加糖', 'iced ☕'];
+const DRINKS = [
+  'black',
+  'with oat milk',
+  'with two sugars',
+  'as a flat white',
+  'au lait, très chaud',
+  '加奶不加糖',
+  'iced ☕',
+];
 const TOPICS = [
   'the ledger',
   'memoryd',
@@ -84,7 +95,12 @@ const TURN_SKIPS = [
   '会话已归档',
   'filtered:\tmatched rule \\secrets\\',
 ];
-const EDIT_SKIPS = ['memory edit is local only', 'edit reverted before sending', 'nothing to conclude', 'note marked "draft"'];
+const EDIT_SKIPS = [
+  'memory edit is local only',
+  'edit reverted before sending',
+  'nothing to conclude',
+  'note marked "draft"',
+];
 const NETWORK_FAILURES = ['timeout', 'refused', 'reset', 'dns'];
 
 function conclusionText(random: Random, day: string): string {
@@ -309,7 +325,8 @@ class Model {
   /** The record at position `n`. */
   next(n: number): Record {
     const top = this.pending.peek();
-    if (top !== undefined && (top.due <= n || this.pending.size >= MAX_PENDING)) return this.resolve(this.pending.pop());
+    if (top !== undefined && (top.due <= n || this.pending.size >= MAX_PENDING))
+      return this.resolve(this.pending.pop());
     return this.decide(n);
   }
 
@@ -341,7 +358,11 @@ class Model {
   private tick(gapMean: number): string {
     const random = this.random;
     // Quiet hours now and then; otherwise seconds apart, with bursts in the same millisecond.
-    const gap = random.chance(0.0005) ? random.exponential(3_600_000) : random.chance(0.1) ? 0 : random.exponential(gapMean);
+    const gap = random.chance(0.0005)
+      ? random.exponential(3_600_000)
+      : random.chance(0.1)
+        ? 0
+        : random.exponential(gapMean);
     if (this.started) this.clock.advance(Math.floor(gap));
     this.started = true;
     return this.clock.now();
@@ -416,7 +437,8 @@ class Model {
     const random = this.random;
     const time = this.tick(300);
     if (random.chance(0.06)) {
-      if (action.type === 'unconclude') keep(random, this.concluded, { workspace: action.workspace, text: action.text }, MAX_CONCLUSIONS);
+      if (action.type === 'unconclude')
+        keep(random, this.concluded, { workspace: action.workspace, text: action.text }, MAX_CONCLUSIONS);
       const r = random.next();
       const status = r < 0.3 ? 500 : r < 0.5 ? 502 : r < 0.75 ? 429 : r < 0.85 ? 404 : null;
       return { type: 'failed', time, item, status, kind: status === null ? random.pick(NETWORK_FAILURES) : 'http' };
@@ -453,7 +475,8 @@ class Model {
  */
 export function checkWorkloadOptions(options: WorkloadOptions): void {
   const { records, seed = 1, start = DEFAULT_START } = options;
-  if (!Number.isSafeInteger(records) || records < 0) throw new RangeError(`records must be a non-negative integer, not ${records}`);
+  if (!Number.isSafeInteger(records) || records < 0)
+    throw new RangeError(`records must be a non-negative integer, not ${records}`);
   if (!Number.isSafeInteger(seed)) throw new RangeError(`seed must be an integer, not ${seed}`);
   const ms = start.getTime();
   if (Number.isNaN(ms) || start.getUTCFullYear() < 0 || start.getUTCFullYear() > 9999) {

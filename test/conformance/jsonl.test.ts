@@ -1,19 +1,31 @@
+/** The conformance suite on the JSONL backend: read in chunks as large as a line may be, and in chunks of 97 bytes. */
+import { suite as uvuSuite } from 'uvu';
 import { honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { Home } from '../support/ledger.js';
-import { suite } from './suite.js';
+import { suite } from './index.js';
 
-suite({
-  name: 'jsonl',
-  factory: () => {
-    const home = new Home();
-    return { backend: jsonlBackend(home.path, { codec: honchoCodec }), cleanup: () => home.remove() };
-  },
-});
-
-suite({
-  name: 'jsonl, read in small chunks',
-  factory: () => {
-    const home = new Home();
-    return { backend: jsonlBackend(home.path, { codec: honchoCodec, chunkSize: 97 }), cleanup: () => home.remove() };
-  },
-});
+for (const [name, chunkSize] of [
+  ['jsonl', undefined],
+  ['jsonl, read in small chunks', 97],
+] as const) {
+  const test = uvuSuite(`conformance: ${name}`);
+  suite({
+    test,
+    name,
+    factory: () => {
+      const home = new Home();
+      const io = new InjectingIO();
+      const options = chunkSize === undefined ? { codec: honchoCodec } : { codec: honchoCodec, chunkSize };
+      return {
+        backend: jsonlBackend(home.path, { ...options, io }),
+        io,
+        fresh: () => jsonlBackend(home.path, options),
+        cleanup: () => home.remove(),
+      };
+    },
+    // a failed fdatasync stops the log
+    stop: ({ io }) => io.fail('datasync'),
+  });
+  test.run();
+}

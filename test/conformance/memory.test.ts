@@ -7,85 +7,76 @@ import { suite as uvuSuite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { faultyBackend } from '../../backends/faults.js';
 import { memoryBackend } from '../../backends/memory.js';
-import { DamagedError, Ledger, RUNBOOK, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
-import { Home, TIME, all, decided, skip, turn } from '../support/ledger.js';
-import { suite } from './suite.js';
+import { honchoCodec, jsonlBackend, type Record } from '../../lib/index.js';
+import { all, decided, Home, skip, TIME, turn } from '../support/ledger.js';
+import { type Subject, suite } from './index.js';
 
-suite({
-  name: 'memory',
-  factory: () => ({ backend: memoryBackend({ codec: honchoCodec }), cleanup: () => {} }),
+/** Registers and runs the suite on the subjects `factory` makes. */
+function conformance(name: string, factory: () => Subject): void {
+  const test = uvuSuite(`conformance: ${name}`);
+  suite({ test, name, factory });
+  test.run();
+}
+
+conformance('memory', () => ({ backend: memoryBackend({ codec: honchoCodec }), cleanup: () => {} }));
+
+conformance('faulty jsonl, empty plan', () => {
+  const home = new Home();
+  return {
+    backend: faultyBackend(jsonlBackend(home.path, { codec: honchoCodec }), {}),
+    fresh: () => jsonlBackend(home.path, { codec: honchoCodec }),
+    cleanup: () => home.remove(),
+  };
 });
 
-suite({
-  name: 'faulty jsonl, empty plan',
-  factory: () => {
-    const home = new Home();
-    return { backend: faultyBackend(jsonlBackend(home.path, { codec: honchoCodec }), {}), cleanup: () => home.remove() };
-  },
-});
-
-suite({
-  name: 'faulty memory, empty plan',
-  factory: () => ({ backend: faultyBackend(memoryBackend({ codec: honchoCodec }), {}), cleanup: () => {} }),
-});
+conformance('faulty memory, empty plan', () => ({
+  backend: faultyBackend(memoryBackend({ codec: honchoCodec }), {}),
+  cleanup: () => {},
+}));
 
 // Delays change when appends land, never what the log promises: every 7th append waits a
 // millisecond, so that later ones queue behind it.
-suite({
-  name: 'faulty memory, some appends delayed',
-  factory: () => ({ backend: faultyBackend(memoryBackend({ codec: honchoCodec }), { delay: (n) => (n % 7 === 0 ? 1 : 0) }), cleanup: () => {} }),
-});
+conformance('faulty memory, some appends delayed', () => ({
+  backend: faultyBackend(memoryBackend({ codec: honchoCodec }), { delay: (n) => (n % 7 === 0 ? 1 : 0) }),
+  cleanup: () => {},
+}));
 
 // What the suite does not reach: the in-memory backend's own promises.
 
 const memory = uvuSuite('memory backend');
 
-memory('records are stored so that nobody can change them: not the caller who appended them, not a reader', async () => {
-  const backend = memoryBackend({ codec: honchoCodec });
-  const log = await backend.open();
-  const mine = { type: 'decided', time: TIME, item: { type: 'turn', session: 'chat-1', turn: 1 }, action: { type: 'skip', why: 'quiet' } };
-  await log.append([mine as Record]);
-  mine.item.turn = 99;
-  mine.action.why = 'changed';
-  const [read] = await all(log);
-  assert.equal(read, decided(turn('chat-1', 1), skip('quiet')));
-  assert.throws(() => {
-    (read as { time: string }).time = 'now';
-  }, (e: unknown) => e instanceof TypeError);
-  assert.throws(() => {
-    ((read as Record).item as { turn: number }).turn = 2;
-  }, (e: unknown) => e instanceof TypeError);
-  await log.close();
-  assert.equal(await all(await backend.open({ readOnly: true })), [decided(turn('chat-1', 1), skip('quiet'))]);
-});
-
-memory('a record that replay refuses is damage at its position, counted from 1, and nothing changes', async () => {
-  const backend = memoryBackend({ codec: honchoCodec, name: 'memory:test' });
-  const log = await backend.open();
-  // the bare log keeps no rules: a second `decided` for one item goes in
-  await log.append([decided(turn('chat-1', 1)), decided(turn('chat-1', 2)), decided(turn('chat-1', 1))]);
-  await log.close();
-  try {
-    await Ledger.open(backend);
-    assert.unreachable('opened');
-  } catch (e) {
-    assert.instance(e, DamagedError);
-    assert.is((e as DamagedError).line, 3);
-    assert.is((e as DamagedError).message, `memory:test:3: turn 1 of session chat-1: decided already; ${RUNBOOK}`);
-  }
-  // the failed open took no lock, and the log is as it was
-  const again = await backend.open();
-  assert.is(again.head, 3);
-  await again.close();
-  // an error that is not a refusal passes through as it is
-  const boom = new Error('boom');
-  try {
-    await backend.open({ replay: () => { throw boom; } });
-    assert.unreachable('opened');
-  } catch (e) {
-    assert.is(e, boom);
-  }
-});
+memory(
+  'records are stored so that nobody can change them: not the caller who appended them, not a reader',
+  async () => {
+    const backend = memoryBackend({ codec: honchoCodec });
+    const log = await backend.open();
+    const mine = {
+      type: 'decided',
+      time: TIME,
+      item: { type: 'turn', session: 'chat-1', turn: 1 },
+      action: { type: 'skip', why: 'quiet' },
+    };
+    await log.append([mine as Record]);
+    mine.item.turn = 99;
+    mine.action.why = 'changed';
+    const [read] = await all(log);
+    assert.equal(read, decided(turn('chat-1', 1), skip('quiet')));
+    assert.throws(
+      () => {
+        (read as { time: string }).time = 'now';
+      },
+      (e: unknown) => e instanceof TypeError,
+    );
+    assert.throws(
+      () => {
+        ((read as Record).item as { turn: number }).turn = 2;
+      },
+      (e: unknown) => e instanceof TypeError,
+    );
+    await log.close();
+    assert.equal(await all(await backend.open({ readOnly: true })), [decided(turn('chat-1', 1), skip('quiet'))]);
+  },
+);
 
 memory('a reader opened while a writer writes sees the log as it was when it opened', async () => {
   const backend = memoryBackend({ codec: honchoCodec });

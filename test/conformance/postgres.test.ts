@@ -1,13 +1,26 @@
 /** The conformance suite on the PostgreSQL backend, a log of its own for each test, with and without a read model. */
 import { join } from 'node:path';
+import { suite as uvuSuite } from 'uvu';
+import { postgresBackend } from '../../backends/postgres/index.js';
+import { honchoCodec } from '../../lib/index.js';
 import { Home } from '../support/ledger.js';
 import { pgSubject } from '../support/pg-cluster.js';
-import { ledgerSuite, suite } from './suite.js';
+import { ledgerSuite, suite } from './index.js';
 
-suite({ name: 'postgres', factory: () => pgSubject() });
+const test = uvuSuite('conformance: postgres');
+suite({
+  test,
+  name: 'postgres',
+  factory: () => pgSubject(),
+  // the factory is asynchronous (it needs the server's address): a backend's manifest is known without one
+  capabilities: postgresBackend('postgres://localhost/ledgerstore', { codec: honchoCodec }).capabilities,
+});
+test.run();
 
 let index = '';
+const withIndex = uvuSuite('conformance, the ledger: postgres, with a read model');
 ledgerSuite({
+  test: withIndex,
   name: 'postgres, with a read model',
   factory: async () => {
     const home = new Home();
@@ -23,3 +36,4 @@ ledgerSuite({
   },
   options: () => ({ index, onNotice: () => undefined }),
 });
+withIndex.run();

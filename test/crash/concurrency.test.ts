@@ -16,11 +16,24 @@ import { join } from 'node:path';
 import { setImmediate as immediate, setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Action, type Item, Ledger, type Record, type Target, decodeRecord, encodeRecord, faultyBackend, honchoCodec, isLedgerError, jsonlBackend, memoryBackend } from '../../lib/index.js';
+import {
+  type Action,
+  decodeRecord,
+  encodeRecord,
+  faultyBackend,
+  honchoCodec,
+  type Item,
+  isLedgerError,
+  jsonlBackend,
+  Ledger,
+  memoryBackend,
+  type Record,
+  type Target,
+} from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
 import { seedFor } from '../support/fuzz-runner.js';
-import { FaultyIO } from '../support/faulty-io.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/promises.js';
 import { ReferenceLedger } from '../support/reference-ledger.js';
 import { scaled } from '../support/scale.js';
 
@@ -33,8 +46,12 @@ const TOTAL = scaled(1000);
  * The items the callers share, so that their records meet under the rules: few enough that
  * many records are refused (decided already, not waiting), enough that about half are accepted.
  */
-const POOL: Item[] = Array.from({ length: Math.ceil(TOTAL / 3) }, (_, n): Item =>
-  n % 3 === 2 ? { type: 'edit', id: `2026-09-28-${String(n % 7).padStart(4, '0')}`, part: n } : { type: 'turn', session: `s${n % 6}`, turn: n },
+const POOL: Item[] = Array.from(
+  { length: Math.ceil(TOTAL / 3) },
+  (_, n): Item =>
+    n % 3 === 2
+      ? { type: 'edit', id: `2026-09-28-${String(n % 7).padStart(4, '0')}`, part: n }
+      : { type: 'turn', session: `s${n % 6}`, turn: n },
 );
 
 const ACTIONS: Action[] = [
@@ -71,9 +88,22 @@ function makeRecord(random: (n: number) => number): { record: unknown; valid: bo
   const roll = random(100);
   if (roll < 8) return { record: INVALID[random(INVALID.length)], valid: false };
   const item = POOL[random(POOL.length)] as Item;
-  if (roll < 60) return { record: { type: 'decided', time: TIME, item, action: ACTIONS[random(ACTIONS.length)] }, valid: true };
-  if (roll < 80) return { record: { type: 'sent', time: TIME, item, ids: Array.from({ length: random(3) }, (_, n) => `m${random(1000)}-${n}`) }, valid: true };
-  return { record: { type: 'failed', time: TIME, item, status: random(3) === 0 ? null : 400 + random(200), kind: 'refused' }, valid: true };
+  if (roll < 60)
+    return { record: { type: 'decided', time: TIME, item, action: ACTIONS[random(ACTIONS.length)] }, valid: true };
+  if (roll < 80)
+    return {
+      record: {
+        type: 'sent',
+        time: TIME,
+        item,
+        ids: Array.from({ length: random(3) }, (_, n) => `m${random(1000)}-${n}`),
+      },
+      valid: true,
+    };
+  return {
+    record: { type: 'failed', time: TIME, item, status: random(3) === 0 ? null : 400 + random(200), kind: 'refused' },
+    valid: true,
+  };
 }
 
 /** 50 callers make `total` appends between them, interleaving; every call in call order. */
@@ -81,7 +111,8 @@ async function appendFromManyCallers(ledger: Ledger, total: number, seed: number
   const calls: Call[] = [];
   const each = Math.ceil(total / CALLERS);
   const caller = async (index: number): Promise<void> => {
-    const random = mulberry32(seed + index);
+    const rng = new Random(seed + index);
+    const random = (n: number): number => rng.below(n);
     let last: Promise<string> = Promise.resolve('');
     for (let made = 0; made < each && calls.length < total; ) {
       const move = random(100);
@@ -112,27 +143,40 @@ async function appendFromManyCallers(ledger: Ledger, total: number, seed: number
 
 /** What the ledger answers, to compare with the reference. */
 async function answers(ledger: Ledger): Promise<unknown> {
-  return { counts: await ledger.counts(), outbox: await ledger.outbox(), sentIds: await Promise.all(POOL.map((item) => ledger.sentIds(item))) };
+  return {
+    counts: await ledger.counts(),
+    outbox: await ledger.outbox(),
+    sentIds: await Promise.all(POOL.map((item) => ledger.sentIds(item))),
+  };
 }
 
 function referenceAnswers(reference: ReferenceLedger): unknown {
-  return { counts: reference.counts(), outbox: reference.outbox(), sentIds: POOL.map((item) => reference.sentIds(item)) };
+  return {
+    counts: reference.counts(),
+    outbox: reference.outbox(),
+    sentIds: POOL.map((item) => reference.sentIds(item)),
+  };
 }
 
 interface Subject {
   readonly name: string;
   /** The ledger to open, and the file-system layer under it when it is a JSONL file (to count its writes). */
-  readonly target: (home: Home, io: FaultyIO) => Target;
+  readonly target: (home: Home, io: InjectingIO) => Target;
   readonly file?: (home: Home) => string;
 }
 
 const SUBJECTS: Subject[] = [
-  { name: 'JSONL', target: (home, io) => jsonlBackend(home.path, { codec: honchoCodec, io }), file: (home) => home.path },
+  {
+    name: 'JSONL',
+    target: (home, io) => jsonlBackend(home.path, { codec: honchoCodec, io }),
+    file: (home) => home.path,
+  },
   { name: 'LevelDB', target: (home) => `level:${join(home.dir, 'honcho.level')}` },
   { name: 'memory', target: () => memoryBackend({ codec: honchoCodec }) },
   {
     name: 'JSONL behind random delays',
-    target: (home, io) => faultyBackend(jsonlBackend(home.path, { codec: honchoCodec, io }), { delay: { min: 0, max: 4, seed: 7 } }),
+    target: (home, io) =>
+      faultyBackend(jsonlBackend(home.path, { codec: honchoCodec, io }), { delay: { min: 0, max: 4, seed: 7 } }),
     file: (home) => home.path,
   },
 ];
@@ -143,7 +187,7 @@ for (const subject of SUBJECTS) {
     const seed = seedFor(`concurrency ${subject.name}`);
     const where = `(seed ${seed})`;
     try {
-      const io = new FaultyIO(); // no faults: it counts the writes
+      const io = new InjectingIO(); // no faults: it counts the writes
       const target = subject.target(home, io); // one backend object, opened twice: reopens see the same log
       const ledger = await Ledger.open(target);
       const calls = await appendFromManyCallers(ledger, TOTAL, seed);
@@ -173,9 +217,13 @@ for (const subject of SUBJECTS) {
       assert.equal(read, accepted, `the log holds the accepted records in call order ${where}`);
       assert.equal(await answers(reopened), referenceAnswers(reference), `the state after a reopen ${where}`);
       await reopened.close();
-      const counts = Object.entries(tally).map(([outcome, n]) => `${outcome} ${n}`).join(', ');
+      const counts = Object.entries(tally)
+        .map(([outcome, n]) => `${outcome} ${n}`)
+        .join(', ');
       const writes = subject.file === undefined ? '' : `; ${io.count('write')} writes, ${io.count('datasync')} syncs`;
-      console.log(`  concurrency, ${subject.name}: ${calls.length} appends from ${CALLERS} callers: ${counts}${writes}`);
+      console.log(
+        `  concurrency, ${subject.name}: ${calls.length} appends from ${CALLERS} callers: ${counts}${writes}`,
+      );
     } finally {
       home.remove();
     }

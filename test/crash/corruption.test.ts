@@ -20,11 +20,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { writeJsonlWhole } from '../../backends/jsonl-write-whole.js';
 import { syntheticLines } from '../../lib/honcho/synthetic.js';
-import { DamagedError, Ledger, LedgerError, type Record, decodeRecord } from '../../lib/index.js';
+import { DamagedError, decodeRecord, Ledger, LedgerError, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
 import { seedFor } from '../support/fuzz-runner.js';
 import { Home } from '../support/ledger.js';
-import { mulberry32 } from '../support/promises.js';
-import { type Expected, type LineDecoder, expectedOpen } from '../support/reference-ledger.js';
+import { type Expected, expectedOpen, type LineDecoder } from '../support/reference-ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const RECORDS = 10_000;
@@ -171,19 +171,31 @@ async function openDamaged(damaged: Damaged, what: string): Promise<Outcome> {
   try {
     ledger = await Ledger.open(home.path);
   } catch (e) {
-    if (!(e instanceof LedgerError)) throw new Error(`${what}: the open threw something other than a LedgerError: ${String(e)}`, { cause: e });
+    if (!(e instanceof LedgerError))
+      throw new Error(`${what}: the open threw something other than a LedgerError: ${String(e)}`, { cause: e });
     assert.instance(e, DamagedError, `${what}: refused with ${e.code}, not as damage: ${e.message}`);
     const d = e as DamagedError;
-    assert.is(expected.kind, 'damaged', `${what}: refused (${d.message}) a file whose lines all read and keep the rules`);
+    assert.is(
+      expected.kind,
+      'damaged',
+      `${what}: refused (${d.message}) a file whose lines all read and keep the rules`,
+    );
     if (expected.kind !== 'damaged') throw new Error('unreachable');
     assert.is(d.line, expected.line, `${what}: the line number (${d.message})`);
     assert.is(d.why, expected.why, `${what}: the reason`);
-    assert.ok(d.line >= damaged.firstChanged, `${what}: line ${d.line} is before the first changed line, ${damaged.firstChanged}`);
+    assert.ok(
+      d.line >= damaged.firstChanged,
+      `${what}: line ${d.line} is before the first changed line, ${damaged.firstChanged}`,
+    );
     assert.ok(readFileSync(home.path).equals(damaged.bytes), `${what}: a refused open changed the file`);
     return 'caught';
   }
   try {
-    assert.is(expected.kind, 'open', `${what}: opened a file whose line ${expected.kind === 'damaged' ? `${expected.line} is damaged: ${expected.why}` : ''}`);
+    assert.is(
+      expected.kind,
+      'open',
+      `${what}: opened a file whose line ${expected.kind === 'damaged' ? `${expected.line} is damaged: ${expected.why}` : ''}`,
+    );
     if (expected.kind !== 'open') throw new Error('unreachable');
     const { reference } = expected;
     assert.is(ledger.size, reference.records.length, `${what}: the number of records`);
@@ -191,9 +203,20 @@ async function openDamaged(damaged: Damaged, what: string): Promise<Outcome> {
     assert.equal(await ledger.outbox(), reference.outbox(), `${what}: the outbox`);
     const read: Record[] = [];
     for await (const r of ledger.records()) read.push(r);
-    assert.ok(read.length === reference.records.length && read.every((r, n) => JSON.stringify(r) === JSON.stringify(reference.records[n])), `${what}: the records read back`);
-    assert.equal(ledger.repair, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: true }, `${what}: the repair`);
-    assert.ok(readFileSync(home.path).equals(damaged.bytes.subarray(0, expected.complete)), `${what}: only a torn tail may be cut`);
+    assert.ok(
+      read.length === reference.records.length &&
+        read.every((r, n) => JSON.stringify(r) === JSON.stringify(reference.records[n])),
+      `${what}: the records read back`,
+    );
+    assert.equal(
+      ledger.repaired,
+      expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: true },
+      `${what}: the repair`,
+    );
+    assert.ok(
+      readFileSync(home.path).equals(damaged.bytes.subarray(0, expected.complete)),
+      `${what}: only a torn tail may be cut`,
+    );
     return expected.dropped === 0 ? 'undetected' : 'taken for a torn tail';
   } finally {
     await ledger.close();
@@ -222,9 +245,14 @@ function summary(kind: string): string {
 }
 
 /** Runs `trials` trials of one kind of damage, each made by `make` from the seeded generator. */
-async function trialsOf(kind: string, trials: number, make: (o: Original, random: (n: number) => number) => Damaged): Promise<void> {
+async function trialsOf(
+  kind: string,
+  trials: number,
+  make: (o: Original, random: (n: number) => number) => Damaged,
+): Promise<void> {
   const o = await theOriginal();
-  const random = mulberry32(SEED ^ seedFor(kind));
+  const rng = new Random(SEED ^ seedFor(kind));
+  const random = (n: number): number => rng.below(n);
   for (let trial = 0; trial < trials; trial++) {
     const damaged = make(o, random);
     const outcome = await openDamaged(damaged, `${kind}, trial ${trial} (seed ${SEED}, LEDGERSTORE_TORTURE=${SCALE})`);
@@ -243,7 +271,8 @@ test.after(() => {
   home.remove();
   const rows = [...flipsByPart.entries()].sort(([, a], [, b]) => b.trials - a.trials);
   console.log('  corruption: bit flips by where they fell (caught / trials):');
-  for (const [part, { caught, trials }] of rows) console.log(`    ${part}: ${caught} / ${trials} (${percent(caught, trials)})`);
+  for (const [part, { caught, trials }] of rows)
+    console.log(`    ${part}: ${caught} / ${trials} (${percent(caught, trials)})`);
 });
 
 test('a single bit flipped anywhere: refused at the right line, or valid lines read as they say', async () => {
@@ -272,7 +301,11 @@ test('a line duplicated somewhere in the middle: always a rule broken, refused a
     return reordered(o, order);
   });
   const row = figures.get('duplicated line');
-  assert.is(row?.get('caught'), scaled(60), 'a duplicated line always breaks a rule: decided twice, or an outcome recorded twice');
+  assert.is(
+    row?.get('caught'),
+    scaled(60),
+    'a duplicated line always breaks a rule: decided twice, or an outcome recorded twice',
+  );
 });
 
 test('a line removed from the middle: caught only when a later line of its item then breaks a rule', async () => {
@@ -338,7 +371,12 @@ const META_KEY = Uint8Array.of(0x00, ...Buffer.from('format', 'ascii'));
 test('LevelDB: a format marker that is not CBOR, or not a map, stops the open as damage at record 0 and is left as it was', async () => {
   const folder = join(home.dir, 'honcho.level');
   const setup = await Ledger.open(`level:${folder}`);
-  await setup.append({ type: 'decided', time: '2026-09-28T10:00:00.000Z', item: { type: 'turn', session: 's', turn: 1 }, action: { type: 'skip', why: 'x' } });
+  await setup.append({
+    type: 'decided',
+    time: '2026-09-28T10:00:00.000Z',
+    item: { type: 'turn', session: 's', turn: 1 },
+    action: { type: 'skip', why: 'x' },
+  });
   await setup.close();
   for (const [what, marker] of [
     ['not CBOR', Uint8Array.of(0xff, 0x00)],
@@ -358,11 +396,19 @@ test('LevelDB: a format marker that is not CBOR, or not a map, stops the open as
       );
       assert.instance(e, DamagedError, `${what}: ${String(e)}`);
       assert.is((e as DamagedError).line, 0, what);
-      assert.is((e as DamagedError).why, `the format marker is not ledgerstore's (${Buffer.from(marker).toString('hex')})`, what);
+      assert.is(
+        (e as DamagedError).why,
+        `the format marker is not ledgerstore's (${Buffer.from(marker).toString('hex')})`,
+        what,
+      );
     }
     const check = new ClassicLevel<Uint8Array, Uint8Array>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
     const left = await check.get(META_KEY);
-    assert.is(left === undefined ? 'missing' : Buffer.from(left).toString('hex'), Buffer.from(marker).toString('hex'), `${what}: left as it was`);
+    assert.is(
+      left === undefined ? 'missing' : Buffer.from(left).toString('hex'),
+      Buffer.from(marker).toString('hex'),
+      `${what}: left as it was`,
+    );
     await check.close();
   }
 });

@@ -34,20 +34,35 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { levelBackend } from '../../backends/level.js';
 import { workload } from '../../lib/honcho/synthetic.js';
-import { Ledger, type LedgerError, type LogBackend, type Record, honchoCodec, isLedgerError, jsonlBackend, nodeFileIO } from '../../lib/index.js';
+import {
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+  Ledger,
+  type LedgerError,
+  type LogBackend,
+  nodeFileIO,
+  type Record,
+} from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
 import { FaultyLevel } from '../support/faulty-level.js';
+import { checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
 import { CALLS, type Call, type Fault, InjectingIO, libuvKnows } from '../support/injecting-io.js';
-import { VIEW } from '../support/level-db.js';
 import type { Home } from '../support/ledger.js';
-import { BASE_SEED, RuleModel, checkLedgerState, checkRecovered, checkRules, fileOf, lineOf, recordsOf } from '../support/promises.js';
+import { VIEW } from '../support/level-db.js';
+import { ReferenceLedger } from '../support/reference-ledger.js';
 import { SCALE } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const CODES = ['EIO', 'ENOSPC', 'EDQUOT'] as const;
 /** The codes a call is failed with: the three, but a lock fails with EIO or ENOLCK (no locks: NFS). */
 const codesFor = (call: Call): readonly string[] => (call === 'tryLock' ? ['EIO', 'ENOLCK'] : CODES);
 /** The system's words for each code, as `LedgerIoError` gives them. */
-const WORDS: { readonly [code: string]: string } = { EIO: 'i/o error', ENOSPC: 'no space left on device', EDQUOT: 'disk quota exceeded' };
+const WORDS: { readonly [code: string]: string } = {
+  EIO: 'i/o error',
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+};
 /** The appends of each phase: how many records each carries (concurrent, one batch). */
 const PHASE_A = [1, 2, 1, 3, 1, 1, 2, 1, 2, 1];
 const PHASE_B = [1, 1, 2, 1, 3, 1, 2, 1, 1, 2];
@@ -81,7 +96,10 @@ function checkIoError(e: LedgerError, code: string | null, paths: readonly strin
     assert.is(errno, code, `${why}: LEDGER_IO with ${errno}: ${e.message}`);
     assert.is(e.message, `${named}: ${WORDS[code as string]} (${code})`, `${why}: an unclear message`);
   } else if (!e.message.includes(code as string) || errno !== code) {
-    finding(`an ${code} failure is reported without naming it (Node 20 gives it as UNKNOWN)`, `"${e.message}" (errno ${errno})`);
+    finding(
+      `an ${code} failure is reported without naming it (Node 20 gives it as UNKNOWN)`,
+      `"${e.message}" (errno ${errno})`,
+    );
   }
 }
 
@@ -108,8 +126,14 @@ const codeOf = (fault: Fault | null): string | null => (fault === null ? null : 
  * One run of the JSONL workload under `fault`, checking as it goes (see the top of the file).
  * Gives the layer, for the call counts and the figures.
  */
-async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, records: readonly Record[], seed: number): Promise<InjectingIO> {
-  const context = `I/O errors, JSONL (${describeFault(fault)}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed})`;
+async function runJsonl(
+  home: Home,
+  fault: Fault | null,
+  stats: RunStats,
+  records: readonly Record[],
+  seed: number,
+): Promise<InjectingIO> {
+  const context = `I/O errors, JSONL (${describeFault(fault)}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED}, seed ${seed})`;
   const io = new InjectingIO(fault);
   const backend = jsonlBackend(home.path, { codec: honchoCodec, io });
   const attempted: Record[] = [];
@@ -133,21 +157,33 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
         stats.opensFailed++;
         const why = `${context}, ${phase}, open ${attempt}`;
         if (!isLedgerError(e) && lockFailed(before)) {
-          finding('a lock that fails (fcntl, EIO or ENOLCK) fails the open with a raw system error, not a LedgerError', `${phase}: ${String(e)}`);
+          finding(
+            'a lock that fails (fcntl, EIO or ENOLCK) fails the open with a raw system error, not a LedgerError',
+            `${phase}: ${String(e)}`,
+          );
         } else {
           assert.ok(isLedgerError(e, 'LEDGER_IO'), `${why}: the open failed with ${String(e)}, not a LEDGER_IO error`);
           checkIoError(e, codeOf(fault), [home.path, home.dir], why);
         }
-        assert.ok(io.trace.slice(before).some((t) => t.failed !== null), `${why}: the open failed with no call failing: ${String(e)}`);
+        assert.ok(
+          io.trace.slice(before).some((t) => t.failed !== null),
+          `${why}: the open failed with no call failing: ${String(e)}`,
+        );
         assert.is(io.open.size, 0, `${why}: a failed open left descriptors open`);
-        if (fault !== null && !fault.persistent) assert.is(attempt, 1, `${why}: a fault injected once failed two opens`);
+        if (fault !== null && !fault.persistent)
+          assert.is(attempt, 1, `${why}: a fault injected once failed two opens`);
       }
     }
     return null;
   };
 
   /** Runs `groups` appends on `ledger`, which believes `believed`; gives what it believes after. */
-  const appends = async (ledger: Ledger, groups: readonly number[], believed: readonly Record[], phase: string): Promise<Record[]> => {
+  const appends = async (
+    ledger: Ledger,
+    groups: readonly number[],
+    believed: readonly Record[],
+    phase: string,
+  ): Promise<Record[]> => {
     const phaseStart = io.trace.length;
     const now = [...believed];
     for (const [g, size] of groups.entries()) {
@@ -166,15 +202,17 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
       );
       // the first failure since the reopen that stops the log, as an index into the trace
       const stop = io.trace.findIndex((t, i) => i >= phaseStart && t.failed !== null && STOPS.includes(t.call));
-      const model = new RuleModel();
-      for (const record of now) model.apply(record);
+      const model = new ReferenceLedger();
+      for (const record of now) model.offer(record);
       results.forEach((result, n) => {
         const record = group[n] as Record;
         if (result.status === 'fulfilled') {
           const at = resolvedAt[n] as number;
-          assert.ok(stop === -1 || at <= stop, `${why}: an append resolved after ${io.trace[stop]?.call} failed: a failed sync retried into success`);
-          assert.is(model.why(record), null, `${why}: an append that breaks the rules resolved`);
-          model.apply(record);
+          assert.ok(
+            stop === -1 || at <= stop,
+            `${why}: an append resolved after ${io.trace[stop]?.call} failed: a failed sync retried into success`,
+          );
+          assert.is(model.offer(record), null, `${why}: an append that breaks the rules resolved`);
           now.push(record);
           acked.add(first + n);
           stats.appendsAcknowledged++;
@@ -187,19 +225,30 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
         } else if (isLedgerError(e, 'LEDGER_STOPPED')) {
           assert.ok(stop !== -1, `${why}: LEDGER_STOPPED with no failure that stops the log: ${String(e)}`);
         } else if (isLedgerError(e, 'LEDGER_NOT_WAITING') || isLedgerError(e, 'LEDGER_ALREADY_DECIDED')) {
-          assert.ok(model.why(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
+          assert.ok(model.refusal(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
         } else if (!isLedgerError(e) && lockFailed(phaseStart)) {
-          finding('a lock that fails (fcntl, EIO or ENOLCK) on the file the first append creates rejects the append with a raw system error, not a LedgerError', String(e));
+          finding(
+            'a lock that fails (fcntl, EIO or ENOLCK) on the file the first append creates rejects the append with a raw system error, not a LedgerError',
+            String(e),
+          );
         } else {
           assert.unreachable(`${why}: an append failed with ${String(e)}`);
         }
       });
       if (io.trace.slice(groupStart).some((t) => t.call === 'truncate' && t.failed !== null)) cutBackFailed = true;
       // a failure of the append's own calls is never swallowed: an append of the group says so
-      const failedHere = io.trace.slice(groupStart).filter((t) => t.failed !== null && t.failed !== 'real' && ['write', 'datasync', 'statusOf', 'create', 'realPath', 'syncDirectory'].includes(t.call));
+      const failedHere = io.trace
+        .slice(groupStart)
+        .filter(
+          (t) =>
+            t.failed !== null &&
+            t.failed !== 'real' &&
+            ['write', 'datasync', 'statusOf', 'create', 'realPath', 'syncDirectory'].includes(t.call),
+        );
       if (failedHere.length > 0) {
         assert.ok(
-          results.some((r) => r.status === 'rejected' && isLedgerError(r.reason, 'LEDGER_IO')) || lockFailed(groupStart),
+          results.some((r) => r.status === 'rejected' && isLedgerError(r.reason, 'LEDGER_IO')) ||
+            lockFailed(groupStart),
           `${why}: ${failedHere[0]?.call} failed and no append said so`,
         );
       }
@@ -208,7 +257,9 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
         // retry: the append is rejected all the same); nothing after that
         let next = stop + 1;
         if (io.trace[next]?.call === 'truncate') next += io.trace[next + 1]?.call === 'datasync' ? 2 : 1;
-        const after = io.trace.slice(next).filter((t) => t.call === 'write' || t.call === 'datasync' || t.call === 'create');
+        const after = io.trace
+          .slice(next)
+          .filter((t) => t.call === 'write' || t.call === 'datasync' || t.call === 'create');
         assert.equal(after, [], `${why}: the log wrote or synced after ${io.trace[stop]?.call} failed`);
       }
       await checkLedgerState(ledger, now, why);
@@ -224,11 +275,15 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
   };
 
   /** Whether a lock failed by injection since the trace's `from`th call. */
-  const lockFailed = (from: number): boolean => io.trace.slice(from).some((t) => t.call === 'tryLock' && t.failed !== null);
+  const lockFailed = (from: number): boolean =>
+    io.trace.slice(from).some((t) => t.call === 'tryLock' && t.failed !== null);
   /** No descriptor is open (a leak after a failed lock is a finding; the harness closes it). */
   const noLeak = (phase: string): void => {
     if (io.open.size > 0 && lockFailed(0)) {
-      finding('a lock that fails on the file the first append creates leaks that file\'s descriptor', `${io.open.size} descriptor open after ${phase} closed`);
+      finding(
+        "a lock that fails on the file the first append creates leaks that file's descriptor",
+        `${io.open.size} descriptor open after ${phase} closed`,
+      );
       for (const fd of io.open) nodeFileIO.close(fd);
       io.open.clear();
     }
@@ -243,7 +298,12 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
     believed = await appends(a, PHASE_A, [], 'phase A');
     await a.close();
   } else {
-    attempted.push(...records.slice(0, PHASE_A.reduce((x, y) => x + y, 0)));
+    attempted.push(
+      ...records.slice(
+        0,
+        PHASE_A.reduce((x, y) => x + y, 0),
+      ),
+    );
   }
   noLeak('phase A');
 
@@ -257,7 +317,10 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
     if (!cutFailed()) {
       assert.is(b.size, believed.length, `${context}, phase B: the reopen does not hold what phase A acknowledged`);
       // cut by this open, or by one that failed after its cut (its sync failing)
-      assert.ok((file() ?? Buffer.alloc(0)).equals(fileOf(believed)), `${context}, phase B: the torn tail was not cut (${JSON.stringify(b.repair)})`);
+      assert.ok(
+        (file() ?? Buffer.alloc(0)).equals(fileOf(believed)),
+        `${context}, phase B: the torn tail was not cut (${JSON.stringify(b.repaired)})`,
+      );
     }
     // what it holds, read apart from the layer (whose reads are the workload's, and may fail)
     const reader = await Ledger.open(home.path, { readOnly: true });
@@ -286,7 +349,11 @@ async function runJsonl(home: Home, fault: Fault | null, stats: RunStats, record
   checkRecovered(found, { attempted, acked }, `${context}, after the faults stopped`);
   if (!cutFailed()) {
     const kept = [...acked].sort((x, y) => x - y).map((n) => lineOf(attempted[n] as Record));
-    assert.equal(found.map(lineOf), kept, `${context}, after the faults stopped: something that failed is in the ledger`);
+    assert.equal(
+      found.map(lineOf),
+      kept,
+      `${context}, after the faults stopped: something that failed is in the ledger`,
+    );
   }
   checkRules(found, `${context}, after the faults stopped`);
   await checkLedgerState(final, found, `${context}, after the faults stopped`);
@@ -301,7 +368,7 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
   const counts: string[] = [];
   // one workload at SCALE 1, one more (another seed: other records, other lengths) per step of it
   for (let w = 0; w < SCALE; w++) {
-    const seed = BASE_SEED * 1000 + 7 + 100 * w;
+    const seed = CRASH_SEED * 1000 + 7 + 100 * w;
     const records = [...workload({ records: RECORDS + 1, seed })];
     // a run without faults counts the calls of each kind
     const failedBefore = stats.appendsFailed;
@@ -310,21 +377,25 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
     const faults: Fault[] = [];
     for (const call of CALLS) {
       for (let at = 1; at <= baseline.count(call); at++) {
-        for (const code of codesFor(call)) for (const persistent of [false, true]) faults.push({ kind: 'fail', call, at, code, persistent });
+        for (const code of codesFor(call))
+          for (const persistent of [false, true]) faults.push({ kind: 'fail', call, at, code, persistent });
       }
     }
     for (let at = 1; at <= baseline.count('write'); at++) {
       faults.push({ kind: 'short', at, code: null, persistent: false });
-      for (const code of CODES) for (const persistent of [false, true]) faults.push({ kind: 'short', at, code, persistent });
+      for (const code of CODES)
+        for (const persistent of [false, true]) faults.push({ kind: 'short', at, code, persistent });
       // half a line written, the rest refused, and the cut back refused too: the log stops
       faults.push({ kind: 'short', at, code: 'ENOSPC', persistent: false, thenTruncate: 'EIO' });
     }
     // a sync that fails and a cut back that fails: the lines stay, whole, in a stopped log
-    for (let at = 1; at <= baseline.count('datasync'); at++) faults.push({ kind: 'fail', call: 'datasync', at, code: 'EIO', persistent: false, thenTruncate: 'EIO' });
+    for (let at = 1; at <= baseline.count('datasync'); at++)
+      faults.push({ kind: 'fail', call: 'datasync', at, code: 'EIO', persistent: false, thenTruncate: 'EIO' });
     for (const fault of faults) {
       const io = await withFastHome((home) => runJsonl(home, fault, stats, records, seed));
       // every call faulted is one the workload makes: a fault that never struck tested nothing
-      if (fault.code !== null) assert.ok(io.injected > 0, `the fault ${JSON.stringify(fault)} never struck (seed ${seed})`);
+      if (fault.code !== null)
+        assert.ok(io.injected > 0, `the fault ${JSON.stringify(fault)} never struck (seed ${seed})`);
     }
     if (w === 0) counts.push(...CALLS.map((call) => `${call} ${baseline.count(call)}`));
   }
@@ -335,10 +406,19 @@ test('JSONL: every call of a workload failed in turn, with EIO, ENOSPC and EDQUO
 });
 
 /** strerror's words, as LevelDB puts them in its errors. */
-const STRERROR: { readonly [code: string]: string } = { EIO: 'Input/output error', ENOSPC: 'No space left on device', EDQUOT: 'Disk quota exceeded' };
+const STRERROR: { readonly [code: string]: string } = {
+  EIO: 'Input/output error',
+  ENOSPC: 'No space left on device',
+  EDQUOT: 'Disk quota exceeded',
+};
 
 /** The Nth batch write (from 1) of a LevelDB run that fails, before or after writing, once or from then on. */
-type LevelFault = { readonly at: number; readonly code: string; readonly persistent: boolean; readonly when: 'before' | 'after' } | null;
+type LevelFault = {
+  readonly at: number;
+  readonly code: string;
+  readonly persistent: boolean;
+  readonly when: 'before' | 'after';
+} | null;
 
 /** A classic-level database in `folder` whose batch writes fail as `fault` says, as LevelDB's do. */
 function failingLevel(folder: string, fault: LevelFault): FaultyLevel {
@@ -349,7 +429,9 @@ function failingLevel(folder: string, fault: LevelFault): FaultyLevel {
       ? {
           when: fault.when,
           // what classic-level rejects with when LevelDB's write fails
-          error: Object.assign(new Error(`IO error: ${folder}/000003.log: ${STRERROR[fault.code] ?? fault.code}`), { code: 'LEVEL_IO_ERROR' }),
+          error: Object.assign(new Error(`IO error: ${folder}/000003.log: ${STRERROR[fault.code] ?? fault.code}`), {
+            code: 'LEVEL_IO_ERROR',
+          }),
         }
       : null;
   return db;
@@ -358,12 +440,15 @@ function failingLevel(folder: string, fault: LevelFault): FaultyLevel {
 test(`LevelDB: every batch write of a workload failed in turn, before and after writing, once and from then on`, async () => {
   const stats: RunStats = { runs: 0, injected: 0, appendsFailed: 0, appendsAcknowledged: 0, opensFailed: 0 };
   let writes = 0;
-  for (let w = 0; w < SCALE; w++) writes = await levelWorkload(BASE_SEED * 1000 + 8 + 100 * w, stats);
+  for (let w = 0; w < SCALE; w++) writes = await levelWorkload(CRASH_SEED * 1000 + 8 + 100 * w, stats);
   console.log(
     `  I/O errors, LevelDB (SCALE ${SCALE}): ${stats.runs} runs (${writes} batch writes each), ${stats.injected} faults injected, ` +
       `${stats.appendsFailed} appends failed, ${stats.appendsAcknowledged} acknowledged and kept`,
   );
-  assert.ok(writes > 0 && stats.injected >= writes * CODES.length * 4, `${stats.injected} faults struck in ${writes} batch writes`);
+  assert.ok(
+    writes > 0 && stats.injected >= writes * CODES.length * 4,
+    `${stats.injected} faults struck in ${writes} batch writes`,
+  );
 });
 
 /** The LevelDB workload of `seed`, without faults and then with each; gives its number of batch writes. */
@@ -404,16 +489,18 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
             }),
           ),
         );
-        const model = new RuleModel();
-        for (const record of believed) model.apply(record);
+        const model = new ReferenceLedger();
+        for (const record of believed) model.offer(record);
         const failedHere: number[] = [];
         results.forEach((result, n) => {
           const record = group[n] as Record;
           if (result.status === 'fulfilled') {
             const stopped = stop();
-            assert.ok(stopped === undefined || (resolvedAfter[n] as number) < stopped, `${why}: an append resolved after a batch write failed`);
-            assert.is(model.why(record), null, `${why}: an append that breaks the rules resolved`);
-            model.apply(record);
+            assert.ok(
+              stopped === undefined || (resolvedAfter[n] as number) < stopped,
+              `${why}: an append resolved after a batch write failed`,
+            );
+            assert.is(model.offer(record), null, `${why}: an append that breaks the rules resolved`);
             believed.push(record);
             acked.add(first + n);
             stats.appendsAcknowledged++;
@@ -423,19 +510,24 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
           const e: unknown = result.reason;
           if (isLedgerError(e, 'LEDGER_IO')) {
             assert.ok(fault !== null, `${why}: LEDGER_IO with no fault: ${e.message}`);
-            assert.is(e.message, `${folder}: IO error: ${folder}/000003.log: ${STRERROR[fault?.code ?? '']} (LEVEL_IO_ERROR)`, `${why}: an unclear message`);
+            assert.is(
+              e.message,
+              `${folder}: IO error: ${folder}/000003.log: ${STRERROR[fault?.code ?? '']} (LEVEL_IO_ERROR)`,
+              `${why}: an unclear message`,
+            );
             failedHere.push(first + n);
           } else if (isLedgerError(e, 'LEDGER_STOPPED')) {
             assert.ok(stop() !== undefined, `${why}: LEDGER_STOPPED with no failed write: ${String(e)}`);
           } else if (isLedgerError(e, 'LEDGER_NOT_WAITING') || isLedgerError(e, 'LEDGER_ALREADY_DECIDED')) {
-            assert.ok(model.why(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
+            assert.ok(model.refusal(record) !== null, `${why}: a record the rules allow was refused: ${String(e)}`);
           } else {
             assert.unreachable(`${why}: an append failed with ${String(e)}`);
           }
         });
         if (failedHere.length > 0 && fault?.when === 'after') failedAfter.push(failedHere);
         const stopped = stop();
-        if (stopped !== undefined) assert.is(db.writes.length, stopped, `${why}: the log wrote again after a failed batch write`);
+        if (stopped !== undefined)
+          assert.is(db.writes.length, stopped, `${why}: the log wrote again after a failed batch write`);
         await checkLedgerState(ledger, believed, why);
       }
       await ledger.close();
@@ -453,7 +545,10 @@ async function levelWorkload(seed: number, stats: RunStats): Promise<number> {
     for (const n of matched) {
       if (acked.has(n)) continue;
       const batch = failedAfter.find((b) => b.includes(n));
-      assert.ok(batch !== undefined, `${context}: record ${n + 1}, which failed before it was written, is in the ledger`);
+      assert.ok(
+        batch !== undefined,
+        `${context}: record ${n + 1}, which failed before it was written, is in the ledger`,
+      );
       for (const m of batch) assert.ok(present.has(m), `${context}: half of a failed batch is in the ledger`);
     }
     await checkLedgerState(final, found, `${context}, after the faults stopped`);

@@ -27,6 +27,7 @@
  * Counts: JSONL `scaled(200)` trials, LevelDB (`level:<folder>`) `scaled(20)`, JSONL with a read
  * model `scaled(20)`.
  */
+
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -36,9 +37,11 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { Ledger, type LedgerOptions, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/guarantees.js';
 import { type Home, withHome } from '../support/ledger.js';
-import { BASE_SEED, Rng, checkJsonlRepair, checkLedgerState, checkRecovered, fileOf, recordsOf } from '../support/promises.js';
 import { SCALE, scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const CHILD = fileURLToPath(new URL('../support/crash-child.js', import.meta.url));
 /**
@@ -64,11 +67,15 @@ interface TrialPlan {
   readonly appenders: number;
 }
 
-function planTrial(rng: Rng): TrialPlan {
+function planTrial(rng: Random): TrialPlan {
   const appenders = rng.pick([1, 2, 3, 4, 8, 16, 32, 256]);
   const r = rng.below(100);
   const plan: Plan =
-    r < 45 ? { kind: 'acks', acks: rng.below(150) } : r < 85 ? { kind: 'ready', ms: rng.below(9) } : { kind: 'open', ms: rng.below(6) };
+    r < 45
+      ? { kind: 'acks', acks: rng.below(150) }
+      : r < 85
+        ? { kind: 'ready', ms: rng.below(9) }
+        : { kind: 'open', ms: rng.below(6) };
   return { plan, appenders };
 }
 
@@ -134,13 +141,27 @@ function placeIn(home: Home, backend: Backend): Place {
   const path = backend === 'level' ? join(home.dir, 'honcho.level') : home.path;
   const target = backend === 'level' ? `level:${path}` : path;
   const index = join(home.dir, 'honcho.index');
-  const options: LedgerOptions = backend === 'jsonl+index' ? { index, onNotice: (message) => notices.push(message) } : {};
-  const childArgs = (seed: number, appenders: number): string[] => [target, String(seed), String(RECORDS), String(appenders), String(PER_CHILD), ...(backend === 'jsonl+index' ? [index] : [])];
+  const options: LedgerOptions =
+    backend === 'jsonl+index' ? { index, onNotice: (message) => notices.push(message) } : {};
+  const childArgs = (seed: number, appenders: number): string[] => [
+    target,
+    String(seed),
+    String(RECORDS),
+    String(appenders),
+    String(PER_CHILD),
+    ...(backend === 'jsonl+index' ? [index] : []),
+  ];
   return { path, target, options, childArgs, notices };
 }
 
 /** Runs one trial's child until it is killed; gives what it acknowledged and whether it got ready. */
-async function runChild(child: Child, plan: Plan, size: number, acked: Set<number>, context: string): Promise<{ ready: boolean }> {
+async function runChild(
+  child: Child,
+  plan: Plan,
+  size: number,
+  acked: Set<number>,
+  context: string,
+): Promise<{ ready: boolean }> {
   let ready: number | null = null;
   let killed = false;
   const kill = (): void => {
@@ -159,7 +180,8 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
     const ack = /^ack (\d+)$/.exec(line);
     if (ack !== null) {
       const n = Number(ack[1]);
-      if (n < size || n >= RECORDS || ready === null) protocol.push(`an ack of record ${n} (the ledger held ${size}, ready ${ready})`);
+      if (n < size || n >= RECORDS || ready === null)
+        protocol.push(`an ack of record ${n} (the ledger held ${size}, ready ${ready})`);
       acked.add(n);
       acks++;
       if (plan.kind === 'acks' && acks >= plan.acks) kill();
@@ -179,19 +201,23 @@ async function runChild(child: Child, plan: Plan, size: number, acked: Set<numbe
   if (plan.kind === 'open') setTimeout(kill, plan.ms);
   const { signal } = await child.closed;
   clearTimeout(stuck);
-  assert.not.ok(wasStuck, `${context}: the child was stuck for ${STUCK_MS / 1000} s (ready ${ready}, ${acks} acknowledgements), neither appending nor done`);
+  assert.not.ok(
+    wasStuck,
+    `${context}: the child was stuck for ${STUCK_MS / 1000} s (ready ${ready}, ${acks} acknowledgements), neither appending nor done`,
+  );
   assert.is(signal, 'SIGKILL', `${context}: the child ended by itself (${signal}), saying: ${child.stderr}`);
   assert.equal(protocol, [], `${context}: the child's reports`);
-  if (ready !== null) assert.is(ready, size, `${context}: the child opened the ledger with ${ready} records, not the ${size} it holds`);
+  if (ready !== null)
+    assert.is(ready, size, `${context}: the child opened the ledger with ${ready} records, not the ${size} it holds`);
   return { ready: ready !== null };
 }
 
 /** One chain of trials on one ledger. */
 async function chain(home: Home, backend: Backend, index: number, stats: Stats): Promise<void> {
-  const seed = BASE_SEED * 1000 + index;
+  const seed = CRASH_SEED * 1000 + index;
   const place = placeIn(home, backend);
   const records: Record[] = [...workload({ records: RECORDS, seed })];
-  const rng = new Rng(seed * 7919 + ['jsonl', 'level', 'jsonl+index'].indexOf(backend));
+  const rng = new Random(seed * 7919 + ['jsonl', 'level', 'jsonl+index'].indexOf(backend));
   const plans = Array.from({ length: TRIALS_PER_CHAIN }, () => planTrial(rng));
   const acked = new Set<number>();
   let size = 0; // what the ledger holds after the parent's last append
@@ -204,7 +230,7 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
   try {
     let next = start(0);
     for (const [t, { plan, appenders }] of plans.entries()) {
-      const context = `kill harness (${backend}, chain ${index}, trial ${t}; LEDGERSTORE_CRASH_SEED=${BASE_SEED}, seed ${seed}, plan ${JSON.stringify(plan)}, ${appenders} appenders)`;
+      const context = `kill harness (${backend}, chain ${index}, trial ${t}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED}, seed ${seed}, plan ${JSON.stringify(plan)}, ${appenders} appenders)`;
       const child = next;
       // the next child loads while this one runs and is checked
       const running = runChild(child, plan, size, acked, context);
@@ -224,11 +250,17 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
         const found = await recordsOf(ledger);
         checkRecovered(found, { attempted: records, acked }, context, true);
         if (backend !== 'level') {
-          checkJsonlRepair(before, existsSync(place.path) ? readFileSync(place.path) : null, found, ledger.repair, context);
+          checkJsonlRepair(
+            before,
+            existsSync(place.path) ? readFileSync(place.path) : null,
+            found,
+            ledger.repaired,
+            context,
+          );
         } else {
-          assert.is(ledger.repair, null, `${context}: a LevelDB log has nothing to repair`);
+          assert.is(ledger.repaired, null, `${context}: a LevelDB log has nothing to repair`);
         }
-        if (ledger.repair !== null) stats.tornTails++;
+        if (ledger.repaired !== null) stats.tornTails++;
         // promise 4, and with a read model promise 5: the state is a fresh replay's
         await checkLedgerState(ledger, found, context);
         assert.equal(
@@ -248,7 +280,10 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
         await ledger.close();
       }
       if (backend !== 'level') {
-        assert.ok(readFileSync(place.path).equals(fileOf(records.slice(0, size))), `${context}: the append after the reopen does not follow the old lines byte for byte`);
+        assert.ok(
+          readFileSync(place.path).equals(fileOf(records.slice(0, size))),
+          `${context}: the append after the reopen does not follow the old lines byte for byte`,
+        );
       }
       stats.trials++;
     }
@@ -263,9 +298,18 @@ async function chain(home: Home, backend: Backend, index: number, stats: Stats):
   const reader = await Ledger.open(place.target, { ...place.options, readOnly: true });
   try {
     const found = await recordsOf(reader);
-    checkRecovered(found, { attempted: records, acked }, `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`, true);
+    checkRecovered(
+      found,
+      { attempted: records, acked },
+      `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`,
+      true,
+    );
     assert.is(found.length, size);
-    await checkLedgerState(reader, found, `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`);
+    await checkLedgerState(
+      reader,
+      found,
+      `kill harness (${backend}, chain ${index}; seed ${seed}), read back at the end`,
+    );
   } finally {
     await reader.close();
   }

@@ -16,18 +16,20 @@
  *
  * The figures: per file and kind of damage, how many were refused, and how many opened whole.
  */
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../../bench/workload.js';
-import { Ledger, type Record, encodeRecord, isLedgerError } from '../../lib/index.js';
+import { workload } from '../../lib/honcho/synthetic.js';
+import { encodeRecord, isLedgerError, Ledger, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { recordsOf } from '../support/guarantees.js';
 import { checkIndexPromise, replayDigests, ruleBreakers } from '../support/index-promises.js';
 import { filesOf } from '../support/level-db.js';
 import { reportFigures } from '../support/level-figures.js';
-import { BASE_SEED, Rng, recordsOf } from '../support/promises.js';
 import { scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 /** A kind of damage, done to one file of a folder. */
 interface Damage {
@@ -36,7 +38,7 @@ interface Damage {
 }
 
 /** Every damage of the harness for a file of `size` bytes. */
-function damagesOf(size: number, rng: Rng): Damage[] {
+function damagesOf(size: number, rng: Random): Damage[] {
   const damages: Damage[] = [{ name: 'deleted', apply: (file) => rmSync(file) }];
   if (size === 0) return damages;
   const cut = (name: string, to: number): Damage => ({ name, apply: (file) => truncateSync(file, to) });
@@ -50,7 +52,11 @@ function damagesOf(size: number, rng: Rng): Damage[] {
       writeFileSync(file, bytes);
     },
   });
-  damages.push(change('a byte changed at its start', 0), change('a byte changed in its middle', Math.floor(size / 2)), change('a byte changed at its end', size - 1));
+  damages.push(
+    change('a byte changed at its start', 0),
+    change('a byte changed in its middle', Math.floor(size / 2)),
+    change('a byte changed at its end', size - 1),
+  );
   for (let k = 0; k < scaled(2); k++) damages.push(change('a byte changed at random', rng.below(size)));
   return damages;
 }
@@ -89,29 +95,33 @@ async function ledgerFolder(folder: string, records: readonly Record[]): Promise
   for (const [s, session] of sessions.entries()) {
     const ledger = await Ledger.open(`level:${folder}`);
     const size = s < 2 ? 500 : 10;
-    for (let from = 0; from < session.length; from += size) await Promise.all(session.slice(from, from + size).map((record) => ledger.append(record)));
+    for (let from = 0; from < session.length; from += size)
+      await Promise.all(session.slice(from, from + size).map((record) => ledger.append(record)));
     await ledger.close();
   }
 }
 
 test(`every kind of damage to every file of a level: folder is refused with the folder left as it was, or opens whole`, async () => {
   const home = mkdtempSync(join(tmpdir(), 'ledgerstore-damage-'));
-  const rng = new Rng(BASE_SEED * 17 + 3);
+  const rng = new Random(CRASH_SEED * 17 + 3);
   const tally = new Tally();
   try {
-    const records = [...workload({ records: 3301, seed: BASE_SEED })];
+    const records = [...workload({ records: 3301, seed: CRASH_SEED })];
     const acknowledged = records.slice(0, 3300);
     const base = join(home, 'base.level');
     await ledgerFolder(base, acknowledged);
     const names = readdirSync(base).sort();
-    assert.ok(names.some((name) => name.endsWith('.ldb')) && names.some((name) => name.endsWith('.log')), `tables and a write-ahead log: ${names.join(', ')}`);
+    assert.ok(
+      names.some((name) => name.endsWith('.ldb')) && names.some((name) => name.endsWith('.log')),
+      `tables and a write-ahead log: ${names.join(', ')}`,
+    );
     let trial = 0;
     for (const name of names) {
       for (const damage of damagesOf(statSync(join(base, name)).size, rng)) {
         const folder = join(home, `trial-${trial++}`);
         cpSync(base, folder, { recursive: true });
         damage.apply(join(folder, name));
-        const context = `damage harness (${name}, ${damage.name}; LEDGERSTORE_CRASH_SEED=${BASE_SEED})`;
+        const context = `damage harness (${name}, ${damage.name}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
         const before = filesOf(folder);
         const outcomes: string[] = [];
         for (const readOnly of [true, false]) {
@@ -120,16 +130,29 @@ test(`every kind of damage to every file of a level: folder is refused with the 
             ledger = await Ledger.open(`level:${folder}`, { readOnly });
           } catch (e) {
             assert.ok(isLedgerError(e, 'LEDGER_DAMAGED'), `${context}: refused otherwise than as damage: ${String(e)}`);
-            assert.ok((e as Error).message.startsWith(folder), `${context}: the refusal does not name the folder: ${(e as Error).message}`);
-            assert.match((e as Error).message, /see docs\/runbook\.md#(level-folder-damaged|honcho-ledger-damaged)/, `${context}: the refusal names no runbook entry`);
+            assert.ok(
+              (e as Error).message.startsWith(folder),
+              `${context}: the refusal does not name the folder: ${(e as Error).message}`,
+            );
+            assert.match(
+              (e as Error).message,
+              /see docs\/runbook\.md#(level-folder-damaged|honcho-ledger-damaged)/,
+              `${context}: the refusal names no runbook entry`,
+            );
             assert.equal(filesOf(folder), before, `${context}: refused, and the folder was changed`);
             outcomes.push('refused');
             continue;
           }
           try {
             const found = await recordsOf(ledger);
-            assert.is(found.length, acknowledged.length, `${context}: opened with ${found.length} records, not the ${acknowledged.length} acknowledged`);
-            found.forEach((record, n) => assert.is(encodeRecord(record), encodeRecord(acknowledged[n] as Record), `${context}: record ${n + 1}`));
+            assert.is(
+              found.length,
+              acknowledged.length,
+              `${context}: opened with ${found.length} records, not the ${acknowledged.length} acknowledged`,
+            );
+            found.forEach((record, n) =>
+              assert.is(encodeRecord(record), encodeRecord(acknowledged[n] as Record), `${context}: record ${n + 1}`),
+            );
             if (!readOnly) await ledger.append(records[3300] as Record);
           } finally {
             await ledger.close();
@@ -154,10 +177,10 @@ test(`every kind of damage to every file of a level: folder is refused with the 
 
 test(`every kind of damage to every file of a read model's folder: rebuilt or caught up, never a rule broken, or refused as it was`, async () => {
   const home = mkdtempSync(join(tmpdir(), 'ledgerstore-damage-'));
-  const rng = new Rng(BASE_SEED * 17 + 4);
+  const rng = new Random(CRASH_SEED * 17 + 4);
   const tally = new Tally();
   try {
-    const records = [...workload({ records: 2000, seed: BASE_SEED })];
+    const records = [...workload({ records: 2000, seed: CRASH_SEED })];
     const log = join(home, 'honcho.jsonl');
     const index = join(home, 'index');
     // one open appending one record at a time, whose log the next folds into a table; then 500 more in the write-ahead log
@@ -167,10 +190,12 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
       await ledger.close();
     }
     const digests = await replayDigests(log);
-    const breakers = ruleBreakers(await (async () => {
-      const reader = await Ledger.open(log, { readOnly: true });
-      return recordsOf(reader).finally(() => reader.close());
-    })());
+    const breakers = ruleBreakers(
+      await (async () => {
+        const reader = await Ledger.open(log, { readOnly: true });
+        return recordsOf(reader).finally(() => reader.close());
+      })(),
+    );
     const names = readdirSync(index).sort();
     let trial = 0;
     for (const name of names) {
@@ -179,10 +204,18 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
         cpSync(index, join(dir, 'index'), { recursive: true });
         cpSync(log, join(dir, 'honcho.jsonl'));
         damage.apply(join(dir, 'index', name));
-        const context = `damage harness, read model (${name}, ${damage.name}; LEDGERSTORE_CRASH_SEED=${BASE_SEED})`;
+        const context = `damage harness, read model (${name}, ${damage.name}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
         const before = filesOf(join(dir, 'index'));
-        const outcome = await checkIndexPromise(join(dir, 'honcho.jsonl'), join(dir, 'index'), breakers, digests, context, true);
-        if (outcome === 'refused') assert.equal(filesOf(join(dir, 'index')), before, `${context}: refused, and the folder was changed`);
+        const outcome = await checkIndexPromise(
+          join(dir, 'honcho.jsonl'),
+          join(dir, 'index'),
+          breakers,
+          digests,
+          context,
+          true,
+        );
+        if (outcome === 'refused')
+          assert.equal(filesOf(join(dir, 'index')), before, `${context}: refused, and the folder was changed`);
         tally.add(kindOf(name), outcome);
         rmSync(dir, { recursive: true, force: true });
       }

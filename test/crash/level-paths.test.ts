@@ -15,23 +15,33 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { type Server, createServer } from 'node:net';
+import {
+  type BigIntStats,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Ledger, encodeRecord } from '../../lib/index.js';
-import { reportFigures } from '../support/level-figures.js';
+import { encodeRecord, Ledger } from '../../lib/index.js';
 import { decided, turn } from '../support/ledger.js';
+import { reportFigures } from '../support/level-figures.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
 const STUCK_MS = 15_000;
 
 /** Everything at `path` as it is: for a folder, each entry; for anything else, its type, size, times and (a file) bytes. */
 function stateOf(path: string): string {
-  let stat;
+  let stat: BigIntStats;
   try {
     stat = lstatSync(path, { bigint: true });
   } catch {
@@ -93,7 +103,10 @@ function kinds(): Kind[] {
     },
     { name: 'a link to /dev/null', make: (p) => (symlinkSync('/dev/null', p), null) },
     { name: 'a dangling link', make: (p, home) => (symlinkSync(join(home, 'nowhere'), p), null), readsAsNothing: true },
-    { name: 'the JSONL ledger\'s folder (a link to it)', make: (p, home) => (symlinkSync(join(home, 'memory'), p), null) },
+    {
+      name: "the JSONL ledger's folder (a link to it)",
+      make: (p, home) => (symlinkSync(join(home, 'memory'), p), null),
+    },
     {
       name: 'a folder whose CURRENT is a FIFO',
       make: (p) => {
@@ -127,7 +140,7 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
     const ledger = await Ledger.open(jsonl);
     await ledger.append(decided(turn('chat-1', 1)));
     await ledger.close();
-    writeFileSync(join(memory, 'LOG'), 'memoryd\'s own log\n');
+    writeFileSync(join(memory, 'LOG'), "memoryd's own log\n");
     writeFileSync(join(memory, '000005.log'), 'not a write-ahead log');
     // a LevelDB ledger and a read model, each to be given as the other
     const levelLedger = join(home, 'ledger.level');
@@ -136,7 +149,9 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
     await both.append(decided(turn('chat-1', 1)));
     await both.close();
     const line = `${encodeRecord(decided(turn('chat-1', 2)))}\n`;
-    const commands = (path: string): { readonly args: string[]; readonly input?: string; readonly reads: boolean }[] => [
+    const commands = (
+      path: string,
+    ): { readonly args: string[]; readonly input?: string; readonly reads: boolean }[] => [
       { args: ['verify', `level:${path}`], reads: true },
       { args: ['export', `level:${path}`], reads: true },
       { args: ['append', `level:${path}`], input: line, reads: false },
@@ -148,7 +163,12 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
       { args: ['index', 'status', jsonl, '--index', path], reads: true },
       { args: ['index', 'rebuild', jsonl, '--index', path], reads: false },
     ];
-    const places: { readonly name: string; readonly path: string; readonly readsAsNothing: boolean; readonly only?: 'level' | 'index' }[] = [];
+    const places: {
+      readonly name: string;
+      readonly path: string;
+      readonly readsAsNothing: boolean;
+      readonly only?: 'level' | 'index';
+    }[] = [];
     for (const [n, kind] of kinds().entries()) {
       const path = join(home, `place-${n}`);
       const server = await kind.make(path, home);
@@ -157,9 +177,9 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
     }
     writeFileSync(join(home, 'a-file'), 'x');
     places.push({ name: 'a path under a file', path: join(home, 'a-file', 'child'), readsAsNothing: false });
-    places.push({ name: 'the JSONL ledger\'s folder', path: memory, readsAsNothing: false });
-    places.push({ name: 'a read model\'s folder', path: indexFolder, readsAsNothing: false, only: 'level' });
-    places.push({ name: 'a LevelDB ledger\'s folder', path: levelLedger, readsAsNothing: false, only: 'index' });
+    places.push({ name: "the JSONL ledger's folder", path: memory, readsAsNothing: false });
+    places.push({ name: "a read model's folder", path: indexFolder, readsAsNothing: false, only: 'level' });
+    places.push({ name: "a LevelDB ledger's folder", path: levelLedger, readsAsNothing: false, only: 'index' });
     for (const place of places) {
       for (const command of commands(place.path)) {
         const isIndex = command.args.includes('--index');
@@ -186,7 +206,10 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
     for (const server of servers) server.close();
     rmSync(home, { recursive: true, force: true });
   }
-  reportFigures('paths', `${cases} commands at 13 kinds of path: ${refused} refused with the path named, ${empty} read as nothing there and said so (a dangling link), none blocked, nothing changed`);
+  reportFigures(
+    'paths',
+    `${cases} commands at 13 kinds of path: ${refused} refused with the path named, ${empty} read as nothing there and said so (a dangling link), none blocked, nothing changed`,
+  );
 });
 
 test.run();

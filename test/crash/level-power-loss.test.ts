@@ -20,17 +20,19 @@
  * - a ledger: it opens (nothing refused), with every acknowledged record, and the batch that was
  *   being written whole or not at all.
  */
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { workload } from '../../bench/workload.js';
-import { Ledger, type Record, encodeRecord } from '../../lib/index.js';
+import { workload } from '../../lib/honcho/synthetic.js';
+import { encodeRecord, Ledger, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { recordsOf } from '../support/guarantees.js';
 import { checkIndexPromise, replayDigests, ruleBreakers } from '../support/index-promises.js';
 import { reportFigures } from '../support/level-figures.js';
-import { BASE_SEED, Rng, recordsOf } from '../support/promises.js';
 import { SCALE, scaled } from '../support/scale.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const SECTOR = 512;
 const BLOCK = 4096;
@@ -46,7 +48,7 @@ interface State {
 }
 
 /** The bytes a state leaves of `bytes`, whose first `synced` bytes were synced (and stay, in a sector that holds both). */
-function materialize(bytes: Buffer, synced: number, state: State, rng: Rng): Buffer {
+function materialize(bytes: Buffer, synced: number, state: State, rng: Random): Buffer {
   const out = Buffer.from(bytes.subarray(0, state.size));
   for (const [sector, kind] of state.sectors) {
     const from = Math.max(synced, sector * SECTOR);
@@ -60,13 +62,14 @@ function materialize(bytes: Buffer, synced: number, state: State, rng: Rng): Buf
 }
 
 /** The states of a file of `length` bytes whose bytes before `synced` were synced. */
-function statesOf(length: number, synced: number, rng: Rng): State[] {
+function statesOf(length: number, synced: number, rng: Random): State[] {
   const unit = SCALE >= 10 ? SECTOR : BLOCK;
   const first = Math.floor(synced / SECTOR);
   const last = Math.ceil(length / SECTOR);
   const states: State[] = [];
   if (synced > 0 && synced < length) states.push({ name: 'cut', size: synced, sectors: new Map() });
-  for (let size = Math.ceil((synced + 1) / unit) * unit; size < length; size += unit) states.push({ name: 'cut', size, sectors: new Map() });
+  for (let size = Math.ceil((synced + 1) / unit) * unit; size < length; size += unit)
+    states.push({ name: 'cut', size, sectors: new Map() });
   states.push({ name: 'whole', size: length, sectors: new Map() });
   for (const kind of ['zeros', 'garbage'] as const) {
     for (let at = first; at < last; at += unit / SECTOR) {
@@ -78,23 +81,28 @@ function statesOf(length: number, synced: number, rng: Rng): State[] {
   for (let k = 0; k < scaled(40); k++) {
     const size = synced + rng.below(length - synced + 1);
     const sectors = new Map<number, Sector>();
-    for (let s = first; s < Math.ceil(size / SECTOR); s++) sectors.set(s, rng.pick(['kept', 'kept', 'kept', 'zeros', 'garbage', 'partly'] as const));
+    for (let s = first; s < Math.ceil(size / SECTOR); s++)
+      sectors.set(s, rng.pick(['kept', 'kept', 'kept', 'zeros', 'garbage', 'partly'] as const));
     states.push({ name: 'random', size, sectors });
   }
   return states;
 }
 
 /** The newest write-ahead log of a folder. */
-const newestLog = (folder: string): string => readdirSync(folder).filter((name) => name.endsWith('.log')).sort().at(-1) as string;
+const newestLog = (folder: string): string =>
+  readdirSync(folder)
+    .filter((name) => name.endsWith('.log'))
+    .sort()
+    .at(-1) as string;
 
 test(`power loss in a read model's unsynced write-ahead log: caught up or rebuilt, never trusted while wrong`, async () => {
   const home = mkdtempSync(join(tmpdir(), 'ledgerstore-power-'));
-  const rng = new Rng(BASE_SEED * 13 + 1);
+  const rng = new Random(CRASH_SEED * 13 + 1);
   const outcomes = new Map<string, number>();
   let states = 0;
   let bytes = Buffer.alloc(0);
   try {
-    const records = [...workload({ records: 1400, seed: BASE_SEED })];
+    const records = [...workload({ records: 1400, seed: CRASH_SEED })];
     const log = join(home, 'honcho.jsonl');
     const index = join(home, 'index');
     // rows in a table (the second open folds the first one's log), then 400 batches in the write-ahead log
@@ -112,8 +120,14 @@ test(`power loss in a read model's unsynced write-ahead log: caught up or rebuil
       cpSync(index, join(dir, 'index'), { recursive: true });
       cpSync(log, join(dir, 'honcho.jsonl'));
       writeFileSync(join(dir, 'index', wal), materialize(bytes, 0, state, rng));
-      const context = `power-loss harness, read model (${state.name}, ${state.size} of ${bytes.length} bytes; LEDGERSTORE_CRASH_SEED=${BASE_SEED})`;
-      const outcome = await checkIndexPromise(join(dir, 'honcho.jsonl'), join(dir, 'index'), breakers, digests, context);
+      const context = `power-loss harness, read model (${state.name}, ${state.size} of ${bytes.length} bytes; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
+      const outcome = await checkIndexPromise(
+        join(dir, 'honcho.jsonl'),
+        join(dir, 'index'),
+        breakers,
+        digests,
+        context,
+      );
       const key = `${state.name}: ${outcome}`;
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       rmSync(dir, { recursive: true, force: true });
@@ -121,16 +135,19 @@ test(`power loss in a read model's unsynced write-ahead log: caught up or rebuil
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
-  reportFigures('power-index', `${states} states of a write-ahead log of 400 batches (${Math.ceil(bytes.length / BLOCK)} blocks): ${[...outcomes].map(([key, n]) => `${key} ${n}`).join(', ')}; no failure`);
+  reportFigures(
+    'power-index',
+    `${states} states of a write-ahead log of 400 batches (${Math.ceil(bytes.length / BLOCK)} blocks): ${[...outcomes].map(([key, n]) => `${key} ${n}`).join(', ')}; no failure`,
+  );
 });
 
 test(`power loss while a level: ledger writes a batch: every acknowledged record kept, the batch whole or absent, never refused`, async () => {
   const home = mkdtempSync(join(tmpdir(), 'ledgerstore-power-'));
-  const rng = new Rng(BASE_SEED * 13 + 2);
+  const rng = new Random(CRASH_SEED * 13 + 2);
   const outcomes = new Map<string, number>();
   let states = 0;
   try {
-    const records = [...workload({ records: 1300, seed: BASE_SEED })];
+    const records = [...workload({ records: 1300, seed: CRASH_SEED })];
     const folder = join(home, 'honcho.level');
     const first = await Ledger.open(`level:${folder}`);
     for (const record of records.slice(0, 1000)) await first.append(record);
@@ -138,7 +155,8 @@ test(`power loss while a level: ledger writes a batch: every acknowledged record
     // the next writer: 20 batches acknowledged, then one being written when the power goes
     const writer = await Ledger.open(`level:${folder}`);
     const acknowledged = records.slice(0, 1280);
-    for (let from = 1000; from < 1280; from += 14) await Promise.all(records.slice(from, Math.min(from + 14, 1280)).map((record) => writer.append(record)));
+    for (let from = 1000; from < 1280; from += 14)
+      await Promise.all(records.slice(from, Math.min(from + 14, 1280)).map((record) => writer.append(record)));
     const wal = newestLog(folder);
     const synced = readFileSync(join(folder, wal)).length;
     await Promise.all(records.slice(1280).map((record) => writer.append(record)));
@@ -150,7 +168,7 @@ test(`power loss while a level: ledger writes a batch: every acknowledged record
       const dir = join(home, `state-${states++}`);
       cpSync(image, dir, { recursive: true });
       writeFileSync(join(dir, wal), materialize(bytes, synced, state, rng));
-      const context = `power-loss harness, ledger (${state.name}, ${state.size} of ${bytes.length} bytes, ${synced} synced; LEDGERSTORE_CRASH_SEED=${BASE_SEED})`;
+      const context = `power-loss harness, ledger (${state.name}, ${state.size} of ${bytes.length} bytes, ${synced} synced; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
       let ledger: Ledger;
       try {
         ledger = await Ledger.open(`level:${dir}`);
@@ -160,8 +178,14 @@ test(`power loss while a level: ledger writes a batch: every acknowledged record
       }
       const found = await recordsOf(ledger).finally(() => ledger.close());
       const expected: readonly Record[] = found.length === records.length ? records : acknowledged;
-      assert.is(found.length, expected.length, `${context}: ${found.length} records, not the ${acknowledged.length} acknowledged (and the batch being written whole, or none of it)`);
-      found.forEach((record, n) => assert.is(encodeRecord(record), encodeRecord(expected[n] as Record), `${context}: record ${n + 1}`));
+      assert.is(
+        found.length,
+        expected.length,
+        `${context}: ${found.length} records, not the ${acknowledged.length} acknowledged (and the batch being written whole, or none of it)`,
+      );
+      found.forEach((record, n) =>
+        assert.is(encodeRecord(record), encodeRecord(expected[n] as Record), `${context}: record ${n + 1}`),
+      );
       const key = `${state.name}: ${found.length === records.length ? 'the batch kept' : 'the batch lost'}`;
       outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       rmSync(dir, { recursive: true, force: true });
@@ -169,7 +193,10 @@ test(`power loss while a level: ledger writes a batch: every acknowledged record
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
-  reportFigures('power-ledger', `${states} states of a batch of 20 records being written: ${[...outcomes].map(([key, n]) => `${key} ${n}`).join(', ')}; no failure`);
+  reportFigures(
+    'power-ledger',
+    `${states} states of a batch of 20 records being written: ${[...outcomes].map(([key, n]) => `${key} ${n}`).join(', ')}; no failure`,
+  );
 });
 
 test.run();

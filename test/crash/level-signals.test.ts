@@ -27,12 +27,15 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type AnswerDigests, Ledger, type Record, encodeRecord } from '../../lib/index.js';
-import { type IndexOutcome, checkIndexPromise, replayDigests, ruleBreakers } from '../support/index-promises.js';
+import { writeJsonlWhole } from '../../backends/jsonl-write-whole.js';
+import { syntheticLines } from '../../lib/honcho/synthetic.js';
+import { type AnswerDigests, encodeRecord, Ledger, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { recordsOf } from '../support/guarantees.js';
+import { checkIndexPromise, type IndexOutcome, replayDigests, ruleBreakers } from '../support/index-promises.js';
 import { reportFigures } from '../support/level-figures.js';
-import { BASE_SEED, Rng, recordsOf } from '../support/promises.js';
 import { scaled } from '../support/scale.js';
-import { writeSyntheticLedger } from '../../bench/workload.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
 const HOOK = fileURLToPath(new URL('../support/phase-hook.js', import.meta.url));
@@ -136,10 +139,21 @@ async function buildIndex(dir: string, upTo?: number): Promise<void> {
 }
 
 function scenarios(base: Base): Scenario[] {
-  const indexCheck = async (dir: string, context: string): Promise<string> => checkIndexPromise(log(dir), index(dir), base.breakers, base.digests, context);
+  const indexCheck = async (dir: string, context: string): Promise<string> =>
+    checkIndexPromise(log(dir), index(dir), base.breakers, base.digests, context);
   return [
-    { name: 'index build', prepare: async () => undefined, args: (dir) => ['index', 'build', log(dir), '--index', index(dir)], check: indexCheck },
-    { name: 'index rebuild', prepare: (dir) => buildIndex(dir), args: (dir) => ['index', 'rebuild', log(dir), '--index', index(dir)], check: indexCheck },
+    {
+      name: 'index build',
+      prepare: async () => undefined,
+      args: (dir) => ['index', 'build', log(dir), '--index', index(dir)],
+      check: indexCheck,
+    },
+    {
+      name: 'index rebuild',
+      prepare: (dir) => buildIndex(dir),
+      args: (dir) => ['index', 'rebuild', log(dir), '--index', index(dir)],
+      check: indexCheck,
+    },
     {
       name: 'catch-up',
       prepare: (dir) => buildIndex(dir, 2_000),
@@ -159,8 +173,17 @@ function scenarios(base: Base): Scenario[] {
           return assert.unreachable(`${context}: the copy's target does not open: ${String(e)}`) as never;
         }
         const found = await recordsOf(reader).finally(() => reader.close());
-        assert.ok(found.length % COPY_BATCH === 0 || found.length === base.records.length, `${context}: the target holds ${found.length} records, not whole batches of the copy`);
-        found.forEach((record, n) => assert.is(encodeRecord(record), encodeRecord(base.records[n] as Record), `${context}: record ${n + 1} of the target`));
+        assert.ok(
+          found.length % COPY_BATCH === 0 || found.length === base.records.length,
+          `${context}: the target holds ${found.length} records, not whole batches of the copy`,
+        );
+        found.forEach((record, n) =>
+          assert.is(
+            encodeRecord(record),
+            encodeRecord(base.records[n] as Record),
+            `${context}: record ${n + 1} of the target`,
+          ),
+        );
         const writer = await Ledger.open(`level:${target(dir)}`);
         await writer.close();
         return found.length === 0 ? 'empty' : found.length === base.records.length ? 'whole' : 'whole batches';
@@ -170,10 +193,12 @@ function scenarios(base: Base): Scenario[] {
 }
 
 /** Where a trial sends its signal: before a step, or some milliseconds into the run. */
-type Kill = { readonly stopAt: number; readonly signal: NodeJS.Signals } | { readonly afterMs: number; readonly signal: NodeJS.Signals };
+type Kill =
+  | { readonly stopAt: number; readonly signal: NodeJS.Signals }
+  | { readonly afterMs: number; readonly signal: NodeJS.Signals };
 
 /** The trials of a scenario whose dry run took `steps`: stops before steps spread over them, and timed kills. */
-function trialsOf(steps: number, durationMs: number, rng: Rng): Kill[] {
+function trialsOf(steps: number, durationMs: number, rng: Random): Kill[] {
   const stops = scaled(5);
   const chosen: number[] = [];
   if (stops >= steps * SIGNALS.length) {
@@ -182,7 +207,8 @@ function trialsOf(steps: number, durationMs: number, rng: Rng): Kill[] {
     for (let k = 0; k < stops; k++) chosen.push(1 + Math.round((k * (steps - 1)) / Math.max(1, stops - 1)));
   }
   const trials: Kill[] = chosen.map((stopAt, k) => ({ stopAt, signal: SIGNALS[k % SIGNALS.length] as NodeJS.Signals }));
-  for (let k = 0; k < scaled(1); k++) trials.push({ afterMs: 40 + rng.below(Math.max(1, Math.round(durationMs))), signal: rng.pick(SIGNALS) });
+  for (let k = 0; k < scaled(1); k++)
+    trials.push({ afterMs: 40 + rng.below(Math.max(1, Math.round(durationMs))), signal: rng.pick(SIGNALS) });
   return trials;
 }
 
@@ -192,12 +218,12 @@ test(`signals at every step of index build, rebuild, a catch-up and copy to leve
   try {
     const baseDir = join(home, 'base');
     mkdirSync(baseDir);
-    await writeSyntheticLedger(log(baseDir), { records: RECORDS, seed: BASE_SEED });
+    await writeJsonlWhole(log(baseDir), syntheticLines({ records: RECORDS, seed: CRASH_SEED }));
     const reader = await Ledger.open(log(baseDir), { readOnly: true });
     const records = await recordsOf(reader);
     await reader.close();
     const base: Base = { records, digests: await replayDigests(log(baseDir)), breakers: ruleBreakers(records) };
-    const rng = new Rng(BASE_SEED * 31 + 7);
+    const rng = new Random(CRASH_SEED * 31 + 7);
     for (const scenario of scenarios(base)) {
       const start = join(home, scenario.name.replace(/\W+/g, '-'));
       cpSync(baseDir, start, { recursive: true });
@@ -217,8 +243,11 @@ test(`signals at every step of index build, rebuild, a catch-up and copy to leve
       for (const [t, trial] of trialsOf(ran.steps.length, durationMs, rng).entries()) {
         const dir = join(home, `trial-${t}`);
         cpSync(start, dir, { recursive: true });
-        const when = 'stopAt' in trial ? `before step ${trial.stopAt} of ${ran.steps.length} (${ran.steps[trial.stopAt - 1]})` : `${trial.afterMs} ms in`;
-        const context = `signal harness (${scenario.name}, trial ${t}: ${trial.signal} ${when}; LEDGERSTORE_CRASH_SEED=${BASE_SEED})`;
+        const when =
+          'stopAt' in trial
+            ? `before step ${trial.stopAt} of ${ran.steps.length} (${ran.steps[trial.stopAt - 1]})`
+            : `${trial.afterMs} ms in`;
+        const context = `signal harness (${scenario.name}, trial ${t}: ${trial.signal} ${when}; LEDGERSTORE_CRASH_SEED=${CRASH_SEED})`;
         const run = await runCli(scenario.args(dir), trial);
         if (run.stopped !== null) stoppedAtSteps++;
         const outcome: IndexOutcome | string = await scenario.check(dir, context);

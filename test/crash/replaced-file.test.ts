@@ -23,15 +23,15 @@
  */
 import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
 import { existsSync, linkSync, readFileSync } from 'node:fs';
-import { type Interface, createInterface } from 'node:readline';
+import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Ledger, type Record } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
-import { type Home, decided, skip, turn } from '../support/ledger.js';
-import { fileOf, lineOf } from '../support/promises.js';
+import { fileOf, lineOf } from '../support/guarantees.js';
+import { decided, type Home, skip, turn } from '../support/ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const HOLDER = fileURLToPath(new URL('../support/hold-ledger.js', import.meta.url));
@@ -39,7 +39,11 @@ const HOLDER = fileURLToPath(new URL('../support/hold-ledger.js', import.meta.ur
 const HANG_GUARD_MS = 60_000 * SCALE;
 
 /** The edits, each a real command, and how the writer must name what happened. */
-const EDITS: readonly { readonly name: string; readonly how: 'replaced' | 'removed'; readonly run: (path: string) => void }[] = [
+const EDITS: readonly {
+  readonly name: string;
+  readonly how: 'replaced' | 'removed';
+  readonly run: (path: string) => void;
+}[] = [
   { name: 'sed -i 1d', how: 'replaced', run: (path) => execFileSync('sed', ['-i', '1d', path]) },
   {
     name: 'mv of a copy over it',
@@ -61,7 +65,9 @@ const refusal = (path: string, how: 'replaced' | 'removed'): string =>
 const held = (n: number): Record => decided(turn('held', n), skip('held'));
 
 /** What the child said of one append. */
-type Answer = { readonly turn: number; readonly acked: true } | { readonly turn: number; readonly acked: false; readonly why: string };
+type Answer =
+  | { readonly turn: number; readonly acked: true }
+  | { readonly turn: number; readonly acked: false; readonly why: string };
 
 /** The writer in its own process, and its answers, a run of appends at a time. */
 class Writer {
@@ -91,7 +97,10 @@ class Writer {
     const ready = this.said.shift();
     if (ready !== undefined) return Promise.resolve(ready);
     return new Promise((resolve, reject) => {
-      const guard = setTimeout(() => reject(new Error(`the writer said nothing for ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS);
+      const guard = setTimeout(
+        () => reject(new Error(`the writer said nothing for ${HANG_GUARD_MS} ms`)),
+        HANG_GUARD_MS,
+      );
       this.waiting.push((line) => {
         clearTimeout(guard);
         resolve(line);
@@ -174,22 +183,39 @@ async function trial(
   assert.ok(firstRefusal !== -1, `${context}: no append was refused`);
   const refused = answers.slice(firstRefusal);
   for (const answer of refused) {
-    assert.not.ok(answer.acked, `${context}: turn ${answer.turn} was acknowledged after turn ${answers[firstRefusal]?.turn} was refused`);
+    assert.not.ok(
+      answer.acked,
+      `${context}: turn ${answer.turn} was acknowledged after turn ${answers[firstRefusal]?.turn} was refused`,
+    );
     if (!answer.acked) assert.is(answer.why, refusal(home.path, edit.how), `${context}: turn ${answer.turn}`);
   }
   const acked = answers.slice(0, firstRefusal).map((a) => held(a.turn));
-  assert.ok(readFileSync(kept).equals(fileOf([...START, ...acked])), `${context}: the file the writer held is not its lines and the acknowledged appends' (a refused one was not cut back?)`);
+  assert.ok(
+    readFileSync(kept).equals(fileOf([...START, ...acked])),
+    `${context}: the file the writer held is not its lines and the acknowledged appends' (a refused one was not cut back?)`,
+  );
   const now = existsSync(home.path) ? readFileSync(home.path, 'utf8') : '';
   const inNew = refused.filter((answer) => now.includes(lineOf(held(answer.turn))));
   // only the append in flight while the edit ran (the first refused) can have been read by it
-  for (const answer of inNew) assert.is(answer, refused[0], `${context}: refused turn ${answer.turn}, appended after the writer stopped, is in the file at the path`);
-  if (inNew.length > 0 && !inFlight) assert.unreachable(`${context}: refused turn ${inNew[0]?.turn}, appended after the edit, is in the file at the path`);
+  for (const answer of inNew)
+    assert.is(
+      answer,
+      refused[0],
+      `${context}: refused turn ${answer.turn}, appended after the writer stopped, is in the file at the path`,
+    );
+  if (inNew.length > 0 && !inFlight)
+    assert.unreachable(
+      `${context}: refused turn ${inNew[0]?.turn}, appended after the edit, is in the file at the path`,
+    );
   // the first writer no longer appends anywhere: a second one takes the file at the path
   const second = await Ledger.open(home.path);
   const next = decided(turn('second-writer', 1));
   await second.append(next);
   await second.close();
-  assert.ok(readFileSync(home.path, 'utf8').endsWith(lineOf(next)), `${context}: the second writer's append is not the file's last line`);
+  assert.ok(
+    readFileSync(home.path, 'utf8').endsWith(lineOf(next)),
+    `${context}: the second writer's append is not the file's last line`,
+  );
   tally.acknowledged += acked.length;
   tally.refused += refused.length;
   if (edit.how === 'replaced') tally.lostByEdit += acked.filter((record) => !now.includes(lineOf(record))).length;
@@ -207,7 +233,11 @@ test('a writer whose file is edited between its appends refuses the next one, an
           const before = await writer.append(0, 5);
           runEdit();
           const after = await writer.append(5, 2);
-          assert.equal(after.map((a) => a.acked), [false, false], `${edit.name}: the appends after the edit`);
+          assert.equal(
+            after.map((a) => a.acked),
+            [false, false],
+            `${edit.name}: the appends after the edit`,
+          );
           return [...before, ...after];
         },
         false,
@@ -216,7 +246,9 @@ test('a writer whose file is edited between its appends refuses the next one, an
     );
   }
   assert.is(tally.lostByEdit, 0, 'an edit made between appends loses none');
-  console.log(`  replaced file, between appends: ${EDITS.length} edits, ${tally.acknowledged} appends acknowledged before them, ${tally.refused} refused after`);
+  console.log(
+    `  replaced file, between appends: ${EDITS.length} edits, ${tally.acknowledged} appends acknowledged before them, ${tally.refused} refused after`,
+  );
 });
 
 test('a writer appending as fast as it can while its file is edited: refused from the edit on, nothing refused left behind', async () => {

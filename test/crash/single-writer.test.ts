@@ -19,9 +19,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type FileIO, Ledger, honchoCodec, isLedgerError, jsonlBackend, nodeFileIO } from '../../lib/index.js';
+import { type FileIO, honchoCodec, isLedgerError, jsonlBackend, Ledger, nodeFileIO } from '../../lib/index.js';
 import type { Answer, Command } from '../support/contender.js';
-import { Home, decided, edit, skip } from '../support/ledger.js';
+import { decided, edit, Home, skip } from '../support/ledger.js';
 import { SCALE, scaled } from '../support/scale.js';
 
 const CONTENDER = fileURLToPath(new URL('../support/contender.js', import.meta.url));
@@ -34,7 +34,10 @@ class Contender {
   private readonly waiting: ((answer: Answer) => void)[] = [];
   private readonly exited: Promise<void>;
 
-  constructor(readonly name: string, target: string) {
+  constructor(
+    readonly name: string,
+    target: string,
+  ) {
     this.child = fork(CONTENDER, [target], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.child.on('message', (answer: Answer) => this.waiting.shift()?.(answer));
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
@@ -42,7 +45,15 @@ class Contender {
 
   ask(command: Command): Promise<Answer> {
     return new Promise<Answer>((resolve, reject) => {
-      const guard = setTimeout(() => reject(new Error(`${this.name}: no answer to ${command.op} after ${HANG_GUARD_MS} ms: an open that waited for the lock?`)), HANG_GUARD_MS);
+      const guard = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `${this.name}: no answer to ${command.op} after ${HANG_GUARD_MS} ms: an open that waited for the lock?`,
+            ),
+          ),
+        HANG_GUARD_MS,
+      );
       this.waiting.push((answer) => {
         clearTimeout(guard);
         resolve(answer);
@@ -65,7 +76,10 @@ function locked(answer: Answer, who: string, target: string): void {
   assert.is(answer.op, 'refused', `${who}: ${JSON.stringify(answer)}`);
   if (answer.op !== 'refused') return;
   assert.is(answer.code, 'LEDGER_LOCKED', `${who}: ${answer.message}`);
-  assert.ok(answer.message.includes(target.replace(/^level:/, '')), `${who}: the refusal names the ledger: ${answer.message}`);
+  assert.ok(
+    answer.message.includes(target.replace(/^level:/, '')),
+    `${who}: the refusal names the ledger: ${answer.message}`,
+  );
 }
 
 for (const backend of ['JSONL', 'LevelDB'] as const) {
@@ -86,14 +100,21 @@ for (const backend of ['JSONL', 'LevelDB'] as const) {
         const winner = fromA.op === 'opened' ? 'A' : 'B';
         const [won, lost] = winner === 'A' ? [fromA, fromB] : [fromB, fromA];
         opened(won, `round ${round}, the winner`);
-        locked(lost, `round ${round}, the loser (both opened? ${fromA.op === 'opened' && fromB.op === 'opened'})`, target);
+        locked(
+          lost,
+          `round ${round}, the loser (both opened? ${fromA.op === 'opened' && fromB.op === 'opened'})`,
+          target,
+        );
         wins[winner]++;
         assert.is((await (winner === 'A' ? a : b).ask({ op: 'close' })).op, 'closed');
       }
 
       const marker = join(home.dir, 'holder');
       const attempts = scaled(50);
-      const [raceA, raceB] = await Promise.all([a.ask({ op: 'race', attempts, marker }), b.ask({ op: 'race', attempts, marker })]);
+      const [raceA, raceB] = await Promise.all([
+        a.ask({ op: 'race', attempts, marker }),
+        b.ask({ op: 'race', attempts, marker }),
+      ]);
       assert.is(raceA.op, 'raced');
       assert.is(raceB.op, 'raced');
       if (raceA.op !== 'raced' || raceB.op !== 'raced') return;

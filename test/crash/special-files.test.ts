@@ -12,7 +12,7 @@
  * at once (`O_NONBLOCK`), in a child process.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { type Stats, lstatSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, type Stats, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -37,10 +37,16 @@ interface Ran {
 /** Runs node with `args` and nothing on stdin; fails the test if it has not ended by the guard. */
 function node(args: readonly string[], what: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, args, { timeout: HANG_GUARD_MS, encoding: 'utf8' }, (error, stdout, stderr) => {
-      if (error !== null && error.killed === true) reject(new Error(`${what}: no answer after ${HANG_GUARD_MS} ms: it blocked (${stderr})`));
-      else resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      args,
+      { timeout: HANG_GUARD_MS, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (error !== null && error.killed === true)
+          reject(new Error(`${what}: no answer after ${HANG_GUARD_MS} ms: it blocked (${stderr})`));
+        else resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+      },
+    );
     child.stdin?.end();
   });
 }
@@ -54,7 +60,19 @@ function shape(path: string): string {
   const link = lstatSync(path);
   const target = statSync(path);
   const kind = (s: Stats): string =>
-    s.isFIFO() ? 'fifo' : s.isSocket() ? 'socket' : s.isBlockDevice() ? 'block' : s.isCharacterDevice() ? 'char' : s.isDirectory() ? 'dir' : s.isFile() ? 'file' : '?';
+    s.isFIFO()
+      ? 'fifo'
+      : s.isSocket()
+        ? 'socket'
+        : s.isBlockDevice()
+          ? 'block'
+          : s.isCharacterDevice()
+            ? 'char'
+            : s.isDirectory()
+              ? 'dir'
+              : s.isFile()
+                ? 'file'
+                : '?';
   const entries = target.isDirectory() ? readdirSync(path).join(',') : '';
   return `${link.isSymbolicLink() ? 'link to ' : ''}${kind(target)} ${target.ino} ${target.rdev} [${entries}]`;
 }
@@ -112,7 +130,7 @@ async function specialFiles(home: Home): Promise<{ cases: Case[]; close: () => P
   return { cases, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-test('anything at the ledger\'s path but a regular file is refused at once by every open, and left as it was', async () => {
+test("anything at the ledger's path but a regular file is refused at once by every open, and left as it was", async () => {
   await withHome(async (home) => {
     const { cases, close } = await specialFiles(home);
     let refused = 0;
@@ -124,14 +142,21 @@ test('anything at the ledger\'s path but a regular file is refused at once by ev
           const ran = await node([OPEN, path, mode], `a ${mode} open of ${what} (${path})`);
           assert.is(ran.code, 0, `${path}, ${mode}: ${ran.stderr}`);
           const said = JSON.parse(ran.stdout) as Partial<Refused>;
-          assert.equal(said.refused, { code: 'LEDGER_NOT_A_FILE', message: expected }, `${path}, a ${mode} open: ${ran.stdout}`);
+          assert.equal(
+            said.refused,
+            { code: 'LEDGER_NOT_A_FILE', message: expected },
+            `${path}, a ${mode} open: ${ran.stdout}`,
+          );
           refused++;
         }
         for (const command of ['verify', 'append']) {
           const ran = await node([CLI, command, path], `ledgerstore ${command} ${path}`);
           assert.is(ran.code, 1, `ledgerstore ${command} ${path}: ${ran.stderr}`);
           assert.is(ran.stdout, '');
-          assert.ok(ran.stderr.startsWith(`ledgerstore: ${expected}; see docs/runbook.md#ledger-not-a-file\n`), `ledgerstore ${command} ${path}: ${ran.stderr}`);
+          assert.ok(
+            ran.stderr.startsWith(`ledgerstore: ${expected}; see docs/runbook.md#ledger-not-a-file\n`),
+            `ledgerstore ${command} ${path}: ${ran.stderr}`,
+          );
           refused++;
         }
         assert.is(shape(path), before, `${path} changed`);
@@ -139,7 +164,9 @@ test('anything at the ledger\'s path but a regular file is refused at once by ev
     } finally {
       await close();
     }
-    console.log(`  special files: ${cases.length} kinds and links at the ledger's path, ${refused} opens and commands, each refused at once`);
+    console.log(
+      `  special files: ${cases.length} kinds and links at the ledger's path, ${refused} opens and commands, each refused at once`,
+    );
   });
 });
 

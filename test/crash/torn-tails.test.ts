@@ -20,10 +20,10 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DamagedError, Ledger, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { DamagedError, honchoCodec, jsonlBackend, Ledger, type Record } from '../../lib/index.js';
 import { withFastHome } from '../support/fast-home.js';
-import { type Home, conclude, decided, edit, fleet, sent, skip, turn } from '../support/ledger.js';
-import { checkLedgerState, fileOf, lineOf, recordsOf } from '../support/promises.js';
+import { checkLedgerState, fileOf, lineOf, recordsOf } from '../support/guarantees.js';
+import { conclude, decided, edit, fleet, type Home, sent, skip, turn } from '../support/ledger.js';
 import { SCALE } from '../support/scale.js';
 
 /** The lines before the torn one. */
@@ -56,16 +56,26 @@ interface Stats {
  * Writes `base`'s lines then `tail` (no newline in it), opens the ledger with `chunkSize`, checks
  * the tail was dropped and cut, appends {@link NEXT}, and reopens.
  */
-async function torn(home: Home, base: readonly Record[], tail: Buffer, chunkSize: number | undefined, context: string, stats: Stats): Promise<void> {
+async function torn(
+  home: Home,
+  base: readonly Record[],
+  tail: Buffer,
+  chunkSize: number | undefined,
+  context: string,
+  stats: Stats,
+): Promise<void> {
   assert.is(tail.indexOf(10), -1, `${context}: the harness made a tail with a newline`);
   const whole = fileOf(base);
   writeFileSync(home.path, Buffer.concat([whole, tail]));
-  const backend = jsonlBackend(home.path, chunkSize === undefined ? { codec: honchoCodec } : { codec: honchoCodec, chunkSize });
+  const backend = jsonlBackend(
+    home.path,
+    chunkSize === undefined ? { codec: honchoCodec } : { codec: honchoCodec, chunkSize },
+  );
   const ledger = await Ledger.open(backend);
   stats.opens++;
   try {
-    if (tail.length === 0) assert.is(ledger.repair, null, `${context}: a repair with no tail`);
-    else assert.equal(ledger.repair, { at: whole.length, dropped: tail.length, cut: true }, `${context}: the repair`);
+    if (tail.length === 0) assert.is(ledger.repaired, null, `${context}: a repair with no tail`);
+    else assert.equal(ledger.repaired, { at: whole.length, dropped: tail.length, cut: true }, `${context}: the repair`);
     assert.ok(readFileSync(home.path).equals(whole), `${context}: the file is not its whole lines after the open`);
     const found = await recordsOf(ledger);
     assert.equal(found.map(lineOf), base.map(lineOf), `${context}: the records`);
@@ -75,12 +85,19 @@ async function torn(home: Home, base: readonly Record[], tail: Buffer, chunkSize
     await ledger.close();
   }
   const after = Buffer.concat([whole, Buffer.from(lineOf(NEXT))]);
-  assert.ok(readFileSync(home.path).equals(after), `${context}: the append does not follow the old lines byte for byte`);
+  assert.ok(
+    readFileSync(home.path).equals(after),
+    `${context}: the append does not follow the old lines byte for byte`,
+  );
   const again = await Ledger.open(backend, { readOnly: true });
   stats.opens++;
   try {
-    assert.is(again.repair, null, `${context}: something to repair after the append`);
-    assert.equal((await recordsOf(again)).map(lineOf), [...base, NEXT].map(lineOf), `${context}: the records after the append`);
+    assert.is(again.repaired, null, `${context}: something to repair after the append`);
+    assert.equal(
+      (await recordsOf(again)).map(lineOf),
+      [...base, NEXT].map(lineOf),
+      `${context}: the records after the append`,
+    );
   } finally {
     await again.close();
   }
@@ -88,13 +105,23 @@ async function torn(home: Home, base: readonly Record[], tail: Buffer, chunkSize
 }
 
 /** A read-only open of the whole lines and `tail` drops the tail without cutting it, and changes nothing. */
-async function tornReadOnly(home: Home, base: readonly Record[], tail: Buffer, context: string, stats: Stats): Promise<void> {
+async function tornReadOnly(
+  home: Home,
+  base: readonly Record[],
+  tail: Buffer,
+  context: string,
+  stats: Stats,
+): Promise<void> {
   const bytes = Buffer.concat([fileOf(base), tail]);
   writeFileSync(home.path, bytes);
   const ledger = await Ledger.open(home.path, { readOnly: true });
   stats.opens++;
   try {
-    assert.equal(ledger.repair, tail.length === 0 ? null : { at: bytes.length - tail.length, dropped: tail.length, cut: false }, `${context}: the repair`);
+    assert.equal(
+      ledger.repaired,
+      tail.length === 0 ? null : { at: bytes.length - tail.length, dropped: tail.length, cut: false },
+      `${context}: the repair`,
+    );
     assert.equal((await recordsOf(ledger)).map(lineOf), base.map(lineOf), `${context}: the records`);
   } finally {
     await ledger.close();
@@ -119,20 +146,30 @@ test('every cut point of the last line, inside multi-byte characters too: only t
         if (((line[cut] as number) & 0xc0) === 0x80) insideCharacters++;
         // every cut with the default chunk; the small chunks at every third cut
         for (const chunk of cut % 3 === 0 ? CHUNKS : CHUNKS.slice(0, 1)) {
-          await torn(home, BASE, line.subarray(0, cut), chunk, `last line ${l}, ${where(line, cut)}, chunk ${chunk ?? 'default'}`, stats);
+          await torn(
+            home,
+            BASE,
+            line.subarray(0, cut),
+            chunk,
+            `last line ${l}, ${where(line, cut)}, chunk ${chunk ?? 'default'}`,
+            stats,
+          );
         }
       }
     }
   });
   assert.ok(insideCharacters > 50, `only ${insideCharacters} cuts inside a character`);
-  console.log(`  torn tails: every cut of ${LAST.length} last lines (${insideCharacters} inside a character): ${stats.cases} cases, ${stats.opens} opens`);
+  console.log(
+    `  torn tails: every cut of ${LAST.length} last lines (${insideCharacters} inside a character): ${stats.cases} cases, ${stats.opens} opens`,
+  );
 });
 
 test('the only line torn: the ledger is empty, the file cut to nothing, the next append is its first line', async () => {
   const stats: Stats = { cases: 0, opens: 0 };
   await withFastHome(async (home) => {
     const line = Buffer.from(lineOf(LAST[0] as Record));
-    for (let cut = 1; cut < line.length; cut++) await torn(home, [], line.subarray(0, cut), undefined, `the only line, ${where(line, cut)}`, stats);
+    for (let cut = 1; cut < line.length; cut++)
+      await torn(home, [], line.subarray(0, cut), undefined, `the only line, ${where(line, cut)}`, stats);
     writeFileSync(home.path, line.subarray(0, 10));
     const ledger = await Ledger.open(home.path);
     assert.is(statSync(home.path).size, 0);
@@ -141,7 +178,7 @@ test('the only line torn: the ledger is empty, the file cut to nothing, the next
   console.log(`  torn tails: the only line torn: ${stats.cases} cases`);
 });
 
-test('a file with no whole line: a record\'s line cut anywhere is a tail; the same bytes with one of their first changed are damage at line 1, left as they are', async () => {
+test("a file with no whole line: a record's line cut anywhere is a tail; the same bytes with one of their first changed are damage at line 1, left as they are", async () => {
   const stats: Stats = { cases: 0, opens: 0 };
   let refused = 0;
   await withFastHome(async (home) => {
@@ -165,7 +202,10 @@ test('a file with no whole line: a record\'s line cut anywhere is a tail; the sa
               (error: unknown) => error,
             );
             stats.opens++;
-            assert.ok(e instanceof DamagedError && e.line === 1, `${context}: ${readOnly ? 'a read-only' : 'a writable'} open gave ${String(e)}, not damage at line 1`);
+            assert.ok(
+              e instanceof DamagedError && e.line === 1,
+              `${context}: ${readOnly ? 'a read-only' : 'a writable'} open gave ${String(e)}, not damage at line 1`,
+            );
             assert.ok(readFileSync(home.path).equals(changed), `${context}: the file was changed`);
           }
           refused++;
@@ -173,7 +213,9 @@ test('a file with no whole line: a record\'s line cut anywhere is a tail; the sa
       }
     }
   });
-  console.log(`  torn tails: a file of one cut-off line: ${stats.cases} cases cut as tails, ${refused} with a changed first byte refused as damage at line 1`);
+  console.log(
+    `  torn tails: a file of one cut-off line: ${stats.cases} cases cut as tails, ${refused} with a changed first byte refused as damage at line 1`,
+  );
 });
 
 test('trailing NUL runs, a partial line then NULs, NULs then a partial line, bytes that are not UTF-8', async () => {
@@ -181,29 +223,66 @@ test('trailing NUL runs, a partial line then NULs, NULs then a partial line, byt
   const runs = [1, 2, 3, 7, 64, 511, 512, 513, 4095, 4096, 4097, 65536, 1 << 20, ...(SCALE > 1 ? [9 << 20] : [])];
   await withFastHome(async (home) => {
     const line = Buffer.from(lineOf(LAST[0] as Record));
-    const cuts = [1, line.indexOf(Buffer.from('中')) + 1, line.indexOf(Buffer.from('😀')) + 2, line.length >> 1, line.length - 1];
+    const cuts = [
+      1,
+      line.indexOf(Buffer.from('中')) + 1,
+      line.indexOf(Buffer.from('😀')) + 2,
+      line.length >> 1,
+      line.length - 1,
+    ];
     for (const n of runs) {
-      for (const chunk of CHUNKS) await torn(home, BASE, Buffer.alloc(n), chunk, `${n} NULs, chunk ${chunk ?? 'default'}`, stats);
+      for (const chunk of CHUNKS)
+        await torn(home, BASE, Buffer.alloc(n), chunk, `${n} NULs, chunk ${chunk ?? 'default'}`, stats);
       await torn(home, [], Buffer.alloc(n), undefined, `${n} NULs and nothing else`, stats);
       await tornReadOnly(home, BASE, Buffer.alloc(n), `${n} NULs, read-only`, stats);
       if (n > 4097) continue;
       for (const cut of cuts) {
         const partial = line.subarray(0, cut);
-        await torn(home, BASE, Buffer.concat([partial, Buffer.alloc(n)]), undefined, `${where(line, cut)}, then ${n} NULs`, stats);
-        await torn(home, BASE, Buffer.concat([Buffer.alloc(n), partial]), undefined, `${n} NULs, then a line ${where(line, cut)}`, stats);
+        await torn(
+          home,
+          BASE,
+          Buffer.concat([partial, Buffer.alloc(n)]),
+          undefined,
+          `${where(line, cut)}, then ${n} NULs`,
+          stats,
+        );
+        await torn(
+          home,
+          BASE,
+          Buffer.concat([Buffer.alloc(n), partial]),
+          undefined,
+          `${n} NULs, then a line ${where(line, cut)}`,
+          stats,
+        );
       }
     }
-    const notUtf8 = [Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xe4, 0xb8]), Buffer.from([0xf0, 0x9f, 0x98]), Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x80])];
+    const notUtf8 = [
+      Buffer.from([0xff]),
+      Buffer.from([0xc3]),
+      Buffer.from([0xe4, 0xb8]),
+      Buffer.from([0xf0, 0x9f, 0x98]),
+      Buffer.from([0x7b, 0xff, 0xfe, 0x00, 0x80]),
+    ];
     for (const [n, bytes] of notUtf8.entries()) {
-      for (const chunk of CHUNKS) await torn(home, BASE, bytes, chunk, `bytes that are not UTF-8 (${n}), chunk ${chunk ?? 'default'}`, stats);
+      for (const chunk of CHUNKS)
+        await torn(home, BASE, bytes, chunk, `bytes that are not UTF-8 (${n}), chunk ${chunk ?? 'default'}`, stats);
       await tornReadOnly(home, BASE, bytes, `bytes that are not UTF-8 (${n}), read-only`, stats);
     }
     for (const [l, last] of LAST.entries()) {
       const whole = Buffer.from(lineOf(last));
-      for (const cut of [1, whole.length >> 1, whole.length - 1]) await tornReadOnly(home, BASE, whole.subarray(0, cut), `last line ${l}, ${where(whole, cut)}, read-only`, stats);
+      for (const cut of [1, whole.length >> 1, whole.length - 1])
+        await tornReadOnly(
+          home,
+          BASE,
+          whole.subarray(0, cut),
+          `last line ${l}, ${where(whole, cut)}, read-only`,
+          stats,
+        );
     }
   });
-  console.log(`  torn tails: NUL runs of ${runs.length} lengths, partial lines with NULs, bytes not UTF-8: ${stats.cases} cases`);
+  console.log(
+    `  torn tails: NUL runs of ${runs.length} lengths, partial lines with NULs, bytes not UTF-8: ${stats.cases} cases`,
+  );
 });
 
 test.run();

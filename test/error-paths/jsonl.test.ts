@@ -6,12 +6,20 @@
  * `resumePoint` that fails or meets a closed log. Each checks what the caller is told, that nothing changed on disk, that no
  * descriptor leaked, and that the log is usable (or stopped) as documented.
  */
-import { readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Fd } from '../../backends/file-io.js';
-import { MAX_LINE_BYTES, type Record, type ResumePoint, encodeRecord, honchoCodec, isLedgerError, jsonlBackend } from '../../lib/index.js';
-import { FaultyIO } from '../support/faulty-io.js';
+import {
+  encodeRecord,
+  honchoCodec,
+  isLedgerError,
+  jsonlBackend,
+  MAX_LINE_BYTES,
+  type Record,
+  type ResumePoint,
+} from '../../lib/index.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
@@ -19,9 +27,12 @@ const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = sent(turn('chat-1', 1), ['msg-a1']);
 
-
-const backend = (path: string, io?: FaultyIO, chunkSize?: number) =>
-  jsonlBackend<Record>(path, { codec: honchoCodec, ...(io === undefined ? {} : { io }), ...(chunkSize === undefined ? {} : { chunkSize }) });
+const backend = (path: string, io?: InjectingIO, chunkSize?: number) =>
+  jsonlBackend<Record>(path, {
+    codec: honchoCodec,
+    ...(io === undefined ? {} : { io }),
+    ...(chunkSize === undefined ? {} : { chunkSize }),
+  });
 
 /** Appends `records` to the log at `path` (made if missing) and gives the resume point after them. */
 async function pointAfter(path: string, records: readonly Record[]): Promise<ResumePoint> {
@@ -39,10 +50,10 @@ async function writable(path: string): Promise<void> {
 }
 
 /**
- * A {@link FaultyIO} on which something else shrinks the file while it is read: before the read
+ * A {@link InjectingIO} on which something else shrinks the file while it is read: before the read
  * that `when` picks, the file is cut to `to` bytes (once), as another process would cut it.
  */
-class ShrinkingIO extends FaultyIO {
+class ShrinkingIO extends InjectingIO {
   shrunk = false;
   constructor(
     private readonly path: string,
@@ -101,7 +112,7 @@ test('a file removed between the look at the path and the open is a missing file
     await withHome(async (home) => {
       writeFileSync(home.path, line(A));
       // another process removes it right after the look, before the open
-      class RemovingIO extends FaultyIO {
+      class RemovingIO extends InjectingIO {
         override openRead(path: string): Fd {
           rmSync(path);
           return super.openRead(path);
@@ -133,7 +144,10 @@ test('a resume point at 0 reads a file through from its first line', async () =>
     await log.append([A, B]);
     await log.close();
     const seen: [number, Record][] = [];
-    const resumed = await backend(home.path).open({ resume: start, replay: (record, position) => void seen.push([position, record]) });
+    const resumed = await backend(home.path).open({
+      resume: start,
+      replay: (record, position) => void seen.push([position, record]),
+    });
     assert.equal(seen, [
       [0, A],
       [1, B],
@@ -149,8 +163,16 @@ test('a resume point on a missing file: at 0 it is an empty log; further on it i
   await withHome(async (home) => {
     const point = await pointAfter(home.path, [A, B]);
     rmSync(home.path);
-    await rejects(backend(home.path).open({ resume: point }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
-    await rejects(backend(home.path).open({ resume: point, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: the log holds no records`);
+    await rejects(
+      backend(home.path).open({ resume: point }),
+      'LEDGER_RESUME_MISMATCH',
+      `${home.path}: cannot resume at record 2: the log holds no records`,
+    );
+    await rejects(
+      backend(home.path).open({ resume: point, readOnly: true }),
+      'LEDGER_RESUME_MISMATCH',
+      `${home.path}: cannot resume at record 2: the log holds no records`,
+    );
     assert.equal(readdirSync(home.dir), [], 'nothing was created');
     const empty = await backend(home.path).open({ resume: { position: 0, cursor: null, fingerprint: '' } });
     assert.is(empty.head, 0);
@@ -173,7 +195,11 @@ test('a resume point whose cursor says no line ends there is a mismatch, and the
     ];
     for (const resume of damaged) {
       for (const readOnly of [false, true]) {
-        await rejects(backend(home.path).open({ resume, readOnly }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: no record ends there`);
+        await rejects(
+          backend(home.path).open({ resume, readOnly }),
+          'LEDGER_RESUME_MISMATCH',
+          `${home.path}: cannot resume at record 2: no record ends there`,
+        );
       }
     }
     assert.equal(readFileSync(home.path), before);
@@ -185,11 +211,15 @@ test('a resume point whose cursor spans more than a line may hold is a mismatch,
   await withHome(async (home) => {
     const point = await pointAfter(home.path, [A, B]);
     const cursor = point.cursor as { position: number; offset: number; lastLineStart: number };
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const resume = { ...point, cursor: { ...cursor, offset: MAX_LINE_BYTES + 2, lastLineStart: 0 } };
     // the file as long as the cursor says: only the span it gives the line is wrong
     truncateSync(home.path, MAX_LINE_BYTES + 2);
-    await rejects(backend(home.path, io).open({ resume, readOnly: true }), 'LEDGER_RESUME_MISMATCH', `${home.path}: cannot resume at record 2: no record ends there`);
+    await rejects(
+      backend(home.path, io).open({ resume, readOnly: true }),
+      'LEDGER_RESUME_MISMATCH',
+      `${home.path}: cannot resume at record 2: no record ends there`,
+    );
     assert.is(io.count('read'), 0, 'nothing was read');
     assert.equal(io.open.size, 0);
   });
@@ -215,9 +245,13 @@ test('a read that fails while checking a resume point is an I/O error: nothing h
     const point = await pointAfter(home.path, [A, B]);
     const before = readFileSync(home.path);
     for (const readOnly of [false, true]) {
-      const io = new FaultyIO().fail('read', 1, 'EIO');
-      await rejects(backend(home.path, io).open({ resume: point, readOnly }), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);
-      assert.is(io.count('read'), 1, 'the point\'s line was the only read');
+      const io = new InjectingIO().fail('read', 1, 'EIO');
+      await rejects(
+        backend(home.path, io).open({ resume: point, readOnly }),
+        'LEDGER_IO',
+        `${home.path}: i/o error (EIO)`,
+      );
+      assert.is(io.count('read'), 1, "the point's line was the only read");
       assert.equal(io.open.size, 0, 'no descriptor leaks');
     }
     assert.equal(readFileSync(home.path), before);
@@ -233,9 +267,9 @@ test('a replay that throws an error that is not a refusal: the open fails with t
   await withHome(async (home) => {
     writeFileSync(home.path, line(A) + line(B) + line(C).slice(0, 10)); // with a torn tail, not cut
     const before = readFileSync(home.path);
-    const bug = new TypeError('the caller\'s replay has a bug');
+    const bug = new TypeError("the caller's replay has a bug");
     for (const readOnly of [false, true]) {
-      const io = new FaultyIO();
+      const io = new InjectingIO();
       let seen = 0;
       try {
         await backend(home.path, io).open({
@@ -246,7 +280,7 @@ test('a replay that throws an error that is not a refusal: the open fails with t
         });
         assert.unreachable('the open succeeded');
       } catch (e) {
-        assert.is(e, bug, 'the replay\'s own error, as it was thrown');
+        assert.is(e, bug, "the replay's own error, as it was thrown");
       }
       assert.is(seen, 2);
       assert.equal(io.open.size, 0, 'no descriptor leaks');
@@ -276,7 +310,7 @@ test('a read in progress when the log is closed ends with LEDGER_CLOSED between 
     const writer = await backend(home.path).open();
     await writer.append(records);
     await writer.close();
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await backend(home.path, io, 256).open({ readOnly: true }); // a few lines a chunk
     const read: Record[] = [];
     let error: unknown = null;
@@ -311,7 +345,7 @@ test('a read that fails in resumePoint is an I/O error; the log is not stopped, 
     await first.append([A, B]);
     await first.close();
     // a point before any append of this open reads the last line from the file
-    const io = new FaultyIO();
+    const io = new InjectingIO();
     const log = await backend(home.path, io).open();
     io.fail('read', 1, 'EIO');
     await rejects(log.resumePoint(), 'LEDGER_IO', `${home.path}: i/o error (EIO)`);

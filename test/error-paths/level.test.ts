@@ -6,7 +6,7 @@
  * strings, dates); and a log closed under a read. Each checks what the caller is told, that
  * nothing changed, and that the log (or the next open) is usable as documented.
  */
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { encode as cborEncode } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
@@ -14,16 +14,22 @@ import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { levelBackend } from '../../backends/level.js';
-import {
-  DecodeError,
-  InvalidRecordError,
-  type RecordCodec,
-  honchoCodec,
-  isLedgerError,
-} from '../../lib/index.js';
+import { DecodeError, honchoCodec, InvalidRecordError, isLedgerError, type RecordCodec } from '../../lib/index.js';
 import { FaultyLevel, storeError } from '../support/faulty-level.js';
-import { VIEW, backendAt, bodyOf, cbor, dump, folderOf, hex, putRecord, recordKey, tamper, write } from '../support/level-db.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
+import {
+  backendAt,
+  bodyOf,
+  cbor,
+  dump,
+  folderOf,
+  hex,
+  putRecord,
+  recordKey,
+  tamper,
+  VIEW,
+  write,
+} from '../support/level-db.js';
 
 const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
@@ -33,11 +39,12 @@ const memory = (): MemoryLevel<Uint8Array, Uint8Array> => new MemoryLevel<Uint8A
 
 // -- a database the caller made, failing ----------------------------------------------------------
 
-test('a database that fails to open: LEDGER_IO with its words, and the writer\'s place is free for the next open', async () => {
+test("a database that fails to open: LEDGER_IO with its words, and the writer's place is free for the next open", async () => {
   const db = new FaultyLevel(memory());
   const backend = levelBackend(db, { codec: honchoCodec, name: 'store' });
   db.openFails = storeError('EIO', 'EIO: i/o error, open');
-  for (const readOnly of [false, true]) await rejects(backend.open({ readOnly }), 'LEDGER_IO', 'store: i/o error, open (EIO)');
+  for (const readOnly of [false, true])
+    await rejects(backend.open({ readOnly }), 'LEDGER_IO', 'store: i/o error, open (EIO)');
   db.openFails = null;
   const log = await backend.open(); // not refused as a second writer
   assert.equal(await log.append([A]), { from: 0, head: 1 });
@@ -88,7 +95,7 @@ test('a resume point at 0 reads the log through from its first record', async ()
   await resumed.close();
 });
 
-test('an iterator that fails at open: LEDGER_IO, the iterator closed, the writer\'s place free', async () => {
+test("an iterator that fails at open: LEDGER_IO, the iterator closed, the writer's place free", async () => {
   const db = new FaultyLevel(memory());
   const backend = levelBackend(db, { codec: honchoCodec, name: 'store' });
   const first = await backend.open();
@@ -118,7 +125,7 @@ test('an iterator that fails under a read: LEDGER_IO for that read; the log goes
   await log.close();
 });
 
-test('a database whose owner refuses the log\'s writes in a prewrite hook: the append is refused alone, nothing written, the log goes on', async () => {
+test("a database whose owner refuses the log's writes in a prewrite hook: the append is refused alone, nothing written, the log goes on", async () => {
   const db = memory();
   const log = await levelBackend(db, { codec: honchoCodec, name: 'store' }).open();
   await log.append([A]);
@@ -127,7 +134,11 @@ test('a database whose owner refuses the log\'s writes in a prewrite hook: the a
   db.hooks.prewrite.add(() => {
     if (refuse) throw new Error('writes are frozen for a backup');
   });
-  const e = await rejects(log.append([B, C]), 'LEDGER_IO', 'store: The prewrite hook failed on batch.put() (LEVEL_HOOK_ERROR)');
+  const e = await rejects(
+    log.append([B, C]),
+    'LEDGER_IO',
+    'store: The prewrite hook failed on batch.put() (LEVEL_HOOK_ERROR)',
+  );
   assert.is(((e.cause as Error).cause as Error).message, 'writes are frozen for a backup');
   assert.equal((await db.keys().all()).map(hex), before, 'nothing was written');
   assert.is(log.head, 1);
@@ -162,7 +173,11 @@ test('the last record deleted under an open log: resumePoint says it is missing,
   await first.close();
   const log = await backend.open();
   await db.del(recordKey(2), VIEW);
-  const e = await rejects(log.resumePoint(), 'LEDGER_DAMAGED', 'store:3: record 3 is missing; see docs/runbook.md#honcho-ledger-damaged');
+  const e = await rejects(
+    log.resumePoint(),
+    'LEDGER_DAMAGED',
+    'store:3: record 3 is missing; see docs/runbook.md#honcho-ledger-damaged',
+  );
   assert.is((e as unknown as { line: number }).line, 3);
   await log.close();
 });
@@ -173,7 +188,13 @@ test('a classic-level database the caller made is named by its folder, and left 
     const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, VIEW);
     const backend = levelBackend(db, { codec: honchoCodec });
     assert.is(backend.name, folder);
-    assert.equal(backend.capabilities, { durable: true, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true });
+    assert.equal(backend.capabilities, {
+      durable: true,
+      files: false,
+      severalWriters: false,
+      readsWhileWriting: true,
+      atomicBatches: true,
+    });
     const log = await backend.open();
     assert.is(log.name, folder);
     await log.append([A]);
@@ -188,7 +209,7 @@ test('a classic-level database the caller made is named by its folder, and left 
 
 // -- closed under a read ----------------------------------------------------------------------------
 
-test('a folder\'s log closed while a read waits for its first records: the read ends with LEDGER_CLOSED', async () => {
+test("a folder's log closed while a read waits for its first records: the read ends with LEDGER_CLOSED", async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B, C]);
@@ -258,7 +279,9 @@ test('a folder whose parent cannot be synced (procfs refuses fsync): LEDGER_IO n
   // Linux: /proc/fs/nfsd is an empty folder of procfs (when nfsd is not loaded), so a writable
   // open would create a database there after syncing its parent, /proc/fs, which refuses fsync
   // with EINVAL (as some network and FUSE file systems do)
-  const empty = ['/proc/fs/nfsd', '/proc/fs/jbd2'].find((folder) => existsSync(folder) && readdirSync(folder).length === 0);
+  const empty = ['/proc/fs/nfsd', '/proc/fs/jbd2'].find(
+    (folder) => existsSync(folder) && readdirSync(folder).length === 0,
+  );
   if (empty === undefined) return assert.unreachable('no empty folder in /proc/fs on this machine');
   await rejects(backendAt(empty).open(), 'LEDGER_IO', '/proc/fs: invalid argument (EINVAL)');
   assert.equal(readdirSync(empty), []);
@@ -266,7 +289,7 @@ test('a folder whose parent cannot be synced (procfs refuses fsync): LEDGER_IO n
 
 // -- damage that only raw bytes make ---------------------------------------------------------------
 
-test('a key in the records\' space naming a position beyond 2^53 is damage where the next record should be', async () => {
+test("a key in the records' space naming a position beyond 2^53 is damage where the next record should be", async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);
     await write(folder, [A, B]);
@@ -298,7 +321,8 @@ interface Reading {
 function readingCodec(missingSamples: 'refuse' | 'buggy' = 'refuse'): RecordCodec<Reading> {
   const normalize = (value: unknown): Reading => {
     const v = value as { id?: unknown; at?: unknown; samples?: unknown; payload?: unknown };
-    if (typeof v !== 'object' || v === null || typeof v.id !== 'string') throw new InvalidRecordError('a reading has an id');
+    if (typeof v !== 'object' || v === null || typeof v.id !== 'string')
+      throw new InvalidRecordError('a reading has an id');
     if (!(v.at instanceof Date)) throw new InvalidRecordError('a reading has a date');
     if (!(v.payload instanceof Uint8Array)) throw new InvalidRecordError('a reading has a payload of bytes');
     if (v.samples === undefined && missingSamples === 'refuse') throw new DecodeError('missing field `samples`');
@@ -308,12 +332,23 @@ function readingCodec(missingSamples: 'refuse' | 'buggy' = 'refuse'): RecordCode
     });
     return { id: v.id, at: new Date(v.at.getTime()), samples, payload: Uint8Array.from(v.payload) };
   };
-  const encode = (r: Reading): string => JSON.stringify({ id: r.id, at: r.at.toISOString(), samples: r.samples, payload: Buffer.from(r.payload).toString('base64') });
+  const encode = (r: Reading): string =>
+    JSON.stringify({
+      id: r.id,
+      at: r.at.toISOString(),
+      samples: r.samples,
+      payload: Buffer.from(r.payload).toString('base64'),
+    });
   return {
     normalize,
     encode,
     decode: (bytes, start, end) => {
-      const v = JSON.parse(Buffer.from(bytes.subarray(start, end)).toString('utf8')) as { id: string; at: string; samples: number[]; payload: string };
+      const v = JSON.parse(Buffer.from(bytes.subarray(start, end)).toString('utf8')) as {
+        id: string;
+        at: string;
+        samples: number[];
+        payload: string;
+      };
       return normalize({ ...v, at: new Date(v.at), payload: Buffer.from(v.payload, 'base64') });
     },
   };
@@ -326,7 +361,12 @@ test('records of another codec: arrays of wide integers stay CBOR integers, byte
     const folder = folderOf(home);
     const codec = readingCodec();
     const readings: Reading[] = [
-      { id: 'r1', at: new Date('2026-09-28T10:00:00.000Z'), samples: [1, 2 ** 40, -(2 ** 35), 2 ** 53 - 1], payload: Uint8Array.of(0xff, 0x00, 0x80) },
+      {
+        id: 'r1',
+        at: new Date('2026-09-28T10:00:00.000Z'),
+        samples: [1, 2 ** 40, -(2 ** 35), 2 ** 53 - 1],
+        payload: Uint8Array.of(0xff, 0x00, 0x80),
+      },
       { id: 'r2', at: new Date('2026-09-28T10:00:01.500Z'), samples: [7], payload: Buffer.from('caf\u00e9', 'utf8') },
     ];
     const log = await levelBackend(folder, { codec }).open();
@@ -355,12 +395,17 @@ test('a value whose text is not UTF-8 is damage also when it follows a tag and a
     const folder = folderOf(home);
     const codec = readingCodec();
     const log = await levelBackend(folder, { codec }).open();
-    await log.append([{ id: 'r1', at: new Date(0), samples: [1], payload: Uint8Array.of(1) }, { id: 'r2', at: new Date(0), samples: [2], payload: Uint8Array.of(2) }]);
+    await log.append([
+      { id: 'r1', at: new Date(0), samples: [1], payload: Uint8Array.of(1) },
+      { id: 'r2', at: new Date(0), samples: [2], payload: Uint8Array.of(2) },
+    ]);
     await log.close();
     // written by another program, its fields in another order: a date (a tag), bytes that are
     // not UTF-8 (a byte string: not text, so not checked as text), then an id whose "é" (c3 a9)
     // lost its second byte
-    const value = Buffer.from(cborEncode({ at: new Date(0), payload: Buffer.of(0xc3, 0x28), samples: [1], id: 'caf\u00e9' }));
+    const value = Buffer.from(
+      cborEncode({ at: new Date(0), payload: Buffer.of(0xc3, 0x28), samples: [1], id: 'caf\u00e9' }),
+    );
     const at = value.lastIndexOf(Buffer.from('\u00e9', 'utf8')) + 1;
     value[at] = 0x28;
     await putRecord(folder, 0, value);
@@ -391,7 +436,11 @@ test('a stored value the codec refuses with an error of its own kind is damage; 
     await putRecord(folder, 1, cborEncode({ id: 'r2', at: new Date(0), payload: Uint8Array.of(2) }));
     const before = await dump(folder);
     const replay = (): void => undefined; // a LevelDB open decodes the values it hands to a replay
-    await rejects(levelBackend(folder, { codec: readingCodec('refuse') }).open({ replay }), 'LEDGER_DAMAGED', `${folder}:2: missing field \`samples\`; see docs/runbook.md#honcho-ledger-damaged`);
+    await rejects(
+      levelBackend(folder, { codec: readingCodec('refuse') }).open({ replay }),
+      'LEDGER_DAMAGED',
+      `${folder}:2: missing field \`samples\`; see docs/runbook.md#honcho-ledger-damaged`,
+    );
     try {
       await levelBackend(folder, { codec: readingCodec('buggy') }).open({ replay });
       assert.unreachable('the open succeeded');
@@ -401,7 +450,10 @@ test('a stored value the codec refuses with an error of its own kind is damage; 
     }
     assert.equal(await dump(folder), before, 'nothing changed');
     // the folder was closed after each failed open: the next is not refused as locked
-    await rejects(levelBackend(folder, { codec: readingCodec('refuse') }).open({ readOnly: true, replay }), 'LEDGER_DAMAGED');
+    await rejects(
+      levelBackend(folder, { codec: readingCodec('refuse') }).open({ readOnly: true, replay }),
+      'LEDGER_DAMAGED',
+    );
   });
 });
 

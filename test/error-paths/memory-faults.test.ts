@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { faultyBackend } from '../../backends/faults.js';
 import { memoryBackend } from '../../backends/memory.js';
-import { type EventLog, type Record, honchoCodec, isLedgerError } from '../../lib/index.js';
+import { type EventLog, honchoCodec, isLedgerError, type Record } from '../../lib/index.js';
 import { decided, failure, turn } from '../support/ledger.js';
 
 const decision = (n: number): Record => decided(turn('chat-1', n));
@@ -64,7 +64,16 @@ test('faults: resumePoint on a closed log is refused with LEDGER_CLOSED, before 
   const error = await failure(log.resumePoint());
   assert.ok(isLedgerError(error, 'LEDGER_CLOSED'), String(error));
   assert.is((error as Error).message, 'mem: the ledger is closed');
-  assert.equal(backend.stats, { attempted: 1, acknowledged: 1, rejected: 0, pending: 0, failedBefore: 0, failedAfter: 0, lost: 0, crashes: 0 });
+  assert.equal(backend.stats, {
+    attempted: 1,
+    acknowledged: 1,
+    rejected: 0,
+    pending: 0,
+    failedBefore: 0,
+    failedAfter: 0,
+    lost: 0,
+    crashes: 0,
+  });
 });
 
 test('faults: a delay function that gives no number of milliseconds rejects that append with a RangeError, and nothing is written', async () => {
@@ -77,7 +86,16 @@ test('faults: a delay function that gives no number of milliseconds rejects that
   assert.is((error as Error).message, 'fault plan: delay for append 2 must be a number of milliseconds, not -5');
   assert.is(log.head, 1);
   // counted as attempted and rejected, never pending: close does not wait for it
-  assert.equal(backend.stats, { attempted: 2, acknowledged: 1, rejected: 1, pending: 0, failedBefore: 0, failedAfter: 0, lost: 0, crashes: 0 });
+  assert.equal(backend.stats, {
+    attempted: 2,
+    acknowledged: 1,
+    rejected: 1,
+    pending: 0,
+    failedBefore: 0,
+    failedAfter: 0,
+    lost: 0,
+    crashes: 0,
+  });
   assert.equal(backend.injected, []);
   // the log goes on: append 3 gets a delay of 0
   assert.equal(await log.append([decision(3)]), { from: 1, head: 2 });

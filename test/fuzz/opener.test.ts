@@ -19,12 +19,20 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type FileIO, Ledger, type Record, encodeRecord, honchoCodec, jsonlBackend, nodeFileIO } from '../../lib/index.js';
 import { workload } from '../../lib/honcho/synthetic.js';
+import {
+  encodeRecord,
+  type FileIO,
+  honchoCodec,
+  jsonlBackend,
+  Ledger,
+  nodeFileIO,
+  type Record,
+} from '../../lib/index.js';
 import { checkInWorker, describeRun } from '../support/fuzz-runner.js';
+import { withHome } from '../support/ledger.js';
 import { checkOpen } from '../support/opener-properties.js';
 import { expectedOpen } from '../support/reference-ledger.js';
-import { withHome } from '../support/ledger.js';
 import { SCALE } from '../support/scale.js';
 
 const PROPERTIES = new URL('../support/opener-properties.js', import.meta.url);
@@ -39,7 +47,10 @@ test('any file opens as a replay of its complete lines, or is refused as damage 
     assert.not.ok(r.failed, r.message);
     console.log(describeRun('opener', r));
     for (const outcome of ['opened', 'repaired', 'damaged']) {
-      assert.ok(Object.entries(r.stats).some(([what, n]) => what.endsWith(`: ${outcome}`) && n > 0), `some files were ${outcome}`);
+      assert.ok(
+        Object.entries(r.stats).some(([what, n]) => what.endsWith(`: ${outcome}`) && n > 0),
+        `some files were ${outcome}`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -65,7 +76,10 @@ test('files at the edges: empty, only newlines, only NULs, no newline, a BOM, CR
     ['only CRs', Buffer.from('\r'.repeat(100))],
     ['a 4 MiB valid line', Buffer.from(long)],
     ['a 4 MiB valid line, cut', Buffer.from(long.slice(0, -3))],
-    ['invalid UTF-8 in a line', Buffer.concat([Buffer.from(one.slice(0, 60)), Buffer.from([0xff, 0xfe]), Buffer.from(one.slice(60))])],
+    [
+      'invalid UTF-8 in a line',
+      Buffer.concat([Buffer.from(one.slice(0, 60)), Buffer.from([0xff, 0xfe]), Buffer.from(one.slice(60))]),
+    ],
   ];
   await withHome(async (home) => {
     for (const [what, bytes] of files) {
@@ -88,9 +102,11 @@ test('a file shorter than fstat said (it shrank under the open): the whole lines
     writeFileSync(home.path, head);
     const io: FileIO = { ...nodeFileIO, size: (fd) => nodeFileIO.size(fd) + 100 };
     for (const readOnly of [true, false]) {
-      const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io, chunkSize: 1000 }), { readOnly });
+      const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io, chunkSize: 1000 }), {
+        readOnly,
+      });
       assert.is(ledger.size, 40);
-      assert.equal(ledger.repair, { at: Buffer.byteLength(head), dropped: 100, cut: !readOnly });
+      assert.equal(ledger.repaired, { at: Buffer.byteLength(head), dropped: 100, cut: !readOnly });
       await ledger.close();
       assert.is(readFileSync(home.path, 'utf8'), head, 'the lines are left whole');
     }
@@ -122,14 +138,24 @@ const MB50 = 50 << 20;
 
 test('a 50 MB file of one line without a newline opens, in a 128 MB heap, as an empty ledger with the line dropped', async () => {
   await withHome(async (home) => {
-    writeLarge(home.path, '{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"x","part":0},"action":{"type":"skip","why":"', MB50, 0x61);
+    writeLarge(
+      home.path,
+      '{"type":"decided","time":"2026-09-28T10:00:00.000Z","item":{"type":"edit","id":"x","part":0},"action":{"type":"skip","why":"',
+      MB50,
+      0x61,
+    );
     const size = statSync(home.path).size;
     const got = await openInSmallHeap(home.path);
     assert.is(got.size, 0);
     assert.equal(got.repair, { at: 0, dropped: size, cut: true });
     assert.is(statSync(home.path).size, 0, 'the torn line was cut');
-    assert.ok(got.peakGrowth < 3 * size, `peak memory grew ${got.peakGrowth} bytes for a ${size}-byte line: more than 3 times its size`);
-    console.log(`  opener: a ${(size / 2 ** 20).toFixed(0)} MiB line without a newline: peak memory grew ${(got.peakGrowth / 2 ** 20).toFixed(0)} MiB`);
+    assert.ok(
+      got.peakGrowth < 3 * size,
+      `peak memory grew ${got.peakGrowth} bytes for a ${size}-byte line: more than 3 times its size`,
+    );
+    console.log(
+      `  opener: a ${(size / 2 ** 20).toFixed(0)} MiB line without a newline: peak memory grew ${(got.peakGrowth / 2 ** 20).toFixed(0)} MiB`,
+    );
   });
 });
 
@@ -141,8 +167,13 @@ test('whole lines, then a 50 MB tail of NULs, open in a 128 MB heap with the lin
     assert.is(got.size, 200);
     assert.equal(got.repair, { at: Buffer.byteLength(head), dropped: MB50, cut: true });
     assert.is(readFileSync(home.path, 'utf8'), head, 'only the NULs were cut');
-    assert.ok(got.peakGrowth < 3 * MB50, `peak memory grew ${got.peakGrowth} bytes for a ${MB50}-byte tail: more than 3 times its size`);
-    console.log(`  opener: 200 lines and a 50 MiB tail of NULs: peak memory grew ${(got.peakGrowth / 2 ** 20).toFixed(0)} MiB`);
+    assert.ok(
+      got.peakGrowth < 3 * MB50,
+      `peak memory grew ${got.peakGrowth} bytes for a ${MB50}-byte tail: more than 3 times its size`,
+    );
+    console.log(
+      `  opener: 200 lines and a 50 MiB tail of NULs: peak memory grew ${(got.peakGrowth / 2 ** 20).toFixed(0)} MiB`,
+    );
   });
 });
 

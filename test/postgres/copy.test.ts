@@ -10,24 +10,29 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { writeSyntheticLedger } from '../../bench/workload.js';
+import { writeJsonlWhole } from '../../backends/jsonl-write-whole.js';
 import { copyLedger } from '../../lib/copy.js';
-import { Ledger, type Record, backendFor, decodeRecord, encodeRecord } from '../../lib/index.js';
+import { syntheticLines } from '../../lib/honcho/synthetic.js';
+import { backendFor, decodeRecord, encodeRecord, Ledger, type Record } from '../../lib/index.js';
+import { vectorBytes } from '../conformance/records.js';
 import { withHome } from '../support/ledger.js';
 import { freshLog, linesOf, logUri, pgBackend } from '../support/pg-cluster.js';
-import { vectorBytes } from '../support/vectors.js';
 
 const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
 
 test('a 30k-record ledger copies from JSONL to PostgreSQL and back byte for byte, and its export is the file', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 30_000, seed: 8 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 30_000, seed: 8 }));
     const original = readFileSync(home.path);
     const log = freshLog();
     const uri = await logUri(log);
     const copied = await copyLedger(backendFor(home.path), backendFor(uri));
     assert.is(copied.records, 30_000);
-    assert.equal(Buffer.from((await linesOf(log)).map((line) => `${line}\n`).join('')), original, 'the database holds the file, line for line');
+    assert.equal(
+      Buffer.from((await linesOf(log)).map((line) => `${line}\n`).join('')),
+      original,
+      'the database holds the file, line for line',
+    );
     const ledger = await Ledger.open(uri, { readOnly: true });
     const exported: string[] = [];
     for await (const record of ledger.records()) exported.push(`${encodeRecord(record)}\n`);
@@ -43,17 +48,22 @@ test('the shared vectors are stored as their canonical lines, exactly: the datab
   // (they break the ledger's rules, so they go in through the log, not a copy)
   const bytes = vectorBytes();
   const vectors: Record[] = [];
-  for (let start = 0; start < bytes.length; start = bytes.indexOf(10, start) + 1) vectors.push(decodeRecord(bytes, start, bytes.indexOf(10, start)));
+  for (let start = 0; start < bytes.length; start = bytes.indexOf(10, start) + 1)
+    vectors.push(decodeRecord(bytes, start, bytes.indexOf(10, start)));
   const log = freshLog();
   const writer = await (await pgBackend(log)).open();
   await writer.append(vectors);
   await writer.close();
-  assert.equal((await linesOf(log)).map((line) => `${line}\n`).join(''), bytes.toString('utf8'), "the database's text is the file's lines");
+  assert.equal(
+    (await linesOf(log)).map((line) => `${line}\n`).join(''),
+    bytes.toString('utf8'),
+    "the database's text is the file's lines",
+  );
 });
 
 test('the CLI takes a postgres:// ledger: counts', async () => {
   await withHome(async (home) => {
-    await writeSyntheticLedger(home.path, { records: 2000, seed: 9 });
+    await writeJsonlWhole(home.path, syntheticLines({ records: 2000, seed: 9 }));
     const uri = await logUri(freshLog());
     await copyLedger(backendFor(home.path), backendFor(uri));
     const fromFile = spawnSync(process.execPath, [CLI, 'counts', home.path, '--json'], { encoding: 'utf8' });

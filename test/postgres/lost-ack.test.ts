@@ -12,15 +12,26 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type PostgresBackend, postgresBackend } from '../../backends/postgres/index.js';
-import { type EventLog, type Record, encodeRecord, honchoCodec } from '../../lib/index.js';
+import { type EventLog, encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
 import { all, decided, rejects, turn } from '../support/ledger.js';
-import { freshLog, holdLogLock, linesOf, logUri, pgServer, until, waitingAppender, withAdmin } from '../support/pg-cluster.js';
+import {
+  freshLog,
+  holdLogLock,
+  linesOf,
+  logUri,
+  pgServer,
+  until,
+  waitingAppender,
+  withAdmin,
+} from '../support/pg-cluster.js';
 import { PgProxy } from '../support/pg-proxy.js';
 
 const record = (n: number): Record => decided(turn('lost', n));
-const lines = (from: number, to: number): string[] => Array.from({ length: to - from }, (_, n) => encodeRecord(record(from + n)));
+const lines = (from: number, to: number): string[] =>
+  Array.from({ length: to - from }, (_, n) => encodeRecord(record(from + n)));
 
-const backend = (uri: string, resolveMs = 10_000): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, timeouts: { resolveMs } });
+const backend = (uri: string, resolveMs = 10_000): PostgresBackend<Record> =>
+  postgresBackend(uri, { codec: honchoCodec, timeouts: { resolveMs } });
 
 /** Runs `body` with a proxy, closed afterwards whatever happens. */
 async function withProxy(body: (proxy: PgProxy) => Promise<void>): Promise<void> {
@@ -37,13 +48,23 @@ async function withProxy(body: (proxy: PgProxy) => Promise<void>): Promise<void>
  * lost, and waits until the server has committed it (the log's head at `head`): the append is
  * then still waiting for an answer that will never come.
  */
-async function commitUnheard(proxy: PgProxy, writer: EventLog<Record>, log: string, batch: readonly Record[], head: number): Promise<{ appending: Promise<unknown> }> {
+async function commitUnheard(
+  proxy: PgProxy,
+  writer: EventLog<Record>,
+  log: string,
+  batch: readonly Record[],
+  head: number,
+): Promise<{ appending: Promise<unknown> }> {
   const { schema } = await pgServer();
   proxy.loseReplies();
   const appending = writer.append(batch);
   appending.catch(() => undefined); // awaited by the caller, after the cut
   await withAdmin(async (admin) =>
-    until(async () => (await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1`, [log])).rows[0]?.head === String(head), 'the batch to commit'),
+    until(
+      async () =>
+        (await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1`, [log])).rows[0]?.head === String(head),
+      'the batch to commit',
+    ),
   );
   return { appending }; // in an object: an async function's promise would wait for it
 }
@@ -58,7 +79,10 @@ test('the appending session terminated while it waits for the lock: refused as n
     const pid = await waitingAppender(admin);
     await withAdmin(async (other) => void (await other.query('SELECT pg_terminate_backend($1)', [pid])));
     const e = await rejects(appending, 'LEDGER_IO');
-    assert.match(e.message, /the connection was lost during an append \(terminating connection due to administrator command \(SQLSTATE 57P01\)\); the batch was not written/);
+    assert.match(
+      e.message,
+      /the connection was lost during an append \(terminating connection due to administrator command \(SQLSTATE 57P01\)\); the batch was not written/,
+    );
     await lock.release();
   });
   assert.equal(await linesOf(log), lines(0, 1), 'nothing of the batch, after the lock was let go');
@@ -78,7 +102,9 @@ test('a connection cut while the append waits for the lock, its session still th
       proxy.cut(false); // the server's session stays, waiting for the lock
       await rejects(appending, 'LEDGER_IO', /the batch was not written/);
       // asked from outside the lock's transaction, whose view of pg_stat_activity is kept from its start
-      const { rows } = await withAdmin((other) => other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid]));
+      const { rows } = await withAdmin((other) =>
+        other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = $1', [pid]),
+      );
       assert.equal(rows, [{ n: 0 }], 'the old session was ended before the answer');
       await lock.release();
     });
@@ -111,7 +137,10 @@ test('a lost connection whose outcome cannot be found out (the server out of rea
     proxy.refusing = true;
     proxy.cut(true);
     const e = await rejects(appending, 'LEDGER_IO');
-    assert.match(e.message, /whether its batch was written could not be found out within 300 ms .*; every append is refused until the ledger is reopened/);
+    assert.match(
+      e.message,
+      /whether its batch was written could not be found out within 300 ms .*; every append is refused until the ledger is reopened/,
+    );
     await rejects(writer.append([record(2)]), 'LEDGER_STOPPED', /an earlier write failed/);
     await writer.close();
     proxy.refusing = false;
@@ -128,7 +157,11 @@ test('a lock held longer than lock_timeout: refused by the server, nothing writt
   await writer.append([record(0)]);
   await withAdmin(async (admin) => {
     const lock = await holdLogLock(admin, log);
-    await rejects(writer.append([record(1)]), 'LEDGER_IO', /appending failed: canceling statement due to lock timeout \(SQLSTATE 55P03\); another session held the log longer than lock_timeout; nothing was written/);
+    await rejects(
+      writer.append([record(1)]),
+      'LEDGER_IO',
+      /appending failed: canceling statement due to lock timeout \(SQLSTATE 55P03\); another session held the log longer than lock_timeout; nothing was written/,
+    );
     await lock.release();
   });
   assert.equal(await writer.append([record(1)]), { from: 1, head: 2 });

@@ -10,14 +10,15 @@ import * as assert from 'uvu/assert';
 import { type PostgresBackend, postgresBackend } from '../../backends/postgres/index.js';
 import { checkServer } from '../../backends/postgres/schema.js';
 import { placeOf } from '../../backends/postgres/uri.js';
-import { Ledger, type Record, backendFor, encodeRecord, honchoCodec } from '../../lib/index.js';
+import { backendFor, encodeRecord, honchoCodec, Ledger, type Record } from '../../lib/index.js';
 import { all, decided, rejects, skip, turn } from '../support/ledger.js';
 import { freshLog, logUri, otherSchema, pgBackend, pgServer, roleUri, withAdmin } from '../support/pg-cluster.js';
 
 const A = decided(turn('open', 1));
 const B = decided(turn('open', 2), skip('nothing new'));
 
-const backendAt = (uri: string): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, timeouts: { connectMs: 3000 } });
+const backendAt = (uri: string): PostgresBackend<Record> =>
+  postgresBackend(uri, { codec: honchoCodec, timeouts: { connectMs: 3000 } });
 
 test('a URI that names no log is refused before anything is connected to, saying what is wrong', () => {
   const refused = (uri: string, why: RegExp): void => {
@@ -40,17 +41,37 @@ test('a URI that names no log is refused before anything is connected to, saying
 });
 
 test("a log's name is its URI without the password, with its log", () => {
-  assert.is(postgresBackend('postgres://bx:hunter2@db.example:5432/bx', { codec: honchoCodec }).name, 'postgres://bx@db.example:5432/bx?log=honcho');
-  assert.is(backendFor('postgresql://bx@db.example/bx?log=ops&schema=ls').name, 'postgresql://bx@db.example/bx?log=ops&schema=ls');
-  assert.is(postgresBackend({ host: '/run/postgresql', user: 'bx', password: 'hunter2', database: 'bx', log: 'ops' }, { codec: honchoCodec }).name, 'postgres://bx@/bx?host=%2Frun%2Fpostgresql&log=ops');
-  assert.equal(placeOf('postgres://bx:hunter2@db/bx?log=ops&sslmode=disable').connection, { connectionString: 'postgres://bx:hunter2@db/bx?sslmode=disable' });
+  assert.is(
+    postgresBackend('postgres://bx:hunter2@db.example:5432/bx', { codec: honchoCodec }).name,
+    'postgres://bx@db.example:5432/bx?log=honcho',
+  );
+  assert.is(
+    backendFor('postgresql://bx@db.example/bx?log=ops&schema=ls').name,
+    'postgresql://bx@db.example/bx?log=ops&schema=ls',
+  );
+  assert.is(
+    postgresBackend(
+      { host: '/run/postgresql', user: 'bx', password: 'hunter2', database: 'bx', log: 'ops' },
+      { codec: honchoCodec },
+    ).name,
+    'postgres://bx@/bx?host=%2Frun%2Fpostgresql&log=ops',
+  );
+  assert.equal(placeOf('postgres://bx:hunter2@db/bx?log=ops&sslmode=disable').connection, {
+    connectionString: 'postgres://bx:hunter2@db/bx?sslmode=disable',
+  });
 });
 
 test('a server that is not there: LEDGER_IO that says so, for writing and for reading', async () => {
-  for (const uri of ['postgresql:///postgres?host=%2Fnonexistent-ledgerstore&port=5432&user=x', 'postgres://x@127.0.0.1:1/postgres']) {
+  for (const uri of [
+    'postgresql:///postgres?host=%2Fnonexistent-ledgerstore&port=5432&user=x',
+    'postgres://x@127.0.0.1:1/postgres',
+  ]) {
     for (const readOnly of [false, true]) {
       const e = await rejects(backendAt(uri).open({ readOnly }), 'LEDGER_IO');
-      assert.match(e.message, /cannot connect to PostgreSQL: no server answers there \((ENOENT|ECONNREFUSED)\); check that PostgreSQL runs/);
+      assert.match(
+        e.message,
+        /cannot connect to PostgreSQL: no server answers there \((ENOENT|ECONNREFUSED)\); check that PostgreSQL runs/,
+      );
       assert.is((e as { runbook?: unknown }).runbook, 'ledger-unwritable');
     }
   }
@@ -65,7 +86,10 @@ test("a wrong password: LEDGER_IO with the server's words and what to check; the
   });
   const wrong = uri.replace('password=right', 'password=hunter2');
   const e = await rejects(backendAt(wrong).open(), 'LEDGER_IO');
-  assert.match(e.message, /password authentication failed for user "lst_pw" \(SQLSTATE 28P01\); check the user and password/);
+  assert.match(
+    e.message,
+    /password authentication failed for user "lst_pw" \(SQLSTATE 28P01\); check the user and password/,
+  );
   assert.not.match(e.message, /hunter2/);
   const reader = await backendAt(uri).open({ readOnly: true });
   assert.is(reader.head, 0);
@@ -85,7 +109,10 @@ test('a role that may only read: a writable open is refused with what it lacks a
   const uri = await roleUri('lst_ro', 'ro', log, grantReads);
   for (const name of [log, other]) {
     const e = await rejects(backendAt(uri.replace(`log=${log}`, `log=${name}`)).open(), 'LEDGER_IO');
-    assert.match(e.message, /the role lst_ro may not write this log: it lacks INSERT on "lst_\d+"\.logs, UPDATE on "lst_\d+"\.logs, INSERT on "lst_\d+"\.records, INSERT on "lst_\d+"\.batches; open the ledger read-only, or grant them/);
+    assert.match(
+      e.message,
+      /the role lst_ro may not write this log: it lacks INSERT on "lst_\d+"\.logs, UPDATE on "lst_\d+"\.logs, INSERT on "lst_\d+"\.records, INSERT on "lst_\d+"\.batches; open the ledger read-only, or grant them/,
+    );
   }
   const { schema } = await pgServer();
   await withAdmin(async (admin) => {
@@ -100,7 +127,10 @@ test('a role that may only read: a writable open is refused with what it lacks a
   // and in a schema that is not there yet, which it may not create
   const fresh = await otherSchema('ro');
   const e = await rejects(backendAt(uri.replace(`schema=${schema}`, `schema=${fresh}`)).open(), 'LEDGER_IO');
-  assert.match(e.message, new RegExp(`creating the schema ${fresh} failed: permission denied for database postgres \\(SQLSTATE 42501\\)`));
+  assert.match(
+    e.message,
+    new RegExp(`creating the schema ${fresh} failed: permission denied for database postgres \\(SQLSTATE 42501\\)`),
+  );
   await withAdmin(async (admin) => {
     const { rows } = await admin.query('SELECT to_regnamespace($1) AS there', [fresh]);
     assert.equal(rows, [{ there: null }]);
@@ -121,8 +151,16 @@ test('a read-only open writes nothing, not even the schema: an empty log where t
   assert.is(other.head, 0);
   await other.close();
   await withAdmin(async (admin) => {
-    assert.equal((await admin.query('SELECT to_regnamespace($1) AS there', [fresh])).rows, [{ there: null }], 'no schema made');
-    assert.equal((await admin.query(`SELECT name FROM "${schema}".logs WHERE name = $1`, [unknown])).rows, [], 'no log row made');
+    assert.equal(
+      (await admin.query('SELECT to_regnamespace($1) AS there', [fresh])).rows,
+      [{ there: null }],
+      'no schema made',
+    );
+    assert.equal(
+      (await admin.query(`SELECT name FROM "${schema}".logs WHERE name = $1`, [unknown])).rows,
+      [],
+      'no log row made',
+    );
   });
 });
 
@@ -137,7 +175,12 @@ test('a schema of another version is refused, for writing and reading, and nothi
     try {
       for (const readOnly of [false, true]) {
         const e = await rejects(backendAt(uri).open({ readOnly }), 'LEDGER_DAMAGED');
-        assert.match(e.message, new RegExp(`:0: the schema ${fresh} is in version 2 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version 1\\): a later ledgerstore made it`));
+        assert.match(
+          e.message,
+          new RegExp(
+            `:0: the schema ${fresh} is in version 2 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version 1\\): a later ledgerstore made it`,
+          ),
+        );
       }
       assert.equal((await admin.query(`SELECT version FROM "${fresh}".meta`)).rows, [{ version: 2 }]);
       assert.equal((await admin.query(`SELECT line FROM "${fresh}".records`)).rows, [{ line: encodeRecord(A) }]);
@@ -152,13 +195,26 @@ test('a schema of another version is refused, for writing and reading, and nothi
 test('the server is checked: UTF8 for any open; for writing, fsync on and not a standby', async () => {
   const place = placeOf('postgres://u@db/x');
   const server = (settings: { encoding?: string; fsync?: string; recovery?: boolean; readonly?: string }) => ({
-    query: async () => ({ rows: [{ encoding: 'UTF8', fsync: 'on', recovery: false, readonly: 'off', ...settings }] }) as never,
+    query: async () =>
+      ({ rows: [{ encoding: 'UTF8', fsync: 'on', recovery: false, readonly: 'off', ...settings }] }) as never,
   });
   await checkServer(server({}), place, true);
   await checkServer(server({ fsync: 'off', recovery: true }), place, false);
-  await rejects(checkServer(server({ encoding: 'SQL_ASCII' }), place, false), 'LEDGER_IO', /the database's encoding is SQL_ASCII; ledgerstore stores records as UTF-8 text and needs a UTF8 database/);
-  await rejects(checkServer(server({ fsync: 'off' }), place, true), 'LEDGER_IO', /the server runs with fsync=off, so an acknowledged append would not survive a crash of its machine/);
-  await rejects(checkServer(server({ recovery: true }), place, true), 'LEDGER_IO', /the server accepts only reads \(a standby/);
+  await rejects(
+    checkServer(server({ encoding: 'SQL_ASCII' }), place, false),
+    'LEDGER_IO',
+    /the database's encoding is SQL_ASCII; ledgerstore stores records as UTF-8 text and needs a UTF8 database/,
+  );
+  await rejects(
+    checkServer(server({ fsync: 'off' }), place, true),
+    'LEDGER_IO',
+    /the server runs with fsync=off, so an acknowledged append would not survive a crash of its machine/,
+  );
+  await rejects(
+    checkServer(server({ recovery: true }), place, true),
+    'LEDGER_IO',
+    /the server accepts only reads \(a standby/,
+  );
   await rejects(checkServer(server({ readonly: 'on' }), place, true), 'LEDGER_IO', /the server accepts only reads/);
   // and the real one passes, for writing
   const ledger = await Ledger.open(await logUri(freshLog()));
@@ -178,7 +234,11 @@ test('the append function makes its commit wait for the WAL flush even where the
     };
     await admin.query('SET synchronous_commit = off');
     const before = await flushes();
-    for (let n = 0; n < 30; n++) await admin.query(`SELECT * FROM "${schema}".append($1, NULL, gen_random_uuid(), ARRAY[$2])`, [log, encodeRecord(decided(turn('sync', n)))]);
+    for (let n = 0; n < 30; n++)
+      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, gen_random_uuid(), ARRAY[$2])`, [
+        log,
+        encodeRecord(decided(turn('sync', n))),
+      ]);
     const appends = (await flushes()) - before;
     // the control: plain commits in the same session do not wait, so the count can tell
     await admin.query(`CREATE TABLE "${schema}".control (n integer)`);

@@ -9,15 +9,18 @@
  * - a writer killed with SIGKILL in the middle of large batches: no half batch, no
  *   acknowledged batch lost.
  */
+
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
+import { checkRules } from '../support/guarantees.js';
 import { all } from '../support/ledger.js';
 import { freshLog, logUri, pgBackend } from '../support/pg-cluster.js';
-import { BASE_SEED, Rng, checkRules } from '../support/promises.js';
+import { CRASH_SEED } from '../support/seed.js';
 
 const WRITER = fileURLToPath(new URL('../support/pg-writer.js', import.meta.url));
 
@@ -75,7 +78,10 @@ class Writer {
 
 /** Starts `n` writers on `uri` in `mode`, lets them go together, and waits for each to be done. */
 async function race(uri: string, n: number, mode: string, count: number): Promise<Writer[]> {
-  const writers = Array.from({ length: n }, (_, w) => new Writer([uri, String(w), mode, String(count), String(BASE_SEED + w)]));
+  const writers = Array.from(
+    { length: n },
+    (_, w) => new Writer([uri, String(w), mode, String(count), String(CRASH_SEED + w)]),
+  );
   try {
     await Promise.all(writers.map((w) => w.ready));
     for (const w of writers) w.go();
@@ -88,7 +94,10 @@ async function race(uri: string, n: number, mode: string, count: number): Promis
 
 /** The batch a record belongs to (its edit's id), and its size (`of <size>`). */
 const tagOf = (r: Record): { tag: string; part: number; size: number } => {
-  assert.ok(r.type === 'decided' && r.item.type === 'edit' && r.action.type === 'skip', `not a writer's record: ${JSON.stringify(r)}`);
+  assert.ok(
+    r.type === 'decided' && r.item.type === 'edit' && r.action.type === 'skip',
+    `not a writer's record: ${JSON.stringify(r)}`,
+  );
   return { tag: r.item.id, part: r.item.part, size: Number(r.action.why.slice('of '.length)) };
 };
 
@@ -104,7 +113,10 @@ function batchesOf(records: readonly Record[]): { tag: string; from: number; hea
       const here = records[at + k];
       assert.ok(here !== undefined, `batch ${tag} at ${at} is cut off after ${k} of its ${size} records`);
       const got = tagOf(here);
-      assert.ok(got.tag === tag && got.part === k, `batch ${tag} at ${at}: its record ${k} is ${got.tag}/${got.part}: a half batch`);
+      assert.ok(
+        got.tag === tag && got.part === k,
+        `batch ${tag} at ${at}: its record ${k} is ${got.tag}/${got.part}: a half batch`,
+      );
     }
     batches.push({ tag, from: at, head: at + size });
     at += size;
@@ -112,7 +124,7 @@ function batchesOf(records: readonly Record[]): { tag: string; from: number; hea
   return batches;
 }
 
-test('three writer processes appending at once: every acknowledged batch is there once, whole, where its ack said, in each writer\'s order', async () => {
+test("three writer processes appending at once: every acknowledged batch is there once, whole, where its ack said, in each writer's order", async () => {
   const log = freshLog();
   const writers = await race(await logUri(log), 3, 'blind', 60);
   const reader = await (await pgBackend(log)).open({ readOnly: true });
@@ -123,8 +135,16 @@ test('three writer processes appending at once: every acknowledged batch is ther
     assert.is(w.acks.length, 60, `writer ${n}'s acknowledgements`);
     w.acks.forEach((ack, b) => {
       const batch = byPlace.get(ack.from);
-      assert.equal(batch, { tag: `w${n}-${b}`, from: ack.from, head: ack.head }, `writer ${n}'s batch ${b}, acknowledged at ${ack.from}`);
-      if (b > 0) assert.ok(ack.from >= (w.acks[b - 1] as { head: number }).head, `writer ${n}'s batch ${b} lands after its batch ${b - 1}`);
+      assert.equal(
+        batch,
+        { tag: `w${n}-${b}`, from: ack.from, head: ack.head },
+        `writer ${n}'s batch ${b}, acknowledged at ${ack.from}`,
+      );
+      if (b > 0)
+        assert.ok(
+          ack.from >= (w.acks[b - 1] as { head: number }).head,
+          `writer ${n}'s batch ${b} lands after its batch ${b - 1}`,
+        );
     });
   });
   assert.is(batches.length, 180, 'nothing but the acknowledged batches');
@@ -139,7 +159,11 @@ test('three writer processes deciding the same items with expectedHead: every it
   await reader.close();
   checkRules(records, 'three deciding writers'); // no item decided twice
   const turns = records.map((r) => (r.item.type === 'turn' ? r.item.turn : -1)).sort((a, b) => a - b);
-  assert.equal(turns, Array.from({ length: items }, (_, n) => n), 'every item decided');
+  assert.equal(
+    turns,
+    Array.from({ length: items }, (_, n) => n),
+    'every item decided',
+  );
   const acked = writers.flatMap((w) => w.acks).sort((a, b) => a.from - b.from);
   let at = 0;
   for (const ack of acked) {
@@ -150,12 +174,12 @@ test('three writer processes deciding the same items with expectedHead: every it
 });
 
 test('a writer killed with SIGKILL in the middle of large batches leaves no half batch and loses no acknowledged one', async () => {
-  const rng = new Rng(BASE_SEED);
+  const rng = new Random(CRASH_SEED);
   const log = freshLog();
   const uri = await logUri(log);
   const acked: { from: number; head: number }[] = [];
   for (let trial = 0; trial < 4; trial++) {
-    const writer = new Writer([uri, String(trial), 'big', '2000', String(BASE_SEED + trial)]);
+    const writer = new Writer([uri, String(trial), 'big', '2000', String(CRASH_SEED + trial)]);
     await writer.ready;
     writer.go();
     const acks = 1 + rng.below(3);
@@ -176,7 +200,11 @@ test('a writer killed with SIGKILL in the middle of large batches leaves no half
   const batches = batchesOf(await all(reader));
   await reader.close();
   const places = new Set(batches.map((b) => `${b.from}-${b.head}`));
-  for (const ack of acked) assert.ok(places.has(`${ack.from}-${ack.head}`), `the batch acknowledged at ${ack.from}-${ack.head} is there, whole`);
+  for (const ack of acked)
+    assert.ok(
+      places.has(`${ack.from}-${ack.head}`),
+      `the batch acknowledged at ${ack.from}-${ack.head} is there, whole`,
+    );
 });
 
 test.run();

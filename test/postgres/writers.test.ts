@@ -11,7 +11,7 @@ import { freshLog, pgBackend, until } from '../support/pg-cluster.js';
 
 const record = (who: string, n: number): Record => decided(edit(who, n), skip(who));
 
-test('two writers expecting the same head: one lands, the other gets LEDGER_CONFLICT with the head it found, reads the winner\'s records and lands after them', async () => {
+test("two writers expecting the same head: one lands, the other gets LEDGER_CONFLICT with the head it found, reads the winner's records and lands after them", async () => {
   const backend = await pgBackend();
   const a = await backend.open();
   await a.append([record('a', 0)]);
@@ -26,14 +26,20 @@ test('two writers expecting the same head: one lands, the other gets LEDGER_CONF
     const won = [fromA, fromB].filter((r) => r.status === 'fulfilled');
     assert.is(won.length, 1, `round ${round}: exactly one of the two lands`);
     const [winner, loser, lost] = fromA.status === 'fulfilled' ? [a, b, fromB] : [b, a, fromA];
-    assert.ok(lost.status === 'rejected' && lost.reason instanceof ConflictError, `round ${round}: the other is a conflict`);
+    assert.ok(
+      lost.status === 'rejected' && lost.reason instanceof ConflictError,
+      `round ${round}: the other is a conflict`,
+    );
     const conflict = lost.reason as ConflictError;
     assert.equal([conflict.expected, conflict.actual], [head, winner.head]);
     assert.is(loser.head, before.get(loser), "the loser's head is what it reached itself, unmoved by the conflict");
     const theirs = await all(loser, head);
     assert.is(theirs.length, winner.head - head, "the loser reads the winner's records, past its own head");
     const retry = lost === fromB ? [record('b', 2 * round), record('b', 2 * round + 1)] : [record('a', 1 + 2 * round)];
-    assert.equal(await loser.append(retry, { expectedHead: conflict.actual }), { from: conflict.actual, head: conflict.actual + retry.length });
+    assert.equal(await loser.append(retry, { expectedHead: conflict.actual }), {
+      from: conflict.actual,
+      head: conflict.actual + retry.length,
+    });
   }
   assert.equal(await all(a), await all(b));
   await a.close();
@@ -55,8 +61,16 @@ test("a watch hears of every head other writers commit, a read-only log's too, a
     assert.equal(heard, [1], 'the head when the watch starts');
     for (let n = 1; n <= 20; n++) await writer.append([record('w', n)]);
     await until(async () => heard.at(-1) === 21 && readerHeard.at(-1) === 21, 'the watches to hear of head 21');
-    for (const heads of [heard, readerHeard]) assert.ok(heads.every((h, n) => n === 0 || h > (heads[n - 1] as number)), `heads only rise: ${heads.join(' ')}`);
-    assert.equal(await all(reader, 1), Array.from({ length: 20 }, (_, n) => record('w', n + 1)), 'and read gives the records');
+    for (const heads of [heard, readerHeard])
+      assert.ok(
+        heads.every((h, n) => n === 0 || h > (heads[n - 1] as number)),
+        `heads only rise: ${heads.join(' ')}`,
+      );
+    assert.equal(
+      await all(reader, 1),
+      Array.from({ length: 20 }, (_, n) => record('w', n + 1)),
+      'and read gives the records',
+    );
     await unwatch();
     await writer.append([record('w', 21)]);
     await until(async () => readerHeard.at(-1) === 22, 'the reader to hear of head 22');
@@ -64,7 +78,10 @@ test("a watch hears of every head other writers commit, a read-only log's too, a
   } finally {
     await Promise.all([writer.close(), reader.close(), other.close()]);
   }
-  await rejects(other.watch(() => undefined), 'LEDGER_CLOSED');
+  await rejects(
+    other.watch(() => undefined),
+    'LEDGER_CLOSED',
+  );
 });
 
 test('a reader tailing the log while three writers append never sees a hole, nor a later record before an earlier one', async () => {
@@ -81,9 +98,11 @@ test('a reader tailing the log while three writers append never sees a hole, nor
     }
     return reads;
   })();
-  await Promise.all(writers.map(async (w, n) => {
-    for (let b = 0; b < 60; b++) await w.append([record(`w${n}`, 2 * b), record(`w${n}`, 2 * b + 1)]);
-  }));
+  await Promise.all(
+    writers.map(async (w, n) => {
+      for (let b = 0; b < 60; b++) await w.append([record(`w${n}`, 2 * b), record(`w${n}`, 2 * b + 1)]);
+    }),
+  );
   writing = false;
   const reads = await tail;
   for await (const r of reader.read(seen.length)) seen.push(r);
@@ -100,7 +119,10 @@ test('an append to a log that another writer changed under it is refused, not mi
   await a.append([decided(turn('c', 1))]);
   const e = await failure(b.append([decided(turn('c', 2))], { expectedHead: 0 }));
   assert.ok(e instanceof ConflictError);
-  assert.match((e as Error).message, /expected the log's head at 0, but it is at 1; read what was appended and try again$/);
+  assert.match(
+    (e as Error).message,
+    /expected the log's head at 0, but it is at 1; read what was appended and try again$/,
+  );
   await a.close();
   await b.close();
 });

@@ -12,8 +12,21 @@ import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import * as assert from 'uvu/assert';
 import { main } from '../../lib/cli/main.js';
-import { type Record, encodeRecord } from '../../lib/index.js';
-import { type Home, conclude, decided, edit, failed, fleet, sent, skip, turn, turnTo, unconclude, withHome } from './ledger.js';
+import { encodeRecord, type Record } from '../../lib/index.js';
+import {
+  conclude,
+  decided,
+  edit,
+  failed,
+  fleet,
+  type Home,
+  sent,
+  skip,
+  turn,
+  turnTo,
+  unconclude,
+  withHome,
+} from './ledger.js';
 
 /** The bin, as package.json names it. */
 export const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
@@ -84,7 +97,11 @@ export async function ledgerstore(args: readonly string[], options: RunOptions =
 
 /** Runs the real bin, `node dist/lib/cli.js args...`, in a child process with `input` on stdin, to the end. */
 export function cli(args: readonly string[], input: string | Buffer = ''): Run {
-  const run: SpawnSyncReturns<string> = spawnSync(process.execPath, [CLI, ...args], { input, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const run: SpawnSyncReturns<string> = spawnSync(process.execPath, [CLI, ...args], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   if (run.error !== undefined) throw run.error;
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
 }
@@ -121,12 +138,15 @@ export const EMPTY_COUNTS = '{"decided":0,"sent":0,"waiting":0,"failed":0,"skipp
 /** The outbox of the fixture, in decision order, in canonical form. */
 export const FIXTURE_OUTBOX = [
   String.raw`{"item":{"type":"turn","session":"chat-2","turn":2},"action":{"type":"fleet","session":"chat-2","text":"deploy \"v2\"\n done"}}`,
-  String.raw`{"item":{"type":"turn","session":"chat-1","turn":5},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`,
-  String.raw`{"item":{"type":"edit","id":"2026-09-28-0002","part":0},"action":{"type":"unconclude","workspace":"trusted","text":"Kyle takes his coffee black."}}`,
+  `{"item":{"type":"turn","session":"chat-1","turn":5},"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}}`,
+  `{"item":{"type":"edit","id":"2026-09-28-0002","part":0},"action":{"type":"unconclude","workspace":"trusted","text":"Kyle takes his coffee black."}}`,
 ];
 
 /** Runs `body` with the fixture (or `text`) written at `home.path`. */
-export async function withFixture(body: (home: Home) => Promise<void> | void, text: string | Buffer = FIXTURE_TEXT): Promise<void> {
+export async function withFixture(
+  body: (home: Home) => Promise<void> | void,
+  text: string | Buffer = FIXTURE_TEXT,
+): Promise<void> {
   await withHome(async (home) => {
     writeFileSync(home.path, text);
     await body(home);

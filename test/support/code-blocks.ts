@@ -29,7 +29,9 @@ const NOT_RUN = /^\s*not run:(.*)$/;
 /** A marker that the test refuses, with where and why. */
 export class MarkerError extends Error {
   constructor(path: string, line: number, why: string) {
-    super(`${path}:${line}: ${why}; an example opts out as <!-- example: not run: <why> --> right before its \`\`\`ts fence`);
+    super(
+      `${path}:${line}: ${why}; an example opts out as <!-- example: not run: <why> --> right before its \`\`\`ts fence`,
+    );
     this.name = 'MarkerError';
   }
 }
@@ -38,7 +40,11 @@ export class MarkerError extends Error {
  * The TypeScript blocks of Markdown `text`, in order. `lines` maps the text's lines to the
  * file's (for blocks found inside a doc comment); by default line n is line n.
  */
-export function markdownBlocks(path: string, text: string, lineOf: (index: number) => number = (index) => index + 1): CodeBlock[] {
+export function markdownBlocks(
+  path: string,
+  text: string,
+  lineOf: (index: number) => number = (index) => index + 1,
+): CodeBlock[] {
   const lines = text.split('\n');
   const blocks: CodeBlock[] = [];
   let pendingMarker: { readonly line: number; readonly reason: string } | null = null;
@@ -47,7 +53,8 @@ export function markdownBlocks(path: string, text: string, lineOf: (index: numbe
     const marker = MARKER.exec(line);
     if (marker !== null) {
       const notRun = NOT_RUN.exec(marker[1] as string);
-      if (notRun === null) throw new MarkerError(path, lineOf(index), `an example marker of an unknown kind: ${line.trim()}`);
+      if (notRun === null)
+        throw new MarkerError(path, lineOf(index), `an example marker of an unknown kind: ${line.trim()}`);
       const reason = (notRun[1] as string).trim();
       if (reason === '') throw new MarkerError(path, lineOf(index), 'an example opts out without a reason');
       pendingMarker = { line: lineOf(index), reason };
@@ -55,7 +62,8 @@ export function markdownBlocks(path: string, text: string, lineOf: (index: numbe
     }
     const fence = FENCE.exec(line);
     if (fence === null) {
-      if (pendingMarker !== null && line.trim() !== '') throw new MarkerError(path, pendingMarker.line, 'an example marker that no ```ts block follows');
+      if (pendingMarker !== null && line.trim() !== '')
+        throw new MarkerError(path, pendingMarker.line, 'an example marker that no ```ts block follows');
       continue;
     }
     const [, indent = '', ticks = '', language = ''] = fence;
@@ -72,12 +80,17 @@ export function markdownBlocks(path: string, text: string, lineOf: (index: numbe
         .join('\n');
       blocks.push({ path, line: lineOf(index + 1), code: `${code}\n`, notRun: pendingMarker?.reason ?? null });
     } else if (pendingMarker !== null) {
-      throw new MarkerError(path, pendingMarker.line, `an example marker before a \`\`\`${language} block, not a \`\`\`ts one`);
+      throw new MarkerError(
+        path,
+        pendingMarker.line,
+        `an example marker before a \`\`\`${language} block, not a \`\`\`ts one`,
+      );
     }
     pendingMarker = null;
     index = end;
   }
-  if (pendingMarker !== null) throw new MarkerError(path, pendingMarker.line, 'an example marker that no ```ts block follows');
+  if (pendingMarker !== null)
+    throw new MarkerError(path, pendingMarker.line, 'an example marker that no ```ts block follows');
   return blocks;
 }
 

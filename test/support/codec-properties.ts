@@ -17,9 +17,9 @@ import { deepStrictEqual, ok, strictEqual } from 'node:assert/strict';
 import * as fc from 'fast-check';
 import { readCanonical } from '../../lib/honcho/canonical.js';
 import { decodeRecordSerde } from '../../lib/honcho/codec.js';
-import { DecodeError, type Record, decodeRecord, encodeRecord } from '../../lib/index.js';
+import { DecodeError, decodeRecord, encodeRecord, type Record } from '../../lib/index.js';
 import { deepNesting, jsonIsh, mutatedLine, nearRecord, record, recordInOtherForm } from './fuzz-arbitraries.js';
-import { type CheckParams, type PropertyReport, type PropertyRunner, Tally, report } from './fuzz-runner.js';
+import { type CheckParams, type PropertyReport, type PropertyRunner, report, Tally } from './fuzz-runner.js';
 
 /** A verdict: the record, or the refusal's message. Anything but a proper refusal is thrown on. */
 type Verdict = { readonly record: Record } | { readonly refused: string };
@@ -28,7 +28,8 @@ function verdictOf(read: () => Record): Verdict {
   try {
     return { record: read() };
   } catch (e) {
-    if (!(e instanceof DecodeError)) throw new Error(`not a DecodeError: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    if (!(e instanceof DecodeError))
+      throw new Error(`not a DecodeError: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     strictEqual(e.code, 'LEDGER_DECODE');
     ok(typeof e.message === 'string' && e.message.length > 0, 'a refusal says why');
     strictEqual(e.message, e.why);
@@ -37,7 +38,8 @@ function verdictOf(read: () => Record): Verdict {
 }
 
 /** The line's bytes with its newline, as the JSONL backend hands them over. */
-const withNewline = (line: string | Buffer): Buffer => Buffer.concat([typeof line === 'string' ? Buffer.from(line, 'utf8') : line, Buffer.from('\n')]);
+const withNewline = (line: string | Buffer): Buffer =>
+  Buffer.concat([typeof line === 'string' ? Buffer.from(line, 'utf8') : line, Buffer.from('\n')]);
 
 const roundTrip: PropertyRunner = async ({ seed, numRuns }: CheckParams): Promise<PropertyReport> => {
   const tally = new Tally();
@@ -90,7 +92,10 @@ const fastPathAgrees: PropertyRunner = async ({ seed, numRuns }) => {
         tally.add('refused' in serde ? 'gave up, serde refused' : 'gave up, serde read it');
         return;
       }
-      ok('record' in serde, `the fast path read a line that serde refuses (${'refused' in serde ? serde.refused : ''})`);
+      ok(
+        'record' in serde,
+        `the fast path read a line that serde refuses (${'refused' in serde ? serde.refused : ''})`,
+      );
       deepStrictEqual(fast, serde.record, 'the fast path and the serde path read the same record');
       tally.add('both read it');
     }),
@@ -115,10 +120,18 @@ const neverCrashes: PropertyRunner = async ({ seed, numRuns }) => {
     fc.property(anyInput, fc.uint8Array({ maxLength: 6 }), ({ kind, bytes }, noise) => {
       const verdict = verdictOf(() => decodeRecord(bytes));
       // the fast path then serde, or serde alone: the same verdict, word for word
-      deepStrictEqual(verdictOf(() => decodeRecordSerde(bytes)), verdict, 'decodeRecord and the serde path agree');
+      deepStrictEqual(
+        verdictOf(() => decodeRecordSerde(bytes)),
+        verdict,
+        'decodeRecord and the serde path agree',
+      );
       // the bytes around a line do not change its verdict
       const around = Buffer.concat([Buffer.from(noise), bytes, Buffer.from(noise)]);
-      deepStrictEqual(verdictOf(() => decodeRecord(around, noise.length, noise.length + bytes.length)), verdict, 'read from inside a larger buffer');
+      deepStrictEqual(
+        verdictOf(() => decodeRecord(around, noise.length, noise.length + bytes.length)),
+        verdict,
+        'read from inside a larger buffer',
+      );
       if ('refused' in verdict) {
         tally.add(`${kind}: refused`);
         return;
@@ -134,4 +147,9 @@ const neverCrashes: PropertyRunner = async ({ seed, numRuns }) => {
   return report(details, tally);
 };
 
-export const properties: { readonly [name: string]: PropertyRunner } = { roundTrip, otherForms, fastPathAgrees, neverCrashes };
+export const properties: { readonly [name: string]: PropertyRunner } = {
+  roundTrip,
+  otherForms,
+  fastPathAgrees,
+  neverCrashes,
+};

@@ -13,9 +13,12 @@
  */
 import { closeSync, constants, openSync, unlinkSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Ledger, isLedgerError } from '../../lib/index.js';
+import { isLedgerError, Ledger } from '../../lib/index.js';
 
-export type Command = { readonly op: 'open' } | { readonly op: 'close' } | { readonly op: 'race'; readonly attempts: number; readonly marker: string };
+export type Command =
+  | { readonly op: 'open' }
+  | { readonly op: 'close' }
+  | { readonly op: 'race'; readonly attempts: number; readonly marker: string };
 
 export type Answer =
   | { readonly op: 'opened'; readonly size: number }
@@ -25,7 +28,8 @@ export type Answer =
   | { readonly op: 'failed'; readonly message: string };
 
 const target = process.argv[2];
-if (target === undefined || process.send === undefined) throw new Error('usage: fork contender.js <ledger>, with an IPC channel');
+if (target === undefined || process.send === undefined)
+  throw new Error('usage: fork contender.js <ledger>, with an IPC channel');
 const send = (answer: Answer): void => {
   process.send?.(answer);
 };
@@ -56,10 +60,17 @@ async function race(attempts: number, marker: string): Promise<Answer> {
       // O_EXCL: if the other process holds the ledger too, its marker is there
       closeSync(openSync(marker, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY));
     } catch (e) {
-      problems.push(`open ${n} won while the other process held the ledger: ${e instanceof Error ? e.message : String(e)}`);
+      problems.push(
+        `open ${n} won while the other process held the ledger: ${e instanceof Error ? e.message : String(e)}`,
+      );
     }
     try {
-      await ledger.append({ type: 'decided', time: '2026-09-28T10:00:00.000Z', item: { type: 'edit', id: `race-${process.pid}`, part: n }, action: { type: 'skip', why: 'race' } });
+      await ledger.append({
+        type: 'decided',
+        time: '2026-09-28T10:00:00.000Z',
+        item: { type: 'edit', id: `race-${process.pid}`, part: n },
+        action: { type: 'skip', why: 'race' },
+      });
       await sleep(random(3));
     } catch (e) {
       problems.push(`append ${n}: ${e instanceof Error ? e.message : String(e)}`);

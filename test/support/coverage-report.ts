@@ -18,12 +18,16 @@ interface Range {
 }
 interface FileCoverage {
   readonly path: string;
-  readonly branchMap: { readonly [id: string]: { readonly type: string; readonly loc: Range; readonly locations: readonly Range[] } };
+  readonly branchMap: {
+    readonly [id: string]: { readonly type: string; readonly loc: Range; readonly locations: readonly Range[] };
+  };
   readonly b: { readonly [id: string]: readonly number[] };
 }
 
 const dir = process.argv[2] ?? 'coverage';
-const coverage = JSON.parse(readFileSync(join(dir, 'coverage-final.json'), 'utf8')) as { readonly [path: string]: FileCoverage };
+const coverage = JSON.parse(readFileSync(join(dir, 'coverage-final.json'), 'utf8')) as {
+  readonly [path: string]: FileCoverage;
+};
 const root = process.cwd();
 
 const backends = Object.values(coverage)
@@ -50,7 +54,9 @@ for (const file of backends) {
       const { line, column } = location.start.line > 0 ? location.start : branch.loc.start;
       const text = (source[line - 1] ?? '').slice(column ?? 0).trim();
       const arms = branch.locations.length === 1 ? '' : ` (arm ${arm + 1} of ${branch.locations.length})`;
-      missed.push(`  ${name}:${line}:${(column ?? 0) + 1}${arms}: ${text.length > 100 ? `${text.slice(0, 100)}…` : text}`);
+      missed.push(
+        `  ${name}:${line}:${(column ?? 0) + 1}${arms}: ${text.length > 100 ? `${text.slice(0, 100)}…` : text}`,
+      );
     });
   }
   taken += fileTaken;
@@ -58,6 +64,12 @@ for (const file of backends) {
   const pct = fileTotal === 0 ? 100 : (100 * fileTaken) / fileTotal;
   console.log(`  ${name.padEnd(22)} ${pct.toFixed(2).padStart(6)}% of branches (${fileTaken}/${fileTotal})`);
 }
-console.log(`  ${'all backends'.padEnd(22)} ${(total === 0 ? 100 : (100 * taken) / total).toFixed(2).padStart(6)}% of branches (${taken}/${total})`);
-console.log(missed.length === 0 ? 'Every branch of the backends was taken.' : `Branches of the backends no test took (${missed.length}):`);
+console.log(
+  `  ${'all backends'.padEnd(22)} ${(total === 0 ? 100 : (100 * taken) / total).toFixed(2).padStart(6)}% of branches (${taken}/${total})`,
+);
+console.log(
+  missed.length === 0
+    ? 'Every branch of the backends was taken.'
+    : `Branches of the backends no test took (${missed.length}):`,
+);
 for (const line of missed) console.log(line);

@@ -17,11 +17,13 @@
  * that had resolved. When its records are done it says `done` and waits to be killed. It exits
  * when its stdin closes, so that no child outlives a parent that died.
  */
-import { Ledger } from '../../lib/index.js';
+
 import { workload } from '../../lib/honcho/synthetic.js';
+import { Ledger } from '../../lib/index.js';
 
 const [target, seedText, recordsText, appendersText, limitText, indexFolder] = process.argv.slice(2);
-if (target === undefined || limitText === undefined) throw new Error('usage: crash-child.js <target> <seed> <records> <appenders> <limit> [<index>]');
+if (target === undefined || limitText === undefined)
+  throw new Error('usage: crash-child.js <target> <seed> <records> <appenders> <limit> [<index>]');
 const seed = Number(seedText);
 const total = Number(recordsText);
 const appenders = Number(appendersText);
@@ -30,7 +32,10 @@ const limit = Number(limitText);
 // The parent's end of stdin closes when it is done with this child, or dies: go with it.
 process.stdin.once('end', () => process.exit(0));
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
-const ledger = await Ledger.open(target, indexFolder === undefined ? {} : { index: indexFolder, onNotice: () => undefined });
+const ledger = await Ledger.open(
+  target,
+  indexFolder === undefined ? {} : { index: indexFolder, onNotice: () => undefined },
+);
 const start = ledger.size;
 const records = workload({ records: total, seed });
 for (let skipped = 0; skipped < start; skipped++) records.next();

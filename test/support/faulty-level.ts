@@ -37,7 +37,11 @@ export class FaultyLevel implements LevelDatabase {
   iteratorsClosed = 0;
   private readonly getFaults = new Map<number, Error>();
   /** The reads held back by {@link hold}, and what ends them. */
-  private held: { readonly promise: Promise<void>; readonly release: () => void; readonly fail: (error: Error) => void } | null = null;
+  private held: {
+    readonly promise: Promise<void>;
+    readonly release: () => void;
+    readonly fail: (error: Error) => void;
+  } | null = null;
   /** Reads waiting in {@link hold} now. */
   waiting = 0;
   /** Whether `close` fails the reads held back (with LEVEL_ITERATOR_NOT_OPEN) rather than waiting for them. */

@@ -9,14 +9,53 @@
  * well-formed string exactly as `JSON.stringify` does).
  */
 import * as fc from 'fast-check';
-import { type Action, type Item, MAX_PART, MAX_STATUS, MAX_TURN, type Record, type Workspace, encodeRecord, isSessionId, itemKey } from '../../lib/index.js';
+import {
+  type Action,
+  encodeRecord,
+  type Item,
+  isSessionId,
+  itemKey,
+  MAX_PART,
+  MAX_STATUS,
+  MAX_TURN,
+  type Record,
+  type Workspace,
+} from '../../lib/index.js';
 
 // -- strings ------------------------------------------------------------------------------------
 
 /** Characters that need care: JSON's escapes, control characters, non-ASCII, non-BMP, odd code points. */
 const TRICKY = [
-  '"', '\\', '/', '\n', '\r', '\t', '\b', '\f', '\u0000', '\u0001', '\u001f', '\u007f', '\u0080', '\u00e9', '\u00ff',
-  '\u2028', '\u2029', '\ufeff', '\ufffd', '\uffff', '\u4e2d', '\u{1f600}', '\u{10ffff}', '\u{1d11e}', '\u0301', ' ', '{', '}', ':', ',',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\r',
+  '\t',
+  '\b',
+  '\f',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\u0080',
+  '\u00e9',
+  '\u00ff',
+  '\u2028',
+  '\u2029',
+  '\ufeff',
+  '\ufffd',
+  '\uffff',
+  '\u4e2d',
+  '\u{1f600}',
+  '\u{10ffff}',
+  '\u{1d11e}',
+  '\u0301',
+  ' ',
+  '{',
+  '}',
+  ':',
+  ',',
 ] as const;
 
 /** One code point of any kind (never a lone surrogate): the format must carry them all. */
@@ -66,7 +105,10 @@ export const time: fc.Arbitrary<string> = fc
 const inRange = (max: number): fc.Arbitrary<number> =>
   fc.oneof(
     { weight: 3, arbitrary: fc.integer({ min: 0, max: Math.min(max, 1000) }) },
-    { weight: 2, arbitrary: max > 0x7fff_ffff ? fc.maxSafeNat().map((n) => n % (max + 1)) : fc.integer({ min: 0, max }) },
+    {
+      weight: 2,
+      arbitrary: max > 0x7fff_ffff ? fc.maxSafeNat().map((n) => n % (max + 1)) : fc.integer({ min: 0, max }),
+    },
     { weight: 1, arbitrary: fc.constantFrom(0, 1, max, max - 1) },
   );
 
@@ -79,7 +121,9 @@ export const item: fc.Arbitrary<Item> = fc.oneof(
 
 export const action: fc.Arbitrary<Action> = fc.oneof(
   fc.tuple(workspace, text()).map(([w, speaker]): Action => ({ type: 'turn', workspace: w, speaker })),
-  fc.tuple(workspace, text(), sessionId, text(60)).map(([w, peer, session, t]): Action => ({ type: 'conclude', workspace: w, peer, session, text: t })),
+  fc
+    .tuple(workspace, text(), sessionId, text(60))
+    .map(([w, peer, session, t]): Action => ({ type: 'conclude', workspace: w, peer, session, text: t })),
   fc.tuple(workspace, text(60)).map(([w, t]): Action => ({ type: 'unconclude', workspace: w, text: t })),
   fc.tuple(sessionId, text(60)).map(([session, t]): Action => ({ type: 'fleet', session, text: t })),
   fc.tuple(sessionId, text(60)).map(([session, t]): Action => ({ type: 'retract', session, text: t })),
@@ -91,8 +135,12 @@ const status: fc.Arbitrary<number | null> = fc.oneof(fc.constant(null), inRange(
 /** A valid record of any kind, its keys in canonical order. */
 export const record: fc.Arbitrary<Record> = fc.oneof(
   fc.tuple(time, item, action).map(([t, i, a]): Record => ({ type: 'decided', time: t, item: i, action: a })),
-  fc.tuple(time, item, fc.array(text(), { maxLength: 4 })).map(([t, i, ids]): Record => ({ type: 'sent', time: t, item: i, ids })),
-  fc.tuple(time, item, status, text()).map(([t, i, s, kind]): Record => ({ type: 'failed', time: t, item: i, status: s, kind })),
+  fc
+    .tuple(time, item, fc.array(text(), { maxLength: 4 }))
+    .map(([t, i, ids]): Record => ({ type: 'sent', time: t, item: i, ids })),
+  fc
+    .tuple(time, item, status, text())
+    .map(([t, i, s, kind]): Record => ({ type: 'failed', time: t, item: i, status: s, kind })),
 );
 
 /**
@@ -103,7 +151,9 @@ export const ruleKeepingRecords = (maxItems = 12): fc.Arbitrary<Record[]> =>
   fc
     .tuple(
       fc.uniqueArray(fc.tuple(item, action, time), { selector: ([i]) => itemKey(i), maxLength: maxItems }),
-      fc.array(fc.tuple(fc.nat(), fc.boolean(), time, fc.array(text(8), { maxLength: 2 }), status, text(8)), { maxLength: maxItems }),
+      fc.array(fc.tuple(fc.nat(), fc.boolean(), time, fc.array(text(8), { maxLength: 2 }), status, text(8)), {
+        maxLength: maxItems,
+      }),
     )
     .map(([decisions, outcomes]) => {
       const out: Record[] = decisions.map(([i, a, t]) => ({ type: 'decided', time: t, item: i, action: a }));
@@ -117,7 +167,13 @@ export const ruleKeepingRecords = (maxItems = 12): fc.Arbitrary<Record[]> =>
         const target = waiting[which] as Item;
         const after = out.findIndex((r) => r.type === 'decided' && r.item === target) + 1;
         const at = after + (pick % (out.length - after + 1));
-        out.splice(at, 0, isSent ? { type: 'sent', time: t, item: target, ids } : { type: 'failed', time: t, item: target, status: s, kind });
+        out.splice(
+          at,
+          0,
+          isSent
+            ? { type: 'sent', time: t, item: target, ids }
+            : { type: 'failed', time: t, item: target, status: s, kind },
+        );
       }
       return out;
     });
@@ -135,14 +191,15 @@ function writeString(s: string, escapeMask: number): string {
   let out = '"';
   let n = 0;
   for (const ch of s) {
-    const escape = ((escapeMask >>> n % 31) & 1) === 1;
+    const escaped = ((escapeMask >>> (n % 31)) & 1) === 1;
     n++;
     const cp = ch.codePointAt(0) as number;
     if (ch === '"' || ch === '\\' || cp < 0x20) {
       out += JSON.stringify(ch).slice(1, -1);
-    } else if (escape) {
+    } else if (escaped) {
       if (ch === '/') out += '\\/';
-      else if (cp > 0xffff) out += [...ch.split('')].map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+      else if (cp > 0xffff)
+        out += [...ch.split('')].map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
       else out += `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;
     } else {
       out += ch;
@@ -177,32 +234,64 @@ function variant(tag: Node, fields: [string, Node][], asSequence: boolean): Node
 /** `r` as a tree, in one of the shapes serde reads (`shape`). */
 function treeOf(r: Record, shape: Shape): Node {
   const bit = (n: number): boolean => ((shape >>> n) & 1) === 1;
-  const nestedTag = (tags: readonly string[], tag: string): Node => (bit(3) ? raw(String(tags.indexOf(tag))) : str(tag));
+  const nestedTag = (tags: readonly string[], tag: string): Node =>
+    bit(3) ? raw(String(tags.indexOf(tag))) : str(tag);
   const ws = (w: Workspace): Node => (bit(4) ? obj([w, raw('null')]) : str(w));
   const i = r.item;
   const itemNode =
     i.type === 'turn'
-      ? variant(nestedTag(ITEM_TAGS, 'turn'), [['session', str(i.session)], ['turn', raw(String(i.turn))]], bit(1))
-      : variant(nestedTag(ITEM_TAGS, 'edit'), [['id', str(i.id)], ['part', raw(String(i.part))]], bit(1));
+      ? variant(
+          nestedTag(ITEM_TAGS, 'turn'),
+          [
+            ['session', str(i.session)],
+            ['turn', raw(String(i.turn))],
+          ],
+          bit(1),
+        )
+      : variant(
+          nestedTag(ITEM_TAGS, 'edit'),
+          [
+            ['id', str(i.id)],
+            ['part', raw(String(i.part))],
+          ],
+          bit(1),
+        );
   let fields: [string, Node][];
   if (r.type === 'decided') {
     const a = r.action;
     const tag = nestedTag(ACTION_TAGS, a.type);
     const af: [string, Node][] =
       a.type === 'turn'
-        ? [['workspace', ws(a.workspace)], ['speaker', str(a.speaker)]]
+        ? [
+            ['workspace', ws(a.workspace)],
+            ['speaker', str(a.speaker)],
+          ]
         : a.type === 'conclude'
-          ? [['workspace', ws(a.workspace)], ['peer', str(a.peer)], ['session', str(a.session)], ['text', str(a.text)]]
+          ? [
+              ['workspace', ws(a.workspace)],
+              ['peer', str(a.peer)],
+              ['session', str(a.session)],
+              ['text', str(a.text)],
+            ]
           : a.type === 'unconclude'
-            ? [['workspace', ws(a.workspace)], ['text', str(a.text)]]
+            ? [
+                ['workspace', ws(a.workspace)],
+                ['text', str(a.text)],
+              ]
             : a.type === 'skip'
               ? [['why', str(a.why)]]
-              : [['session', str(a.session)], ['text', str(a.text)]];
+              : [
+                  ['session', str(a.session)],
+                  ['text', str(a.text)],
+                ];
     fields = [['action', variant(tag, af, bit(2))]];
   } else if (r.type === 'sent') {
     fields = [['ids', arr(...r.ids.map(str))]];
   } else {
-    fields = [['status', raw(r.status === null ? 'null' : String(r.status))], ['kind', str(r.kind)]];
+    fields = [
+      ['status', raw(r.status === null ? 'null' : String(r.status))],
+      ['kind', str(r.kind)],
+    ];
   }
   return variant(str(r.type), [['time', str(r.time)], ['item', itemNode], ...fields], bit(0));
 }
@@ -223,7 +312,11 @@ function writeTree(node: Node, order: number, spaces: readonly string[], escapes
       case 'array':
         return `[${ws()}${v.items.map((e) => write(e)).join(`${ws()},${ws()}`)}${ws()}]`;
       case 'object': {
-        const ranked = v.entries.map((entry, n) => ({ entry, rank: (Math.imul(order ^ (n + 1), 0x9e3779b1) >>> 7) % 1009, n }));
+        const ranked = v.entries.map((entry, n) => ({
+          entry,
+          rank: (Math.imul(order ^ (n + 1), 0x9e3779b1) >>> 7) % 1009,
+          n,
+        }));
         ranked.sort((a, b) => a.rank - b.rank || a.n - b.n);
         return `{${ws()}${ranked.map(({ entry: [key, value] }) => `${writeString(key, escapes)}${ws()}:${ws()}${write(value)}`).join(`${ws()},${ws()}`)}${ws()}}`;
       }
@@ -246,12 +339,29 @@ const forms = fc.record({
  */
 export const recordInOtherForm: fc.Arbitrary<{ readonly record: Record; readonly line: string }> = fc
   .tuple(record, forms)
-  .map(([r, { shape, order, spaces, escapes }]) => ({ record: r, line: writeTree(treeOf(r, shape), order, spaces, escapes) }));
+  .map(([r, { shape, order, spaces, escapes }]) => ({
+    record: r,
+    line: writeTree(treeOf(r, shape), order, spaces, escapes),
+  }));
 
 // -- damage ---------------------------------------------------------------------------------------
 
 /** Bytes a mutation likes to put in: JSON's punctuation, digits, letters of keywords, NUL, invalid UTF-8, a newline. */
-const MUTATION_BYTES = [...Buffer.from('{}[]":,.-+0123456789eEtrufalsn \\\t\r\nabcdiyxz/u'), 0x00, 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff];
+const MUTATION_BYTES = [
+  ...Buffer.from('{}[]":,.-+0123456789eEtrufalsn \\\t\r\nabcdiyxz/u'),
+  0x00,
+  0x7f,
+  0x80,
+  0xbf,
+  0xc0,
+  0xc3,
+  0xe2,
+  0xed,
+  0xf0,
+  0xf4,
+  0xf5,
+  0xff,
+];
 
 /** One change to a line's bytes. Positions are taken modulo the length when applied. */
 export type Mutation =
@@ -264,9 +374,17 @@ export type Mutation =
 
 export const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
-  fc.record({ kind: fc.constant('set' as const), at: fc.nat(), byte: fc.oneof(fc.constantFrom(...MUTATION_BYTES), fc.integer({ min: 0, max: 255 })) }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    at: fc.nat(),
+    byte: fc.oneof(fc.constantFrom(...MUTATION_BYTES), fc.integer({ min: 0, max: 255 })),
+  }),
   fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 12 }) }),
-  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), bytes: fc.array(fc.constantFrom(...MUTATION_BYTES), { minLength: 1, maxLength: 4 }) }),
+  fc.record({
+    kind: fc.constant('insert' as const),
+    at: fc.nat(),
+    bytes: fc.array(fc.constantFrom(...MUTATION_BYTES), { minLength: 1, maxLength: 4 }),
+  }),
   fc.record({ kind: fc.constant('repeat' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 30 }) }),
   fc.record({ kind: fc.constant('cut' as const), at: fc.nat() }),
 );
@@ -302,15 +420,100 @@ export function mutate(bytes: Uint8Array, mutations: readonly Mutation[]): Buffe
 
 /** A valid record's canonical line (no newline), with 1 to 4 random changes. */
 export const mutatedLine: fc.Arbitrary<Buffer> = fc
-  .tuple(fc.oneof(record.map((r) => encodeRecord(r)), recordInOtherForm.map(({ line }) => line)), fc.array(mutation, { minLength: 1, maxLength: 4 }))
+  .tuple(
+    fc.oneof(
+      record.map((r) => encodeRecord(r)),
+      recordInOtherForm.map(({ line }) => line),
+    ),
+    fc.array(mutation, { minLength: 1, maxLength: 4 }),
+  )
   .map(([line, mutations]) => mutate(Buffer.from(line, 'utf8'), mutations));
 
 // -- JSON-ish text ---------------------------------------------------------------------------------
 
-const KEYS = ['type', 'time', 'item', 'action', 'ids', 'status', 'kind', 'session', 'turn', 'id', 'part', 'workspace', 'speaker', 'peer', 'text', 'why', 'x', ''];
-const TAGS = ['decided', 'sent', 'failed', 'turn', 'edit', 'conclude', 'unconclude', 'fleet', 'retract', 'skip', 'trusted', 'untrusted', 'Decided', 'nope'];
-const NUMBERS = ['0', '1', '2', '3', '5', '-0', '-1', '3.0', '1e3', '1E-2', '0.5', '01', '65535', '65536', '4294967295', '4294967296', '9007199254740991', '9007199254740992', '18446744073709551615', '18446744073709551616', '-9223372036854775808', '1e400', '-', '1.', '.5', '+1', 'NaN', 'Infinity'];
-const SCALARS = ['null', 'true', 'false', 'nul', 'tru', '"2026-09-28T10:00:00.000Z"', '"2026-02-29T10:00:00.000Z"', '"chat-1"', '".."', '"\\ud800"', '"\\ud83d\\ude00"', '"\\u00e9"', '"\\x"', '"\u0001"', '"é"'];
+const KEYS = [
+  'type',
+  'time',
+  'item',
+  'action',
+  'ids',
+  'status',
+  'kind',
+  'session',
+  'turn',
+  'id',
+  'part',
+  'workspace',
+  'speaker',
+  'peer',
+  'text',
+  'why',
+  'x',
+  '',
+];
+const TAGS = [
+  'decided',
+  'sent',
+  'failed',
+  'turn',
+  'edit',
+  'conclude',
+  'unconclude',
+  'fleet',
+  'retract',
+  'skip',
+  'trusted',
+  'untrusted',
+  'Decided',
+  'nope',
+];
+const NUMBERS = [
+  '0',
+  '1',
+  '2',
+  '3',
+  '5',
+  '-0',
+  '-1',
+  '3.0',
+  '1e3',
+  '1E-2',
+  '0.5',
+  '01',
+  '65535',
+  '65536',
+  '4294967295',
+  '4294967296',
+  '9007199254740991',
+  '9007199254740992',
+  '18446744073709551615',
+  '18446744073709551616',
+  '-9223372036854775808',
+  '1e400',
+  '-',
+  '1.',
+  '.5',
+  '+1',
+  'NaN',
+  'Infinity',
+];
+const SCALARS = [
+  'null',
+  'true',
+  'false',
+  'nul',
+  'tru',
+  '"2026-09-28T10:00:00.000Z"',
+  '"2026-02-29T10:00:00.000Z"',
+  '"chat-1"',
+  '".."',
+  '"\\ud800"',
+  '"\\ud83d\\ude00"',
+  '"\\u00e9"',
+  '"\\x"',
+  '"\u0001"',
+  '"é"',
+];
 
 /**
  * Text shaped like a ledger line: objects and arrays of the format's keys and tags, numbers in
@@ -332,10 +535,19 @@ export const jsonIsh: fc.Arbitrary<string> = fc.letrec<{ value: string; object: 
 })).value;
 
 /** One edit of a record's tree: a value replaced by JSON-ish text, a field dropped, added or doubled, a string changed. */
-type TreeEdit = { readonly op: 'replace' | 'drop' | 'add' | 'double' | 'retag'; readonly at: number; readonly key: string; readonly value: string };
+type TreeEdit = {
+  readonly op: 'replace' | 'drop' | 'add' | 'double' | 'retag';
+  readonly at: number;
+  readonly key: string;
+  readonly value: string;
+};
 
 /** Every node of `root` (pre-order) with a way to replace it, and every object. */
-function nodesOf(root: Node): { slots: ((n: Node) => void)[]; objects: [string, Node][][]; strings: ((n: Node) => void)[] } {
+function nodesOf(root: Node): {
+  slots: ((n: Node) => void)[];
+  objects: [string, Node][][];
+  strings: ((n: Node) => void)[];
+} {
   const slots: ((n: Node) => void)[] = [];
   const objects: [string, Node][][] = [];
   const strings: ((n: Node) => void)[] = [];
@@ -366,7 +578,11 @@ export const nearRecord: fc.Arbitrary<string> = fc
         op: fc.constantFrom('replace' as const, 'drop' as const, 'add' as const, 'double' as const, 'retag' as const),
         at: fc.nat(),
         key: fc.constantFrom(...KEYS),
-        value: fc.oneof(fc.constantFrom(...NUMBERS, ...SCALARS), fc.constantFrom(...TAGS).map((t) => `"${t}"`), jsonIsh),
+        value: fc.oneof(
+          fc.constantFrom(...NUMBERS, ...SCALARS),
+          fc.constantFrom(...TAGS).map((t) => `"${t}"`),
+          jsonIsh,
+        ),
       }),
       { minLength: 1, maxLength: 2 },
     ),
@@ -377,7 +593,8 @@ export const nearRecord: fc.Arbitrary<string> = fc
       const { slots, objects, strings } = nodesOf(root);
       const entries = objects[at % Math.max(1, objects.length)];
       if (op === 'replace') (slots[at % slots.length] as (n: Node) => void)(raw(value));
-      else if (op === 'retag' && strings.length > 0) (strings[at % strings.length] as (n: Node) => void)(raw(value.startsWith('"') ? value : `"${key}"`));
+      else if (op === 'retag' && strings.length > 0)
+        (strings[at % strings.length] as (n: Node) => void)(raw(value.startsWith('"') ? value : `"${key}"`));
       else if (entries !== undefined && entries.length > 0) {
         const e = at % entries.length;
         if (op === 'drop') entries.splice(e, 1);
@@ -399,17 +616,31 @@ export const deepNesting: fc.Arbitrary<string> = fc
 // -- files ----------------------------------------------------------------------------------------
 
 /** What a fuzzed file is made of, for the statistics. */
-export type FileKind = 'random bytes' | 'valid lines' | 'damaged lines' | 'empty lines' | 'NUL lines' | 'no newline' | 'long lines';
+export type FileKind =
+  | 'random bytes'
+  | 'valid lines'
+  | 'damaged lines'
+  | 'empty lines'
+  | 'NUL lines'
+  | 'no newline'
+  | 'long lines';
 
 const line = (r: Record): string => `${encodeRecord(r)}\n`;
 
 /** Random bytes, with newlines now and then. */
 const randomBytes: fc.Arbitrary<Buffer> = fc
-  .array(fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 255 }) }, { weight: 1, arbitrary: fc.constant(10) }), { maxLength: 600 })
+  .array(
+    fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 0, max: 255 }) }, { weight: 1, arbitrary: fc.constant(10) }),
+    { maxLength: 600 },
+  )
   .map((bytes) => Buffer.from(bytes));
 
 /** A change to the lines of a file: one duplicated, dropped, swapped with another, a blank line put in, a CRLF ending. */
-type LineDamage = { readonly op: 'duplicate' | 'drop' | 'swap' | 'blank' | 'crlf'; readonly at: number; readonly to: number };
+type LineDamage = {
+  readonly op: 'duplicate' | 'drop' | 'swap' | 'blank' | 'crlf';
+  readonly at: number;
+  readonly to: number;
+};
 
 const lineDamage: fc.Arbitrary<LineDamage> = fc.record({
   op: fc.constantFrom('duplicate' as const, 'drop' as const, 'swap' as const, 'blank' as const, 'crlf' as const),
@@ -439,15 +670,16 @@ const damagedLines: fc.Arbitrary<Buffer> = fc
 /** A file in one of the shapes a ledger can be found in, damaged or not. */
 export const ledgerFile: fc.Arbitrary<{ readonly kind: FileKind; readonly bytes: Buffer }> = fc.oneof(
   randomBytes.map((bytes) => ({ kind: 'random bytes' as const, bytes })),
-  ruleKeepingRecords().map((records) => ({ kind: 'valid lines' as const, bytes: Buffer.from(records.map(line).join(''), 'utf8') })),
+  ruleKeepingRecords().map((records) => ({
+    kind: 'valid lines' as const,
+    bytes: Buffer.from(records.map(line).join(''), 'utf8'),
+  })),
   { weight: 3, arbitrary: damagedLines.map((bytes) => ({ kind: 'damaged lines' as const, bytes })) },
-  fc
-    .tuple(ruleKeepingRecords(4), fc.integer({ min: 1, max: 2000 }), fc.nat())
-    .map(([records, n, at]) => {
-      const lines = records.map(line);
-      lines.splice(at % (lines.length + 1), 0, '\n'.repeat(n));
-      return { kind: 'empty lines' as const, bytes: Buffer.from(lines.join(''), 'utf8') };
-    }),
+  fc.tuple(ruleKeepingRecords(4), fc.integer({ min: 1, max: 2000 }), fc.nat()).map(([records, n, at]) => {
+    const lines = records.map(line);
+    lines.splice(at % (lines.length + 1), 0, '\n'.repeat(n));
+    return { kind: 'empty lines' as const, bytes: Buffer.from(lines.join(''), 'utf8') };
+  }),
   fc
     .tuple(ruleKeepingRecords(4), fc.integer({ min: 0, max: 5000 }), fc.nat(), fc.boolean())
     .map(([records, n, at, newline]) => {
@@ -455,18 +687,28 @@ export const ledgerFile: fc.Arbitrary<{ readonly kind: FileKind; readonly bytes:
       parts.splice(at % (parts.length + 1), 0, Buffer.concat([Buffer.alloc(n), Buffer.from(newline ? '\n' : '')]));
       return { kind: 'NUL lines' as const, bytes: Buffer.concat(parts) };
     }),
+  fc.tuple(fc.uint8Array({ maxLength: 3000 }), ruleKeepingRecords(3)).map(([random, records]) => ({
+    kind: 'no newline' as const,
+    // whole lines without their newlines, then random bytes: one unfinished line
+    bytes: Buffer.concat([
+      Buffer.from(records.map((r) => encodeRecord(r)).join(''), 'utf8'),
+      Buffer.from(random.filter((b) => b !== 10)),
+    ]),
+  })),
   fc
-    .tuple(fc.uint8Array({ maxLength: 3000 }), ruleKeepingRecords(3))
-    .map(([random, records]) => ({
-      kind: 'no newline' as const,
-      // whole lines without their newlines, then random bytes: one unfinished line
-      bytes: Buffer.concat([Buffer.from(records.map((r) => encodeRecord(r)).join(''), 'utf8'), Buffer.from(random.filter((b) => b !== 10))]),
-    })),
-  fc
-    .tuple(ruleKeepingRecords(3), fc.integer({ min: 10_000, max: 300_000 }), fc.constantFrom('valid', 'garbage', 'torn'))
+    .tuple(
+      ruleKeepingRecords(3),
+      fc.integer({ min: 10_000, max: 300_000 }),
+      fc.constantFrom('valid', 'garbage', 'torn'),
+    )
     .map(([records, size, how]) => {
       const lines = records.map(line);
-      const long: Record = { type: 'decided', time: '2026-09-28T10:00:00.000Z', item: { type: 'edit', id: 'long', part: 0 }, action: { type: 'skip', why: 'é"\\\u0001x'.repeat(Math.floor(size / 5)) } };
+      const long: Record = {
+        type: 'decided',
+        time: '2026-09-28T10:00:00.000Z',
+        item: { type: 'edit', id: 'long', part: 0 },
+        action: { type: 'skip', why: 'é"\\\u0001x'.repeat(Math.floor(size / 5)) },
+      };
       const tail = how === 'valid' ? line(long) : how === 'garbage' ? `${'x'.repeat(size)}\n` : line(long).slice(0, -2);
       return { kind: 'long lines' as const, bytes: Buffer.from(lines.join('') + tail, 'utf8') };
     }),

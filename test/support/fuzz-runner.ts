@@ -8,9 +8,11 @@
  * (default below), so a run is the same every time; set `LEDGERSTORE_FUZZ_SEED` to explore
  * other inputs. The counts are multiplied by `LEDGERSTORE_TORTURE` (`scale.ts`).
  */
+
 import { Worker } from 'node:worker_threads';
 import * as fc from 'fast-check';
 import { SCALE, scaled } from './scale.js';
+import { FUZZ_SEED } from './seed.js';
 
 /** What a property module's runner is given. */
 export interface CheckParams {
@@ -54,15 +56,9 @@ export function report<T>(details: fc.RunDetails<T>, tally: Tally): PropertyRepo
   };
 }
 
-const DEFAULT_SEED = 20260928;
-const rawSeed = process.env.LEDGERSTORE_FUZZ_SEED;
-/** The seed every property's own seed is derived from. */
-export const BASE_SEED = rawSeed === undefined ? DEFAULT_SEED : Number(rawSeed);
-if (!Number.isSafeInteger(BASE_SEED)) throw new Error(`LEDGERSTORE_FUZZ_SEED must be an integer, not ${JSON.stringify(rawSeed)}`);
-
 /** The fixed seed of the property `name`: FNV-1a of the name, mixed with the base seed. */
 export function seedFor(name: string): number {
-  let h = 0x811c9dc5 ^ (BASE_SEED | 0) ^ Math.floor(BASE_SEED / 0x1_0000_0000);
+  let h = 0x811c9dc5 ^ (FUZZ_SEED | 0) ^ Math.floor(FUZZ_SEED / 0x1_0000_0000);
   for (let n = 0; n < name.length; n++) h = Math.imul(h ^ name.charCodeAt(n), 0x01000193);
   return h | 0;
 }
@@ -74,7 +70,13 @@ const WORKER = new URL('./fuzz-worker.js', import.meta.url);
  * its fixed seed. A worker that has not answered after `timeoutSeconds` (times the scale; a hang
  * guard only) is stopped and the run fails, naming the seed.
  */
-export function checkInWorker(module: URL, name: string, runs: number, dir: string, timeoutSeconds = 120): Promise<PropertyReport> {
+export function checkInWorker(
+  module: URL,
+  name: string,
+  runs: number,
+  dir: string,
+  timeoutSeconds = 120,
+): Promise<PropertyReport> {
   const seed = seedFor(name);
   const numRuns = scaled(runs);
   const limit = timeoutSeconds * SCALE;
@@ -88,12 +90,22 @@ export function checkInWorker(module: URL, name: string, runs: number, dir: stri
       f();
     };
     const watchdog = setTimeout(() => {
-      settle(() => reject(new Error(`${name}: no answer after ${limit} s, a hang? (seed ${seed}, ${numRuns} runs; LEDGERSTORE_FUZZ_SEED=${BASE_SEED})`)));
+      settle(() =>
+        reject(
+          new Error(
+            `${name}: no answer after ${limit} s, a hang? (seed ${seed}, ${numRuns} runs; LEDGERSTORE_FUZZ_SEED=${FUZZ_SEED})`,
+          ),
+        ),
+      );
       void worker.terminate();
     }, limit * 1000);
     worker.once('message', (answer: PropertyReport) => settle(() => resolve(answer)));
-    worker.once('error', (e) => settle(() => reject(new Error(`${name}: the worker crashed (seed ${seed}): ${e.stack ?? String(e)}`))));
-    worker.once('exit', (code) => settle(() => reject(new Error(`${name}: the worker exited with ${code} without answering (seed ${seed})`))));
+    worker.once('error', (e) =>
+      settle(() => reject(new Error(`${name}: the worker crashed (seed ${seed}): ${e.stack ?? String(e)}`))),
+    );
+    worker.once('exit', (code) =>
+      settle(() => reject(new Error(`${name}: the worker exited with ${code} without answering (seed ${seed})`))),
+    );
   });
 }
 

@@ -9,7 +9,7 @@
  * after `count` appends, or after the third refusal, and says `done`.
  */
 import { createInterface } from 'node:readline';
-import { Ledger, isLedgerError } from '../../lib/index.js';
+import { isLedgerError, Ledger } from '../../lib/index.js';
 
 const index = process.argv[3];
 const ledger = await Ledger.open(process.argv[2] as string, index === undefined ? {} : { index });
@@ -23,7 +23,12 @@ async function appendTurns(session: string, from: number, count: number): Promis
   let refused = 0;
   for (let turn = from; turn < from + count && refused < GIVE_UP; turn++) {
     try {
-      await ledger.append({ type: 'decided', time: '2026-09-28T10:00:00.000Z', item: { type: 'turn', session, turn }, action: { type: 'skip', why: 'held' } });
+      await ledger.append({
+        type: 'decided',
+        time: '2026-09-28T10:00:00.000Z',
+        item: { type: 'turn', session, turn },
+        action: { type: 'skip', why: 'held' },
+      });
       process.stdout.write(`ack ${turn}\n`);
     } catch (e) {
       if (!isLedgerError(e)) throw e;

@@ -7,7 +7,7 @@
  *   `appended <head>` after each, until killed.
  */
 import { levelBackend } from '../../backends/level.js';
-import { Ledger, honchoCodec } from '../../lib/index.js';
+import { honchoCodec, Ledger } from '../../lib/index.js';
 import { decided, edit, skip } from './ledger.js';
 
 const [mode, folder, size] = process.argv.slice(2);
@@ -22,7 +22,9 @@ if (mode === 'hold') {
   const log = await backend.open();
   for (let batch = log.head / n; ; batch++) {
     // records of several sizes, so that batches straddle LevelDB's log blocks (32 KiB)
-    const records = Array.from({ length: n }, (_, part) => decided(edit(`batch-${batch}`, part), skip('x'.repeat(part % 200))));
+    const records = Array.from({ length: n }, (_, part) =>
+      decided(edit(`batch-${batch}`, part), skip('x'.repeat(part % 200))),
+    );
     const { head } = await log.append(records);
     process.stdout.write(`appended ${head}\n`);
   }

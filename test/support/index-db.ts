@@ -7,7 +7,7 @@
 import type { AbstractSublevel } from 'abstract-level';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../backends/level-files.js';
+import { crc32c } from '../../lib/level-files.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 /** A sublevel of the read model's database, keys and values as bytes. */
@@ -30,7 +30,10 @@ export function sealedRow(sublevel: string, key: Uint8Array, value: unknown): Bu
 export const rowValue = (bytes: Uint8Array): unknown => encoder.decode(bytes.subarray(0, bytes.length - 5));
 
 /** Runs `change` on the read model's database in `index`, opened directly, and closes it. */
-export async function withIndexDb<T>(index: string, change: (db: Db, sublevel: (name: string) => Sublevel) => Promise<T>): Promise<T> {
+export async function withIndexDb<T>(
+  index: string,
+  change: (db: Db, sublevel: (name: string) => Sublevel) => Promise<T>,
+): Promise<T> {
   const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(index, { ...VIEW, createIfMissing: false });
   try {
     return await change(db, (name) => db.sublevel<Uint8Array, Uint8Array>(name, VIEW));
@@ -39,7 +42,7 @@ export async function withIndexDb<T>(index: string, change: (db: Db, sublevel: (
   }
 }
 
-/** The text of a marker file holding `fields` (`backends/level-folder.ts`: the JSON, then its CRC-32C in hex). */
+/** The text of a marker file holding `fields` (`lib/level-folder.ts`: the JSON, then its CRC-32C in hex). */
 export function markerText(fields: object): string {
   const line = JSON.stringify(fields);
   return `${line}\n${crc32c(Buffer.from(line, 'utf8')).toString(16).padStart(8, '0')}\n`;

@@ -8,7 +8,15 @@
  */
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { type AnswerDigests, Ledger, type Record, answerDigests, differences, encodeRecord, isLedgerError } from '../../lib/index.js';
+import {
+  type AnswerDigests,
+  answerDigests,
+  differences,
+  encodeRecord,
+  isLedgerError,
+  Ledger,
+  type Record,
+} from '../../lib/index.js';
 
 /** How the open took the read model: caught it up, rebuilt or built it, or refused it (only when asked to allow that). */
 export type IndexOutcome = 'caught up' | 'rebuilt' | 'built' | 'refused';
@@ -41,25 +49,46 @@ export function ruleBreakers(records: readonly Record[], count = 150): Record[] 
  * open may refuse the folder as damaged or not a read model's (the caller checks that it was
  * left as it was).
  */
-export async function checkIndexPromise(log: string, index: string, breakers: readonly Record[], expected: AnswerDigests, context: string, refusable = false): Promise<IndexOutcome> {
+export async function checkIndexPromise(
+  log: string,
+  index: string,
+  breakers: readonly Record[],
+  expected: AnswerDigests,
+  context: string,
+  refusable = false,
+): Promise<IndexOutcome> {
   const before = readFileSync(log);
   const notices: string[] = [];
   let ledger: Ledger;
   try {
     ledger = await Ledger.open(log, { index, onNotice: (message) => notices.push(message) });
   } catch (e) {
-    if (refusable && (isLedgerError(e, 'LEDGER_DAMAGED') || isLedgerError(e, 'LEDGER_BAD_TARGET')) && e.message.startsWith(index)) return 'refused';
+    if (
+      refusable &&
+      (isLedgerError(e, 'LEDGER_DAMAGED') || isLedgerError(e, 'LEDGER_BAD_TARGET')) &&
+      e.message.startsWith(index)
+    )
+      return 'refused';
     return assert.unreachable(`${context}: the ledger did not open with its read model: ${String(e)}`) as never;
   }
   try {
     const differ = differences(expected, await answerDigests(ledger));
-    assert.equal(differ, [], `${context}: the read model does not answer as a replay (${differ.join(', ')}); notices: ${notices.join(' | ')}`);
+    assert.equal(
+      differ,
+      [],
+      `${context}: the read model does not answer as a replay (${differ.join(', ')}); notices: ${notices.join(' | ')}`,
+    );
     for (const record of breakers) {
       const outcome = await ledger.append(record).then(
         () => 'accepted',
-        (e: unknown) => (isLedgerError(e, 'LEDGER_ALREADY_DECIDED') || isLedgerError(e, 'LEDGER_NOT_WAITING') ? 'refused' : String(e)),
+        (e: unknown) =>
+          isLedgerError(e, 'LEDGER_ALREADY_DECIDED') || isLedgerError(e, 'LEDGER_NOT_WAITING') ? 'refused' : String(e),
       );
-      assert.is(outcome, 'refused', `${context}: a record that breaks the rules was ${outcome}: ${encodeRecord(record)}`);
+      assert.is(
+        outcome,
+        'refused',
+        `${context}: a record that breaks the rules was ${outcome}: ${encodeRecord(record)}`,
+      );
     }
   } finally {
     await ledger.close();

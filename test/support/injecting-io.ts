@@ -1,31 +1,27 @@
 /**
- * A {@link FileIO} over the real file system for the I/O-error harness
- * (test/crash/io-errors.test.ts): it fails the Nth call of a kind, once or from then on, with a
- * given error code; makes the Nth write short (and, if asked, fails the writes after it, as a
- * disk that fills up mid-write does); keeps a trace of every call (which failed, on which
- * descriptor); and tracks the descriptors open, so that a leak shows.
+ * A {@link FileIO} over the real file system that injects faults, for the tests of what the JSONL
+ * backend does when the system fails it: the one fault-injecting file layer.
  *
- * A failed `close` still closes the descriptor, as Linux's does (the descriptor is released
- * whatever `close` reports).
+ * - A fault given when it is made (the I/O-error harness, test/crash/io-errors.test.ts): the Nth
+ *   call of a kind fails, once or from then on, with a given error code; or the Nth write is made
+ *   short (and, if asked, the writes after it fail, as a disk that fills up mid-write does).
+ * - Faults armed as a test goes ({@link InjectingIO.fail}, {@link InjectingIO.shortenWrites}):
+ *   the Nth call of a kind from now fails, or the next writes are short.
+ *
+ * It keeps a trace of every call (which failed, on which kind), counts the calls of each kind,
+ * and tracks the descriptors open, so that a leak shows. A failed `close` still closes the
+ * descriptor, as Linux's does (the descriptor is released whatever `close` reports). The errors
+ * are Node's own, as `node:fs` would throw them (`systemError`).
  */
+
 import { constants } from 'node:os';
 import { getSystemErrorMap } from 'node:util';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../backends/file-io.js';
-
-/**
- * The error `node:fs` throws when the system call `syscall` fails with `code`, exactly as Node
- * makes it (`uvException`): the code and libuv's words for it, and for an errno that libuv has
- * no name for (EDQUOT, ENOLCK, ... in Node 20) code `UNKNOWN` and "unknown error", with the
- * errno alone saying which.
- */
-export function nodeError(code: string, syscall: string): NodeJS.ErrnoException {
-  const errno = -((constants.errno as { [code: string]: number })[code] ?? 0);
-  const [name, words] = getSystemErrorMap().get(errno) ?? ['UNKNOWN', 'unknown error'];
-  return Object.assign(new Error(`${name}: ${words}, ${syscall}`), { errno, code: name, syscall });
-}
+import { systemError } from '../../lib/system-errors.js';
 
 /** Whether libuv has a name for `code` (else Node reports it as `UNKNOWN`). */
-export const libuvKnows = (code: string): boolean => getSystemErrorMap().has(-((constants.errno as { [code: string]: number })[code] ?? 0));
+export const libuvKnows = (code: string): boolean =>
+  getSystemErrorMap().has(-((constants.errno as { [code: string]: number })[code] ?? 0));
 
 export type Call = keyof FileIO;
 
@@ -71,12 +67,25 @@ export const CALLS: readonly Call[] = [
  */
 export type Fault =
   /** The `at`th call of `call` (from 1) fails with `code`; with `persistent`, every later one too. */
-  | { readonly kind: 'fail'; readonly call: Call; readonly at: number; readonly code: string; readonly persistent: boolean; readonly thenTruncate?: string }
+  | {
+      readonly kind: 'fail';
+      readonly call: Call;
+      readonly at: number;
+      readonly code: string;
+      readonly persistent: boolean;
+      readonly thenTruncate?: string;
+    }
   /**
    * The `at`th write writes only half of what it is given (at least a byte) and says so; with a
    * `code`, the write after it fails with that code (every later one with `persistent`).
    */
-  | { readonly kind: 'short'; readonly at: number; readonly code: string | null; readonly persistent: boolean; readonly thenTruncate?: string };
+  | {
+      readonly kind: 'short';
+      readonly at: number;
+      readonly code: string | null;
+      readonly persistent: boolean;
+      readonly thenTruncate?: string;
+    };
 
 /** One call, as the trace keeps it. */
 export interface Traced {
@@ -89,6 +98,13 @@ export interface Traced {
   readonly short: boolean;
 }
 
+/** A fault armed by {@link InjectingIO.fail}: the call (of its kind) that fails, counted from 1 since it was made. */
+interface Armed {
+  readonly at: number;
+  readonly code: string;
+  readonly persistent: boolean;
+}
+
 export class InjectingIO implements FileIO {
   readonly trace: Traced[] = [];
   /** The descriptors open now. */
@@ -96,6 +112,9 @@ export class InjectingIO implements FileIO {
   /** Whether faults are injected (the harness turns them off to check what is left). */
   active = true;
   private readonly counts = new Map<Call, number>();
+  private readonly armed = new Map<Call, Armed>();
+  /** How many of the next writes are made short. */
+  private shortWrites = 0;
   /** Writes from this one (by number) on fail, after a short write with a code. */
   private writesFailFrom: { readonly at: number; readonly code: string; readonly persistent: boolean } | null = null;
   /** The code the next truncate fails with, once the fault struck (`thenTruncate`). */
@@ -105,6 +124,18 @@ export class InjectingIO implements FileIO {
 
   count(call: Call): number {
     return this.counts.get(call) ?? 0;
+  }
+
+  /** Fails the `at`th call (from 1) of `call` from now, with `code`; with `persistent`, every later one too. */
+  fail(call: Call, at = 1, code = 'EIO', persistent = false): this {
+    this.armed.set(call, { at: this.count(call) + at, code, persistent });
+    return this;
+  }
+
+  /** Makes the next `n` writes write only half of what they are given (at least a byte). */
+  shortenWrites(n: number): this {
+    this.shortWrites = n;
+    return this;
   }
 
   /** How many calls failed by injection. */
@@ -119,7 +150,19 @@ export class InjectingIO implements FileIO {
     const fault = this.active ? this.fault : null;
     let failWith: string | null = null;
     let short = false;
-    if (fault !== null && fault.kind === 'fail' && fault.call === call && (n === fault.at || (fault.persistent && n > fault.at))) failWith = fault.code;
+    if (
+      fault !== null &&
+      fault.kind === 'fail' &&
+      fault.call === call &&
+      (n === fault.at || (fault.persistent && n > fault.at))
+    )
+      failWith = fault.code;
+    const armed = this.active ? this.armed.get(call) : undefined;
+    if (armed !== undefined && (n === armed.at || (armed.persistent && n > armed.at))) failWith = armed.code;
+    if (call === 'write' && this.active && this.shortWrites > 0 && failWith === null) {
+      this.shortWrites--;
+      short = true;
+    }
     if (fault !== null && fault.kind === 'short' && call === 'write') {
       if (n === fault.at) {
         short = true;
@@ -136,7 +179,7 @@ export class InjectingIO implements FileIO {
     }
     if (failWith !== null) {
       this.trace.push({ call, n, failed: failWith, short: false });
-      throw nodeError(failWith, SYSCALLS[call]);
+      throw systemError(failWith, SYSCALLS[call]);
     }
     try {
       const result = body(short);
@@ -178,7 +221,9 @@ export class InjectingIO implements FileIO {
     return this.run('read', () => nodeFileIO.read(fd, buffer, offset, length, position));
   }
   write(fd: Fd, buffer: Uint8Array, offset: number, length: number, position: number): number {
-    return this.run('write', (short) => nodeFileIO.write(fd, buffer, offset, short ? Math.max(1, length >> 1) : length, position));
+    return this.run('write', (short) =>
+      nodeFileIO.write(fd, buffer, offset, short ? Math.max(1, length >> 1) : length, position),
+    );
   }
   datasync(fd: Fd): void {
     this.run('datasync', () => nodeFileIO.datasync(fd));

@@ -1,40 +1,30 @@
 /**
- * Test support: record builders (as memoryd's `tests/support/ledger.rs` has them) and `Home`, a
- * fresh temporary directory with a ledger path in it, removed by `remove()`.
+ * Test support: record builders (as memoryd's `tests/support/ledger.rs` has them, from the
+ * conformance suite), `Home`, a fresh temporary directory with a ledger path in it, removed by
+ * `remove()`, and the checks of what a promise settles with.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { type Action, type EventLog, type Item, type LedgerErrorCode, type Record, type Workspace, isLedgerError } from '../../lib/index.js';
+import { isLedgerError, type LedgerErrorCode } from '../../lib/index.js';
 
-export const TIME = '2026-09-28T10:00:00.000Z';
-
-export const turn = (session: string, n: number): Item => ({ type: 'turn', session, turn: n });
-export const edit = (id: string, part: number): Item => ({ type: 'edit', id, part });
-
-export const turnTo = (workspace: Workspace = 'trusted', speaker = 'kyle'): Action => ({ type: 'turn', workspace, speaker });
-export const conclude = (workspace: Workspace, text: string, peer = 'kyle', session = 'chat-1'): Action => ({
-  type: 'conclude',
-  workspace,
-  peer,
-  session,
-  text,
-});
-export const unconclude = (workspace: Workspace, text: string): Action => ({ type: 'unconclude', workspace, text });
-export const fleet = (text: string, session = 'chat-1'): Action => ({ type: 'fleet', session, text });
-export const retract = (text: string, session = 'chat-1'): Action => ({ type: 'retract', session, text });
-export const skip = (why = 'nothing to send'): Action => ({ type: 'skip', why });
-
-export const decided = (item: Item, action: Action = turnTo(), time = TIME): Record => ({ type: 'decided', time, item, action });
-export const sent = (item: Item, ids: readonly string[] = ['msg-1'], time = TIME): Record => ({ type: 'sent', time, item, ids });
-export const failed = (item: Item, status: number | null = null, kind = 'refused', time = TIME): Record => ({
-  type: 'failed',
-  time,
-  item,
-  status,
-  kind,
-});
+export { all } from '../conformance/common.js';
+// The record builders are the conformance suite's (which ships without this folder).
+export {
+  conclude,
+  decided,
+  edit,
+  failed,
+  fleet,
+  retract,
+  sent,
+  skip,
+  TIME,
+  turn,
+  turnTo,
+  unconclude,
+} from '../conformance/records.js';
 
 /** A fresh temporary directory holding (maybe) a ledger at `path`. */
 export class Home {
@@ -66,9 +56,6 @@ export async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-/** Every record of `log`, from `from`. */
-export const all = <R>(log: EventLog<R>, from?: number): Promise<R[]> => collect(log.read(from));
-
 /** The error `promise` rejects with; fails the test when it resolves. */
 export async function failure(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -83,7 +70,11 @@ export async function failure(promise: Promise<unknown>): Promise<unknown> {
  * Awaits `promise` and expects it to reject with a ledger error of `code` (and `message`,
  * exactly or as a pattern); gives the error.
  */
-export async function rejects(promise: Promise<unknown>, code: LedgerErrorCode, message?: string | RegExp): Promise<Error> {
+export async function rejects(
+  promise: Promise<unknown>,
+  code: LedgerErrorCode,
+  message?: string | RegExp,
+): Promise<Error> {
   try {
     await promise;
   } catch (e) {

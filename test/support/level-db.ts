@@ -5,19 +5,23 @@
  * access to a folder's database with classic-level, under the backend.
  */
 import { createHash } from 'node:crypto';
-import { lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../backends/level-files.js';
 import { type ByteEncodings, levelBackend } from '../../backends/level.js';
-import { type Record, honchoCodec } from '../../lib/index.js';
+import { honchoCodec, type Record } from '../../lib/index.js';
+import { crc32c } from '../../lib/level-files.js';
 
 /** Keys and values as bytes, as the backend reads and writes them. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
 
 /** A plain CBOR decoder, as another program would read the values (64-bit integers as numbers). */
-export const cbor = new Decoder({ useRecords: false, mapsAsObjects: true, int64AsNumber: true } as ConstructorParameters<typeof Decoder>[0]);
+export const cbor = new Decoder({
+  useRecords: false,
+  mapsAsObjects: true,
+  int64AsNumber: true,
+} as ConstructorParameters<typeof Decoder>[0]);
 
 export const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
@@ -44,7 +48,8 @@ export function sealed(position: number, body: Uint8Array): Buffer {
 export function bodyOf(value: string, position: number): Buffer {
   const bytes = Buffer.from(value, 'hex');
   const body = bytes.subarray(0, bytes.length - 5);
-  if (!sealed(position, body).equals(bytes)) throw new Error(`the value at ${position} does not end with its checksum: ${value}`);
+  if (!sealed(position, body).equals(bytes))
+    throw new Error(`the value at ${position} does not end with its checksum: ${value}`);
   return body;
 }
 
@@ -68,7 +73,11 @@ export async function dump(folder: string): Promise<[string, string][]> {
 }
 
 /** Changes (or reads) the folder's database directly, with classic-level (creating it when `create`). */
-export async function tamper<T>(folder: string, change: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<T>, create = false): Promise<T> {
+export async function tamper<T>(
+  folder: string,
+  change: (db: ClassicLevel<Uint8Array, Uint8Array>) => Promise<T>,
+  create = false,
+): Promise<T> {
   const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { ...VIEW, createIfMissing: create });
   try {
     return await change(db);
@@ -90,7 +99,11 @@ export function filesOf(folder: string): string[] {
     .map((name) => {
       const file = join(folder, name);
       const stat = lstatSync(file, { bigint: true });
-      const hash = stat.isFile() ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16) : stat.isDirectory() ? 'folder' : 'special';
+      const hash = stat.isFile()
+        ? createHash('sha256').update(readFileSync(file)).digest('hex').slice(0, 16)
+        : stat.isDirectory()
+          ? 'folder'
+          : 'special';
       return `${name} ${stat.size} ${stat.mtimeNs} ${hash}`;
     });
 }

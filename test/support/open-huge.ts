@@ -9,7 +9,7 @@
  * appending anything.
  */
 import { readFileSync } from 'node:fs';
-import { Ledger, isLedgerError } from '../../lib/index.js';
+import { isLedgerError, Ledger } from '../../lib/index.js';
 
 function peakBytes(): number {
   const found = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'));
@@ -36,5 +36,7 @@ try {
   process.exit(0);
 }
 const after = peakBytes();
-process.stdout.write(`${JSON.stringify({ size: ledger.size, repair: ledger.repair, counts: await ledger.counts(), peakGrowth: after - before })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ size: ledger.size, repair: ledger.repaired, counts: await ledger.counts(), peakGrowth: after - before })}\n`,
+);
 await ledger.close();

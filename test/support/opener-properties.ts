@@ -14,19 +14,30 @@ import { deepStrictEqual, ok, strictEqual } from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as fc from 'fast-check';
-import { DamagedError, Ledger, LedgerError, type Record, honchoCodec, jsonlBackend } from '../../lib/index.js';
+import { DamagedError, honchoCodec, jsonlBackend, Ledger, LedgerError, type Record } from '../../lib/index.js';
 import { ledgerFile } from './fuzz-arbitraries.js';
-import { type PropertyRunner, Tally, report } from './fuzz-runner.js';
+import { type PropertyRunner, report, Tally } from './fuzz-runner.js';
 import { type Expected, expectedOpen } from './reference-ledger.js';
 
 /** Opens `path` (holding `bytes`) and checks the outcome against `expected`; says which it was. */
-export async function checkOpen(path: string, bytes: Buffer, expected: Expected, readOnly: boolean, chunkSize?: number): Promise<'opened' | 'repaired' | 'damaged'> {
+export async function checkOpen(
+  path: string,
+  bytes: Buffer,
+  expected: Expected,
+  readOnly: boolean,
+  chunkSize?: number,
+): Promise<'opened' | 'repaired' | 'damaged'> {
   const mode = `${readOnly ? 'read-only' : 'writable'}${chunkSize === undefined ? '' : `, in chunks of ${chunkSize} bytes`}`;
   let ledger: Ledger;
   try {
-    ledger = await Ledger.open(chunkSize === undefined ? path : jsonlBackend(path, { codec: honchoCodec, chunkSize }), { readOnly });
+    ledger = await Ledger.open(chunkSize === undefined ? path : jsonlBackend(path, { codec: honchoCodec, chunkSize }), {
+      readOnly,
+    });
   } catch (e) {
-    if (!(e instanceof LedgerError)) throw new Error(`${mode} open threw something other than a LedgerError: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    if (!(e instanceof LedgerError))
+      throw new Error(
+        `${mode} open threw something other than a LedgerError: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+      );
     ok(e instanceof DamagedError, `${mode} open refused with ${e.code}, not as damage: ${e.message}`);
     ok(expected.kind === 'damaged', `${mode} open refused a file a replay reads through: ${e.message}`);
     strictEqual(e.line, expected.line, `${mode} open: the damaged line (${e.message})`);
@@ -37,7 +48,10 @@ export async function checkOpen(path: string, bytes: Buffer, expected: Expected,
     return 'damaged';
   }
   try {
-    ok(expected.kind === 'open', `${mode} open succeeded where line ${expected.kind === 'damaged' ? `${expected.line} is damaged: ${expected.why}` : ''}`);
+    ok(
+      expected.kind === 'open',
+      `${mode} open succeeded where line ${expected.kind === 'damaged' ? `${expected.line} is damaged: ${expected.why}` : ''}`,
+    );
     const { reference } = expected;
     strictEqual(ledger.size, reference.records.length, `${mode} open: the records of the complete lines`);
     deepStrictEqual(await ledger.counts(), reference.counts(), `${mode} open: the counts`);
@@ -45,9 +59,17 @@ export async function checkOpen(path: string, bytes: Buffer, expected: Expected,
     const read: Record[] = [];
     for await (const r of ledger.records()) read.push(r);
     deepStrictEqual(read, reference.records, `${mode} open: the records read back in order`);
-    deepStrictEqual(ledger.repair, expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: !readOnly }, `${mode} open: what was dropped`);
+    deepStrictEqual(
+      ledger.repaired,
+      expected.dropped === 0 ? null : { at: expected.complete, dropped: expected.dropped, cut: !readOnly },
+      `${mode} open: what was dropped`,
+    );
     const left = readOnly ? bytes : bytes.subarray(0, expected.complete);
-    deepStrictEqual(readFileSync(path), left, readOnly ? 'a read-only open changes nothing' : 'a writable open cuts the torn tail and nothing else');
+    deepStrictEqual(
+      readFileSync(path),
+      left,
+      readOnly ? 'a read-only open changes nothing' : 'a writable open cuts the torn tail and nothing else',
+    );
     return expected.dropped === 0 ? 'opened' : 'repaired';
   } finally {
     await ledger.close();
@@ -66,7 +88,11 @@ const opens: PropertyRunner = async ({ seed, numRuns, dir }) => {
         const outcome = await checkOpen(path, bytes, expected, true);
         // the file read in small chunks: lines that straddle them, for the open and for the reads after it
         strictEqual(await checkOpen(path, bytes, expected, true, chunkSize), outcome, 'read in small chunks, the same');
-        strictEqual(await checkOpen(path, bytes, expected, false), outcome, 'a writable open gives what a read-only one gives');
+        strictEqual(
+          await checkOpen(path, bytes, expected, false),
+          outcome,
+          'a writable open gives what a read-only one gives',
+        );
         tally.add(`${kind}: ${outcome}`);
       } finally {
         rmSync(path, { force: true });

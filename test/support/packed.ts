@@ -8,7 +8,7 @@
  * cache, so it takes seconds and needs the registry only for what the cache lacks.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +48,11 @@ export interface Consumer {
 }
 
 const npm = (args: readonly string[], cwd: string): string =>
-  execFileSync('npm', ['--no-audit', '--no-fund', '--loglevel=error', ...args], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync('npm', ['--no-audit', '--no-fund', '--loglevel=error', ...args], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 
 /**
  * A fresh project with ledgerstore installed from `spec`: `'pack'` installs the tarball
@@ -58,7 +62,10 @@ const npm = (args: readonly string[], cwd: string): string =>
 export function consumer(spec: 'pack' | string = 'pack'): Consumer {
   const dir = mkdtempSync(join(tmpdir(), 'ledgerstore-consumer-'));
   try {
-    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, 'package.json'),
+      `${JSON.stringify({ name: 'consumer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`,
+    );
     writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(CONSUMER_TSCONFIG, null, 2)}\n`);
     let source = spec;
     if (spec === 'pack') {
@@ -75,13 +82,16 @@ export function consumer(spec: 'pack' | string = 'pack'): Consumer {
   }
   return {
     dir,
-    run: (file, args, input) => execFileSync(file, [...args], { cwd: dir, encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] }),
+    run: (file, args, input) =>
+      execFileSync(file, [...args], { cwd: dir, encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] }),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
 /** The @types/node this checkout builds with. */
 function typesNodeVersion(): string {
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { devDependencies?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    devDependencies?: Record<string, string>;
+  };
   return manifest.devDependencies?.['@types/node'] ?? '20';
 }

@@ -15,8 +15,8 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
-import { honchoCodec } from '../../lib/index.js';
 import type { Record } from '../../lib/index.js';
+import { honchoCodec } from '../../lib/index.js';
 
 const KEEPER = fileURLToPath(new URL('./pg-keeper.js', import.meta.url));
 
@@ -69,7 +69,9 @@ function keeper(args: readonly string[]): Promise<unknown> {
       (child.stdout as unknown as Socket).unref();
     });
     child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`the tests' PostgreSQL server: its keeper exited (${code}) before it said where the server is`)));
+    child.on('exit', (code) =>
+      reject(new Error(`the tests' PostgreSQL server: its keeper exited (${code}) before it said where the server is`)),
+    );
   });
 }
 
@@ -92,7 +94,10 @@ export async function logUri(log: string, more: { readonly [key: string]: string
 }
 
 /** A backend of a fresh log (or of `log`) of Honcho records. */
-export async function pgBackend(log = freshLog(), options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<PostgresBackend<Record>> {
+export async function pgBackend(
+  log = freshLog(),
+  options: Omit<PostgresOptions<Record>, 'codec'> = {},
+): Promise<PostgresBackend<Record>> {
   return postgresBackend(await logUri(log), { codec: honchoCodec, ...options });
 }
 
@@ -119,17 +124,23 @@ export async function dropLog(log: string): Promise<void> {
   const { schema } = await pgServer();
   await withAdmin(async (admin) => {
     for (const table of ['records', 'batches', 'logs']) {
-      await admin.query(`DELETE FROM "${schema}".${table} WHERE ${table === 'logs' ? 'name' : 'log'} = $1`, [log]).catch((e: unknown) => {
-        if ((e as { code?: unknown }).code !== '42P01') throw e; // no schema yet: nothing to remove
-      });
+      await admin
+        .query(`DELETE FROM "${schema}".${table} WHERE ${table === 'logs' ? 'name' : 'log'} = $1`, [log])
+        .catch((e: unknown) => {
+          if ((e as { code?: unknown }).code !== '42P01') throw e; // no schema yet: nothing to remove
+        });
     }
   });
 }
 
-/** A fresh log's backend for the conformance suite, and how to remove the log. */
-export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<{ backend: PostgresBackend<Record>; cleanup: () => Promise<void> }> {
+/** A fresh log's backend for the conformance suite, a fresh backend object of the same log, and how to remove the log. */
+export async function pgSubject(
+  options: Omit<PostgresOptions<Record>, 'codec'> = {},
+): Promise<{ backend: PostgresBackend<Record>; fresh: () => PostgresBackend<Record>; cleanup: () => Promise<void> }> {
   const log = freshLog();
-  return { backend: await pgBackend(log, options), cleanup: () => dropLog(log) };
+  const uri = await logUri(log);
+  const fresh = (): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, ...options });
+  return { backend: fresh(), fresh, cleanup: () => dropLog(log) };
 }
 
 /** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
@@ -141,7 +152,12 @@ export async function otherSchema(tag: string): Promise<string> {
  * Makes a login role `name` with `password` (dropped first if an earlier test left it), and
  * gives a URI of log `log` as that role.
  */
-export async function roleUri(name: string, password: string, log: string, grants: (admin: pg.Client, schema: string) => Promise<void> = async () => undefined): Promise<string> {
+export async function roleUri(
+  name: string,
+  password: string,
+  log: string,
+  grants: (admin: pg.Client, schema: string) => Promise<void> = async () => undefined,
+): Promise<string> {
   const { schema } = await pgServer();
   await withAdmin(async (admin) => {
     await admin.query(`DROP OWNED BY ${name}`).catch(() => undefined);
@@ -187,5 +203,11 @@ export async function holdLogLock(admin: pg.Client, log: string): Promise<{ rele
 /** The lines of log `log`, by position, as the database holds them. */
 export async function linesOf(log: string): Promise<string[]> {
   const { schema } = await pgServer();
-  return withAdmin(async (admin) => (await admin.query<{ line: string }>(`SELECT line FROM "${schema}".records WHERE log = $1 ORDER BY position`, [log])).rows.map((r) => r.line));
+  return withAdmin(async (admin) =>
+    (
+      await admin.query<{ line: string }>(`SELECT line FROM "${schema}".records WHERE log = $1 ORDER BY position`, [
+        log,
+      ])
+    ).rows.map((r) => r.line),
+  );
 }

@@ -19,7 +19,7 @@
  * (`{"error": ...}`), and exits 2.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -40,13 +40,17 @@ class Refusal extends Error {}
 function binaries(): string {
   const candidates: string[] = [];
   try {
-    candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    candidates.push(
+      execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
   } catch {
     // no pg_config: look where Debian puts the server
   }
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(debian)
+      .filter((v) => /^\d+$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((v) => join(debian, v, 'bin')));
   }
   const found = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
@@ -74,7 +78,9 @@ function ownerFor(dir: string): void {
     uid = Number(execFileSync('id', ['-u', AS_ROOT_USER], { encoding: 'utf8' }).trim());
     gid = Number(execFileSync('id', ['-g', AS_ROOT_USER], { encoding: 'utf8' }).trim());
   } catch {
-    throw new Refusal(`running as root, the server must run as the user ${AS_ROOT_USER}, which does not exist; install PostgreSQL's package (it makes the user) or run the tests as another user`);
+    throw new Refusal(
+      `running as root, the server must run as the user ${AS_ROOT_USER}, which does not exist; install PostgreSQL's package (it makes the user) or run the tests as another user`,
+    );
   }
   chownSync(dir, uid, gid);
 }
@@ -84,7 +90,9 @@ async function gone(pid: number): Promise<void> {
   for (let n = 0; n < 600; n++) {
     let state = '';
     try {
-      state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').slice(0, 1);
+      state = readFileSync(`/proc/${pid}/stat`, 'utf8')
+        .replace(/^.*\) /, '')
+        .slice(0, 1);
     } catch {
       return;
     }
@@ -115,16 +123,41 @@ async function cluster(): Promise<() => Promise<void>> {
       try {
         run(bin, args);
       } catch (e) {
-        const log = [join(dir, 'server.log')].filter(existsSync).map((f) => readFileSync(f, 'utf8')).join('');
+        const log = [join(dir, 'server.log')]
+          .filter(existsSync)
+          .map((f) => readFileSync(f, 'utf8'))
+          .join('');
         throw new Refusal(`${what} failed: ${String((e as { stderr?: unknown }).stderr ?? e)}${log}`);
       }
     };
-    step('initdb', join(bin, 'initdb'), ['-D', data, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
+    step('initdb', join(bin, 'initdb'), [
+      '-D',
+      data,
+      '-U',
+      SUPERUSER,
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--no-locale',
+      '--no-sync',
+    ]);
     // the tests' superuser without a password; any other role with one
     const hba = join(data, 'pg_hba.conf');
     writeFileSync(hba, `local all ${SUPERUSER} trust\nlocal all all scram-sha-256\n`);
     const settings = `-k ${dir} -p ${PORT} -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=200`;
-    step('starting the server', join(bin, 'pg_ctl'), ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings, 'start']);
+    step('starting the server', join(bin, 'pg_ctl'), [
+      '-D',
+      data,
+      '-l',
+      join(dir, 'server.log'),
+      '-w',
+      '-t',
+      '60',
+      '-o',
+      settings,
+      'start',
+    ]);
   } catch (e) {
     await stop();
     throw e;
@@ -160,9 +193,12 @@ try {
   process.exit(2);
 }
 
-let stopping: Promise<void> | null = null;
+/** Whether the keeper is stopping: a second signal waits for the first's cleanup. */
+let stopping = false;
 const end = (): void => {
-  stopping ??= stop().then(
+  if (stopping) return;
+  stopping = true;
+  void stop().then(
     () => process.exit(0),
     (e: unknown) => {
       process.stderr.write(`pg-keeper: could not clean up: ${e instanceof Error ? e.message : String(e)}\n`);

@@ -6,7 +6,7 @@
  * server is out of reach).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { type Server, type Socket, connect, createServer } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pgServer } from './pg-cluster.js';

@@ -17,15 +17,17 @@
  *   before `done`.
  * - `big`: batches of `<count>` records, without end, for the parent to kill mid-batch.
  */
+
 import { postgresBackend } from '../../backends/postgres/index.js';
-import { ConflictError, type Record, honchoCodec } from '../../lib/index.js';
+import { ConflictError, honchoCodec, type Record } from '../../lib/index.js';
+import { Random } from '../../lib/random.js';
 import { decided, edit, skip, turn } from './ledger.js';
-import { Rng } from './promises.js';
 
 const [uri, writer, mode, countText, seedText] = process.argv.slice(2);
-if (uri === undefined || seedText === undefined) throw new Error('usage: pg-writer.js <uri> <writer> <mode> <count> <seed>');
+if (uri === undefined || seedText === undefined)
+  throw new Error('usage: pg-writer.js <uri> <writer> <mode> <count> <seed>');
 const count = Number(countText);
-const rng = new Rng(Number(seedText));
+const rng = new Random(Number(seedText));
 const say = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
@@ -35,7 +37,8 @@ const log = await postgresBackend(uri, { codec: honchoCodec }).open();
 say('ready');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 
-const batchOf = (tag: string, size: number): Record[] => Array.from({ length: size }, (_, k) => decided(edit(tag, k), skip(`of ${size}`)));
+const batchOf = (tag: string, size: number): Record[] =>
+  Array.from({ length: size }, (_, k) => decided(edit(tag, k), skip(`of ${size}`)));
 
 if (mode === 'blind') {
   for (let b = 0; b < count; b++) {

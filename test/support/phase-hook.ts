@@ -31,9 +31,21 @@ function step(what: string): boolean {
   return stop;
 }
 
-const pathOf = (value: unknown): string => (typeof value === 'string' ? value.split('/').slice(-2).join('/') : typeof value === 'number' ? `fd ${value}` : '?');
+const pathOf = (value: unknown): string =>
+  typeof value === 'string' ? value.split('/').slice(-2).join('/') : typeof value === 'number' ? `fd ${value}` : '?';
 
-for (const name of ['writeFileSync', 'renameSync', 'rmSync', 'unlinkSync', 'mkdirSync', 'fsyncSync', 'fdatasyncSync', 'linkSync', 'copyFileSync', 'ftruncateSync']) {
+for (const name of [
+  'writeFileSync',
+  'renameSync',
+  'rmSync',
+  'unlinkSync',
+  'mkdirSync',
+  'fsyncSync',
+  'fdatasyncSync',
+  'linkSync',
+  'copyFileSync',
+  'ftruncateSync',
+]) {
   const original = fs[name] as (...args: unknown[]) => unknown;
   fs[name] = (...args: unknown[]): unknown => {
     if (step(`${name} ${pathOf(args[0])}`)) holdSync();
@@ -45,7 +57,8 @@ syncBuiltinESMExports();
 type Method = (this: unknown, ...args: unknown[]) => Promise<unknown>;
 const prototype = ClassicLevel.prototype as unknown as { [name: string]: Method };
 /** The folder of a database, or of a chained batch's database. */
-const where = (of: unknown): string => pathOf((of as { location?: unknown }).location ?? (of as { db?: { location?: unknown } }).db?.location);
+const where = (of: unknown): string =>
+  pathOf((of as { location?: unknown }).location ?? (of as { db?: { location?: unknown } }).db?.location);
 
 /**
  * Holds a file-system step, blocking, until the parent has sent its signal and says so on file

@@ -49,10 +49,11 @@
  * corruption harness's domain), a byte lost inside a written sector, and renames and unlinks
  * (the backend makes none).
  */
+
 import * as path from 'node:path';
 import type { Fd, FileIO, FileStatus } from '../../backends/file-io.js';
-import { systemError } from './faulty-io.js';
-import type { Rng } from './promises.js';
+import type { Random } from '../../lib/random.js';
+import { systemError } from '../../lib/system-errors.js';
 
 /** The block size: a block the file did not have at its sync may hold garbage. */
 export const BLOCK = 4096;
@@ -118,7 +119,13 @@ export class PowerLossIO implements FileIO {
   constructor(files: readonly { readonly path: string; readonly bytes: Buffer }[] = []) {
     for (const file of files) {
       const absolute = path.resolve(file.path);
-      this.names.set(absolute, { id: this.nextInode++, data: Buffer.from(file.bytes), synced: Buffer.from(file.bytes), pending: [], lockedBy: null });
+      this.names.set(absolute, {
+        id: this.nextInode++,
+        data: Buffer.from(file.bytes),
+        synced: Buffer.from(file.bytes),
+        pending: [],
+        lockedBy: null,
+      });
       this.durableNames.add(absolute);
     }
   }
@@ -183,7 +190,13 @@ export class PowerLossIO implements FileIO {
     return this.call('create', () => {
       const absolute = path.resolve(file);
       if (this.names.has(absolute)) throw systemError('EEXIST', 'open');
-      this.names.set(absolute, { id: this.nextInode++, data: Buffer.alloc(0), synced: Buffer.alloc(0), pending: [], lockedBy: null });
+      this.names.set(absolute, {
+        id: this.nextInode++,
+        data: Buffer.alloc(0),
+        synced: Buffer.alloc(0),
+        pending: [],
+        lockedBy: null,
+      });
       return this.openAt(file, true, 'open');
     });
   }
@@ -282,7 +295,8 @@ export class PowerLossIO implements FileIO {
 
 /** `data` with `bytes` written at `position` (a hole before it reads as zeros). */
 function overlayAt(data: Buffer, position: number, bytes: Buffer): Buffer {
-  const out: Buffer = data.length >= position + bytes.length ? Buffer.from(data) : resize(data, position + bytes.length);
+  const out: Buffer =
+    data.length >= position + bytes.length ? Buffer.from(data) : resize(data, position + bytes.length);
   bytes.copy(out, position);
   return out;
 }
@@ -332,7 +346,7 @@ export function firstSector(file: FileState): number {
 }
 
 /** `n` bytes of `filler`. */
-export function fill(filler: Filler, n: number, rng: Rng): Buffer {
+export function fill(filler: Filler, n: number, rng: Random): Buffer {
   const out = Buffer.alloc(n);
   if (filler === 'zeros') return out;
   for (let i = 0; i < n; i++) {
@@ -344,7 +358,12 @@ export function fill(filler: Filler, n: number, rng: Rng): Buffer {
 }
 
 /** The bytes a power loss leaves of `file` in state `choice` (garbage from `rng`). */
-export function materialize(file: FileState, choice: CrashChoice, rng: Rng, images: readonly Buffer[] = imagesOf(file)): Buffer {
+export function materialize(
+  file: FileState,
+  choice: CrashChoice,
+  rng: Random,
+  images: readonly Buffer[] = imagesOf(file),
+): Buffer {
   const stable = images[0] as Buffer;
   const out = Buffer.alloc(choice.size);
   const first = firstSector(file) * SECTOR;
@@ -384,7 +403,8 @@ function tornSizes(file: FileState, images: readonly Buffer[], every: boolean): 
     }
     const bytes = (images[n + 1] as Buffer).subarray(before, after);
     const cuts = new Set<number>([1, bytes.length - 1, bytes.length >> 1]);
-    for (let k = bytes.indexOf(10); k !== -1; k = bytes.indexOf(10, k + 1)) for (const c of [k, k + 1, k + 2]) cuts.add(c);
+    for (let k = bytes.indexOf(10); k !== -1; k = bytes.indexOf(10, k + 1))
+      for (const c of [k, k + 1, k + 2]) cuts.add(c);
     for (let k = SECTOR - (before % SECTOR); k < bytes.length; k += SECTOR) cuts.add(k);
     const continuation = bytes.findIndex((b) => b >= 0x80 && b < 0xc0);
     if (continuation > 0) cuts.add(continuation);
@@ -400,7 +420,7 @@ function tornSizes(file: FileState, images: readonly Buffer[], every: boolean): 
  * sample), with each filler where a fresh block is left unwritten; and with `every`, every other
  * torn size (each byte of each append), its sectors as that append left them.
  */
-export function crashChoices(file: FileState, every: boolean, combinations: number, rng: Rng): CrashChoice[] {
+export function crashChoices(file: FileState, every: boolean, combinations: number, rng: Random): CrashChoice[] {
   const images = imagesOf(file);
   const last = images.length - 1;
   if (last === 0) return [{ size: file.synced.length, versions: [], filler: 'zeros', how: 'nothing pending' }];
@@ -442,14 +462,18 @@ export function crashChoices(file: FileState, every: boolean, combinations: numb
     } else {
       // in order: every sector at one version; then sectors landed up to a point; then at random
       for (let v = 0; v <= last; v++) assignments.push(distinct.map(() => v));
-      for (let upTo = 1; upTo < distinct.length; upTo++) assignments.push(distinct.map((_, s) => (s < upTo ? last : 0)));
+      for (let upTo = 1; upTo < distinct.length; upTo++)
+        assignments.push(distinct.map((_, s) => (s < upTo ? last : 0)));
       while (assignments.length < combinations) assignments.push(distinct.map((d) => rng.pick(d)));
     }
     for (const versions of assignments) {
       // a filler matters only where a fresh block is left at version 0 below the size
-      const unwrittenFresh = versions.some((v, s) => v === 0 && Math.max((first + s) * SECTOR, fresh) < Math.min((first + s + 1) * SECTOR, size));
+      const unwrittenFresh = versions.some(
+        (v, s) => v === 0 && Math.max((first + s) * SECTOR, fresh) < Math.min((first + s + 1) * SECTOR, size),
+      );
       const how = `size ${size}, sectors from ${first} at versions ${versions.join('') || '-'} of ${last}`;
-      for (const filler of unwrittenFresh ? FILLERS : (['zeros'] as const)) out.push({ size, versions, filler, how: unwrittenFresh ? `${how}, fresh blocks ${filler}` : how });
+      for (const filler of unwrittenFresh ? FILLERS : (['zeros'] as const))
+        out.push({ size, versions, filler, how: unwrittenFresh ? `${how}, fresh blocks ${filler}` : how });
     }
   }
   const covered = new Set(sizes);
@@ -458,7 +482,12 @@ export function crashChoices(file: FileState, every: boolean, combinations: numb
     // the sectors of a torn append as the append that grew the file past `size` left them
     const version = images.findIndex((image) => image.length > size);
     const sectors = Math.max(0, Math.ceil(size / SECTOR) - first);
-    out.push({ size, versions: Array.from({ length: sectors }, () => version), filler: 'zeros', how: `torn at ${size} (version ${version} of ${last})` });
+    out.push({
+      size,
+      versions: Array.from({ length: sectors }, () => version),
+      filler: 'zeros',
+      how: `torn at ${size} (version ${version} of ${last})`,
+    });
   }
   return out;
 }

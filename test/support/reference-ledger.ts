@@ -1,6 +1,6 @@
 /**
- * A reference for the crash and fuzz harnesses: the ledger's rules written out again, as simply
- * as they can be (a map from item to state), and what an open of a file's bytes must give,
+ * The one reference for the crash and fuzz harnesses: the ledger's rules written out again, as
+ * simply as they can be (a map from item to state), and what an open of a file's bytes must give,
  * computed from the bytes alone: the records of the complete lines, in order, until the first
  * line that does not decode or breaks a rule (the open must refuse with that line's number and
  * reason), and whatever follows the last newline dropped as a torn tail, unless the file has no
@@ -14,11 +14,13 @@ import {
   type Action,
   AlreadyDecidedError,
   type Counts,
+  DecodeError,
+  decodeRecord,
+  encodeRecord,
   type Item,
+  isLedgerError,
   NotWaitingError,
   type Record,
-  decodeRecord,
-  isLedgerError,
 } from '../../lib/index.js';
 
 type State = 'skipped' | 'waiting' | 'sent' | 'failed';
@@ -30,7 +32,8 @@ interface Entry {
   ids: readonly string[] | null;
 }
 
-const keyOf = (item: Item): string => JSON.stringify(item.type === 'turn' ? ['t', item.session, item.turn] : ['e', item.id, item.part]);
+const keyOf = (item: Item): string =>
+  JSON.stringify(item.type === 'turn' ? ['t', item.session, item.turn] : ['e', item.id, item.part]);
 
 /** The rules and the state, as a plain map. */
 export class ReferenceLedger {
@@ -43,18 +46,34 @@ export class ReferenceLedger {
    * word it, and changes nothing.
    */
   offer(record: Record): AlreadyDecidedError | NotWaitingError | null {
+    const refused = this.refusal(record);
+    if (refused !== null) return refused;
     const key = keyOf(record.item);
     const entry = this.entries.get(key);
     if (record.type === 'decided') {
-      if (entry !== undefined) return new AlreadyDecidedError(record.item);
-      this.entries.set(key, { item: record.item, action: record.action, state: record.action.type === 'skip' ? 'skipped' : 'waiting', ids: null });
-    } else {
-      if (entry === undefined || entry.state !== 'waiting') return new NotWaitingError(record.item);
+      this.entries.set(key, {
+        item: record.item,
+        action: record.action,
+        state: record.action.type === 'skip' ? 'skipped' : 'waiting',
+        ids: null,
+      });
+    } else if (entry !== undefined) {
       entry.state = record.type;
       if (record.type === 'sent') entry.ids = record.ids;
     }
     this.records.push(record);
     return null;
+  }
+
+  /** Why `record` may not follow here, as the engine's errors word it, or `null` when it may; changes nothing. */
+  refusal(record: Record): AlreadyDecidedError | NotWaitingError | null {
+    const entry = this.entries.get(keyOf(record.item));
+    if (record.type === 'decided') return entry === undefined ? null : new AlreadyDecidedError(record.item);
+    return entry === undefined || entry.state !== 'waiting' ? new NotWaitingError(record.item) : null;
+  }
+
+  isDecided(item: Item): boolean {
+    return this.entries.has(keyOf(item));
   }
 
   counts(): Counts {
@@ -68,7 +87,9 @@ export class ReferenceLedger {
 
   /** The waiting items and their actions, in decision order (a Map keeps insertion order). */
   outbox(): { item: Item; action: Action }[] {
-    return [...this.entries.values()].filter((e) => e.state === 'waiting').map(({ item, action }) => ({ item, action }));
+    return [...this.entries.values()]
+      .filter((e) => e.state === 'waiting')
+      .map(({ item, action }) => ({ item, action }));
   }
 
   sentIds(item: Item): readonly string[] | null {
@@ -109,6 +130,21 @@ export type LineDecoder = (bytes: Buffer, start: number, end: number, line: numb
 const decodeLine: LineDecoder = (bytes, start, end) => decodeRecord(bytes, start, end);
 
 /**
+ * A decoder for a file that should hold the canonical lines of `attempted`, in order (what a
+ * writer that nothing refused wrote, up to a crash): line N is the Nth record attempted when it
+ * is that record's line, byte for byte, and otherwise does not decode.
+ */
+export function attemptedLines(attempted: readonly Record[]): LineDecoder {
+  return (bytes, start, end, line) => {
+    const record = attempted[line - 1];
+    if (record === undefined || !bytes.subarray(start, end).equals(Buffer.from(`${encodeRecord(record)}\n`, 'utf8'))) {
+      throw new DecodeError(`line ${line} is not the line of the record attempted ${line}th`);
+    }
+    return record;
+  };
+}
+
+/**
  * How the lines of the Honcho records begin (docs/format.md: `type` first, then `time`), restated
  * here rather than taken from the codec.
  */
@@ -122,13 +158,15 @@ const LINE_STARTS = ['decided', 'sent', 'failed'].map((type) => Buffer.from(`{"t
  */
 export function couldBeCutOff(bytes: Buffer): boolean {
   return LINE_STARTS.some((start) => {
-    for (let at = 0; at < Math.min(bytes.length, start.length); at++) if (bytes[at] !== 0 && bytes[at] !== start[at]) return false;
+    for (let at = 0; at < Math.min(bytes.length, start.length); at++)
+      if (bytes[at] !== 0 && bytes[at] !== start[at]) return false;
     return true;
   });
 }
 
 /** Why a file of `size` bytes, none of them a newline, that {@link couldBeCutOff} refuses, is damage at line 1. */
-export const notCutOff = (size: number): string => `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
+export const notCutOff = (size: number): string =>
+  `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
 
 /** The number of newlines in `bytes`. */
 export function countLines(bytes: Buffer): number {
@@ -159,6 +197,7 @@ export function expectedOpen(bytes: Buffer, decode: LineDecoder = decodeLine): E
     if (refused !== null) return { kind: 'damaged', line, why: refused.message, lines: total };
     start = newline + 1;
   }
-  if (start === 0 && bytes.length > 0 && !couldBeCutOff(bytes)) return { kind: 'damaged', line: 1, why: notCutOff(bytes.length), lines: 1 };
+  if (start === 0 && bytes.length > 0 && !couldBeCutOff(bytes))
+    return { kind: 'damaged', line: 1, why: notCutOff(bytes.length), lines: 1 };
   return { kind: 'open', reference, complete: start, dropped: bytes.length - start, lines: line };
 }

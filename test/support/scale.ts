@@ -4,7 +4,8 @@
  */
 const raw = process.env.LEDGERSTORE_TORTURE;
 const parsed = raw === undefined ? 1 : Number(raw);
-if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`LEDGERSTORE_TORTURE must be a whole number from 1, not ${JSON.stringify(raw)}`);
+if (!Number.isInteger(parsed) || parsed < 1)
+  throw new Error(`LEDGERSTORE_TORTURE must be a whole number from 1, not ${JSON.stringify(raw)}`);
 
 /** The factor every harness multiplies its counts by. */
 export const SCALE = parsed;

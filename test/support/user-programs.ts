@@ -40,13 +40,25 @@ export const RUN_LIMIT_MS = 30_000;
 export function compile(project: Consumer, programs: readonly UserProgram[]): string {
   const byFile = new Map(programs.map((p) => [`${p.name}.ts`, p]));
   for (const program of programs) writeFileSync(join(project.dir, `${program.name}.ts`), program.source);
-  const own = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { readonly [option: string]: unknown } };
+  const own = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as {
+    compilerOptions: { readonly [option: string]: unknown };
+  };
   const tsconfig = {
-    compilerOptions: { ...own.compilerOptions, rootDir: '.', outDir: 'out', declaration: false, sourceMap: false, skipLibCheck: false },
+    compilerOptions: {
+      ...own.compilerOptions,
+      rootDir: '.',
+      outDir: 'out',
+      declaration: false,
+      sourceMap: false,
+      skipLibCheck: false,
+    },
     files: [...byFile.keys()],
   };
   writeFileSync(join(project.dir, 'tsconfig.programs.json'), `${JSON.stringify(tsconfig, null, 2)}\n`);
-  const tsc = spawnSync(TSC, ['-p', 'tsconfig.programs.json', '--pretty', 'false'], { cwd: project.dir, encoding: 'utf8' });
+  const tsc = spawnSync(TSC, ['-p', 'tsconfig.programs.json', '--pretty', 'false'], {
+    cwd: project.dir,
+    encoding: 'utf8',
+  });
   if (tsc.status === 0) return '';
   const said = `${tsc.stdout}${tsc.stderr}`.trim() || `tsc exited with ${tsc.status ?? tsc.signal}`;
   return said.replace(/^([\w.-]+\.ts)\((\d+),(\d+)\)/gm, (whole, file: string, row: string, column: string) => {

@@ -9,8 +9,8 @@ import type { Record } from '../../honcho/record.js';
 import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { inputLines } from '../input.js';
-import { openLedger } from '../open.js';
 import { errorJson } from '../json.js';
+import { openLedger } from '../open.js';
 import { report } from '../output.js';
 
 /** Whether a line holds nothing but JSON's whitespace (an empty line, `\r\n`, spaces). */
@@ -27,8 +27,9 @@ function blank(bytes: Buffer): boolean {
 async function append({ args: [path = ''], values, switches, out, err, stdin }: Context): Promise<number> {
   const progress = err.progress;
   const ledger = await openLedger(path, err, { readOnly: false, index: values.get('index') });
-  const repair = ledger.repair;
-  if (repair !== null) err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
+  const repair = ledger.repaired;
+  if (repair !== null)
+    err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;
   let appended = 0;
   const skipped: number[] = [];
@@ -60,7 +61,10 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
     progress.clear();
     await ledger.close();
   }
-  if (skipped.length > 0) err.warn(`skipped ${plural(skipped.length, 'blank line')} of stdin (${skipped.length === 1 ? '' : 'the first at '}stdin:${skipped[0]})`);
+  if (skipped.length > 0)
+    err.warn(
+      `skipped ${plural(skipped.length, 'blank line')} of stdin (${skipped.length === 1 ? '' : 'the first at '}stdin:${skipped[0]})`,
+    );
   if (switches.has('json')) {
     const stop = stopped === null ? '' : `,"stopped":{"line":${line},"error":${errorJson(stopped)}}`;
     out.line(`{"ledger":${JSON.stringify(path)},"appended":${appended},"skipped":${JSON.stringify(skipped)}${stop}}`);
@@ -68,7 +72,10 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
   }
   if (stopped !== null) {
     err.warn(report(stopped));
-    const before = appended === 0 ? 'nothing was appended' : `the ${plural(appended, 'record')} before it ${appended === 1 ? 'was' : 'were'} appended`;
+    const before =
+      appended === 0
+        ? 'nothing was appended'
+        : `the ${plural(appended, 'record')} before it ${appended === 1 ? 'was' : 'were'} appended`;
     err.warn(`stopped at stdin:${line}; ${before}`);
     return 1;
   }

@@ -33,7 +33,7 @@ async function stateOf(path: string, err: Stderr): Promise<Projection> {
       },
     }),
   );
-  readNotices(err, path, { size: log.head, repair: log.repaired });
+  readNotices(err, path, { size: log.head, repaired: log.repaired });
   await log.close();
   return projection;
 }
@@ -63,7 +63,11 @@ async function check({ values, switches, out, err, stdin }: Context): Promise<nu
     } catch (e) {
       if (!(e instanceof LedgerError)) throw e;
       refused++;
-      out.line(json ? `{"line":${line},"ok":false,"code":${JSON.stringify(e.code)},"error":${JSON.stringify(e.message)}}` : `stdin:${line}: err ${e.message}`);
+      out.line(
+        json
+          ? `{"line":${line},"ok":false,"code":${JSON.stringify(e.code)},"error":${JSON.stringify(e.message)}}`
+          : `stdin:${line}: err ${e.message}`,
+      );
     }
     if (out.full) await out.flush();
   }
@@ -75,12 +79,13 @@ async function check({ values, switches, out, err, stdin }: Context): Promise<nu
 
 export const CHECK: Command = {
   synopsis: '[--ledger <ledger>] [--json]',
-  summary: 'each record line on stdin: "stdin:<n>: ok <canonical line>" or "stdin:<n>: err <why>"; with --ledger, checked against its rules too',
+  summary:
+    'each record line on stdin: "stdin:<n>: ok <canonical line>" or "stdin:<n>: err <why>"; with --ledger, checked against its rules too',
   help: [
     'Says of each line on stdin whether it is a record, as memoryd reads one:',
     '  stdin:<n>: ok <the line as it would be written>    or    stdin:<n>: err <why>',
     'With --ledger <ledger>, each line is also checked against the rules as if it were appended',
-    'after the ledger\'s records and after the lines before it that were ok (a refused line counts',
+    "after the ledger's records and after the lines before it that were ok (a refused line counts",
     'for nothing). Nothing is written anywhere. Exit 1 when any line is refused.',
     'With --json, JSON Lines: one JSON object a line,',
     '  {"line":1,"ok":true,"record":{...}}    or    {"line":3,"ok":false,"code":"LEDGER_DECODE","error":"..."}',

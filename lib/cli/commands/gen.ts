@@ -6,7 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { writeJsonlFile } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
-import { LedgerExistsError, LedgerIoError, TargetNotEmptyError } from '../../errors.js';
+import { DestinationNotEmptyError, LedgerExistsError, LedgerIoError } from '../../errors.js';
 import { syntheticLines, workload } from '../../honcho/synthetic.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
@@ -26,7 +26,11 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
   const file = jsonlPathOf(path);
   // A file that is there is not read: whatever it holds, gen does not write over it.
-  const destination = await prepareDestination(path, err, async (count) => new LedgerExistsError(path, file === null ? await count() : null));
+  const destination = await prepareDestination(
+    path,
+    err,
+    async (count) => new LedgerExistsError(path, file === null ? await count() : null),
+  );
   const progress = err.progress;
   const started = performance.now();
   let done = 0;
@@ -41,8 +45,15 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
       const made = await progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
         destination.file !== null
-          ? await writeJsonlFile(destination.file, syntheticLines({ records, seed }), { onProgress, signal, builtFor: path })
-          : { records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal), bytes: null },
+          ? await writeJsonlFile(destination.file, syntheticLines({ records, seed }), {
+              onProgress,
+              signal,
+              builtFor: path,
+            })
+          : {
+              records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal),
+              bytes: null,
+            },
       );
       // The last point at which stopping leaves nothing behind: once published, the ledger is whole.
       signal.throwIfAborted();
@@ -59,15 +70,18 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
       return e.status;
     }
     // A file that appeared meanwhile: say what gen refuses, not what the file system said.
-    if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file) throw new LedgerExistsError(path, null, { cause: e });
-    if (e instanceof TargetNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+    if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file)
+      throw new LedgerExistsError(path, null, { cause: e });
+    if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
     err.warn(report(e));
     err.warn(`${path}: gen stopped; ${what}`);
     return 1;
   }
   const seconds = (performance.now() - started) / 1000;
   if (switches.has('json')) {
-    out.line(`{"ledger":${JSON.stringify(path)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`);
+    out.line(
+      `{"ledger":${JSON.stringify(path)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`,
+    );
   } else {
     const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
     out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
@@ -80,7 +94,7 @@ export const GEN: Command = {
   synopsis: '<ledger> --records N [--seed S] [--json]',
   summary: 'write a realistic synthetic ledger (a new file, or an empty ledger elsewhere)',
   help: [
-    'Writes a synthetic ledger of N records shaped like memoryd\'s (sessions, memory edits, sends',
+    "Writes a synthetic ledger of N records shaped like memoryd's (sessions, memory edits, sends",
     'and failures, an outbox at the end), valid under the rules; the same seed (default 1) gives',
     'the same bytes. The ledger must be new, an empty file, an empty folder or an empty ledger.',
     'A file or folder is built beside it (<ledger>.tmp-<pid>) and given its name once whole:',

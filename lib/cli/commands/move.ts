@@ -5,15 +5,15 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { type CopyPhase, type Copied, copyLedger } from '../../copy.js';
-import { TargetNotEmptyError } from '../../errors.js';
+import { type Copied, type CopyPhase, copyLedger } from '../../copy.js';
+import { DestinationNotEmptyError } from '../../errors.js';
 import { encodeRecord } from '../../honcho/codec.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
 import { countsJson, secondsJson } from '../json.js';
-import { backendAt, readNotices, reading, requireLedger } from '../open.js';
+import { backendAt, reading, readNotices, requireLedger } from '../open.js';
 import { report } from '../output.js';
 
 /** What the progress line says of each phase of a copy to `to`. */
@@ -33,7 +33,11 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const source = backendAt(from, err.progress);
   backendAt(to);
   requireLedger(from, 'copy');
-  const destination = await prepareDestination(to, err, async (count) => new TargetNotEmptyError(to, await count()));
+  const destination = await prepareDestination(
+    to,
+    err,
+    async (count) => new DestinationNotEmptyError(to, await count()),
+  );
   const progress = err.progress;
   const started = performance.now();
   let copied: Copied;
@@ -53,7 +57,9 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     });
   } catch (e) {
     const removed = destination.discard();
-    const what = !destination.aside ? `what it appended stays in ${to}` : `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`;
+    const what = !destination.aside
+      ? `what it appended stays in ${to}`
+      : `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`;
     if (e instanceof Interrupted) {
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
@@ -62,13 +68,17 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     err.warn(`copy stopped; ${what}`);
     return 1;
   }
-  readNotices(err, from, { size: copied.records, repair: copied.sourceRepair });
+  readNotices(err, from, { size: copied.records, repaired: copied.sourceRepair });
   const seconds = (performance.now() - started) / 1000;
   const c = copied.counts;
   if (switches.has('json')) {
-    out.line(`{"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"records":${copied.records},"counts":${countsJson(c)},"seconds":${secondsJson(seconds)}}`);
+    out.line(
+      `{"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"records":${copied.records},"counts":${countsJson(c)},"seconds":${secondsJson(seconds)}}`,
+    );
   } else {
-    out.line(`${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`);
+    out.line(
+      `${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`,
+    );
   }
   await out.flush();
   return 0;

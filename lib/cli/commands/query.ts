@@ -9,7 +9,7 @@ import { decodeItemText, encodeAction, encodeItem } from '../../honcho/codec.js'
 import { type Item, WORKSPACES, type Workspace } from '../../honcho/record.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
-import { ITEM_COLUMN, describeAction, describeItem } from '../describe.js';
+import { describeAction, describeItem, ITEM_COLUMN } from '../describe.js';
 import { countsJson } from '../json.js';
 import { reading } from '../open.js';
 import { mapped } from '../output.js';
@@ -22,7 +22,13 @@ async function counts(context: Context): Promise<number> {
     if (switches.has('json')) {
       out.line(countsJson(c));
     } else {
-      const rows = [['decided', c.decided], ['sent', c.sent], ['waiting', c.waiting], ['failed', c.failed], ['skipped', c.skipped]] as const;
+      const rows = [
+        ['decided', c.decided],
+        ['sent', c.sent],
+        ['waiting', c.waiting],
+        ['failed', c.failed],
+        ['skipped', c.skipped],
+      ] as const;
       const width = Math.max(...rows.map(([, n]) => String(n).length));
       for (const [name, n] of rows) out.line(`${name.padEnd(7)}  ${String(n).padStart(width)}`);
     }
@@ -37,13 +43,17 @@ async function outbox(context: Context): Promise<number> {
   return reading(context, async (ledger) => {
     const waiting = await ledger.outbox();
     if (switches.has('json')) {
-      await out.lines(mapped(waiting, ({ item, action }) => `{"item":${encodeItem(item)},"action":${encodeAction(action)}}`));
+      await out.lines(
+        mapped(waiting, ({ item, action }) => `{"item":${encodeItem(item)},"action":${encodeAction(action)}}`),
+      );
       return 0;
     }
     let width = 0;
     for (const { item } of waiting) width = Math.max(width, describeItem(item).length);
     width = Math.min(width, ITEM_COLUMN);
-    await out.lines(mapped(waiting, ({ item, action }) => `${describeItem(item).padEnd(width)}  -> ${describeAction(action)}`));
+    await out.lines(
+      mapped(waiting, ({ item, action }) => `${describeItem(item).padEnd(width)}  -> ${describeAction(action)}`),
+    );
     return 0;
   });
 }
@@ -69,7 +79,8 @@ async function sentIds(context: Context): Promise<number> {
   return reading(context, async (ledger) => {
     const ids = await ledger.sentIds(item);
     if (switches.has('json')) out.line(ids === null ? 'null' : JSON.stringify(ids));
-    else if (ids === null) out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
+    else if (ids === null)
+      out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
     else if (ids.length === 0) out.line(`${describeItem(item)} was sent, with no ids`);
     else for (const id of ids) out.line(id);
     await out.flush();
@@ -85,11 +96,15 @@ async function conclusion(context: Context): Promise<number> {
     out,
   } = context;
   if (!WORKSPACES.includes(workspace as Workspace)) {
-    throw new UsageError(`the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`, 'conclusion');
+    throw new UsageError(
+      `the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`,
+      'conclusion',
+    );
   }
   return reading(context, async (ledger) => {
     const found = await ledger.conclusion(workspace as Workspace, text);
-    if (switches.has('json')) out.line(found === null ? 'null' : `{"item":${encodeItem(found.item)},"id":${JSON.stringify(found.id)}}`);
+    if (switches.has('json'))
+      out.line(found === null ? 'null' : `{"item":${encodeItem(found.item)},"id":${JSON.stringify(found.id)}}`);
     else if (found === null) out.line(`none: no conclusion of ${workspace} with that text is sent and not undone`);
     else out.line(`${found.id}  (${describeItem(found.item)})`);
     await out.flush();

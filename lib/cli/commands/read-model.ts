@@ -4,9 +4,8 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { levelFolder } from '../../../backends/level.js';
 import { ResumeMismatchError } from '../../errors.js';
-import { type IndexStatus, ReadModel, SCHEMA } from '../../honcho/read-model.js';
+import { indexStatus, resetIndex, SCHEMA } from '../../honcho/read-model/read-model.js';
 import type { Counts } from '../../honcho/record.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
@@ -19,14 +18,15 @@ import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } fr
  * where it stands, or build it again from the log's start.
  */
 async function indexCommand({ args: [action = '', path = ''], values, switches, out, err }: Context): Promise<number> {
-  if (switches.has('json') && action !== 'status') throw new UsageError(`index ${action} takes no --json (index status does)`, 'index');
+  if (switches.has('json') && action !== 'status')
+    throw new UsageError(`index ${action} takes no --json (index status does)`, 'index');
   const folder = values.get('index');
   if (folder === undefined) throw new UsageError('index needs --index <folder>', 'index');
   // Before anything is opened: a refused command line must leave the index as it was, and a
   // rebuild empties it first.
   backendAt(path);
   if (action === 'status') {
-    const standing = await indexStatus(path, folder);
+    const standing = await standingOf(path, folder);
     if (switches.has('json')) out.line(standingJson(standing));
     else for (const line of standingLines(standing)) out.line(line);
     await out.flush();
@@ -37,12 +37,7 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
     makeIndexFolder(folder);
     await err.progress.around(async () => {
       err.progress.start(`emptying ${folder}`, undefined);
-      const model = await ReadModel.open(folder);
-      try {
-        await model.reset();
-      } finally {
-        await model.close();
-      }
+      await resetIndex(folder);
     });
   }
   const started = performance.now();
@@ -75,18 +70,11 @@ interface Standing {
 }
 
 /** Where the read model in `folder` stands against the ledger `path`: changes nothing, makes nothing. */
-async function indexStatus(path: string, folder: string): Promise<Standing> {
+async function standingOf(path: string, folder: string): Promise<Standing> {
   const empty = { schema: null, checkpoint: null, building: false, behind: null, mismatch: null, counts: null };
-  // Opening the read model would create one: a question about it must change nothing.
-  const there = levelFolder(folder);
-  if (there !== 'database') return { folder, none: there === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
-  const model = await ReadModel.open(folder);
-  let status: IndexStatus;
-  try {
-    status = model.status();
-  } finally {
-    await model.close();
-  }
+  const status = await indexStatus(folder);
+  if (status === 'missing' || status === 'empty')
+    return { folder, none: status === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
   const found = { folder, none: null, schema: status.schema, building: status.building, counts: status.counts };
   const checkpoint = status.checkpoint;
   if (checkpoint === null || status.building) return { ...empty, ...found };
@@ -110,11 +98,17 @@ function rebuildsAtNextOpen(s: Standing): boolean {
 /** What `index status` says, for people. */
 function standingLines(s: Standing): string[] {
   const folder = s.folder;
-  if (s.none !== null) return [`index:      ${folder}`, `checkpoint: none: there is no index at ${folder} (${s.none}); the next open with --index ${folder} builds it`];
+  if (s.none !== null)
+    return [
+      `index:      ${folder}`,
+      `checkpoint: none: there is no index at ${folder} (${s.none}); the next open with --index ${folder} builds it`,
+    ];
   const lines = [`index:      ${folder}`, `schema:     ${s.schema ?? 'none'} (this ledgerstore: ${SCHEMA})`];
   const checkpoint = s.checkpoint;
   if (checkpoint === null) {
-    lines.push(`checkpoint: none${s.building ? ' (a build did not finish)' : ''}: the next open builds it from the log`);
+    lines.push(
+      `checkpoint: none${s.building ? ' (a build did not finish)' : ''}: the next open builds it from the log`,
+    );
     return lines;
   }
   lines.push(`checkpoint: record ${checkpoint.position} of ${checkpoint.log}`);
@@ -125,7 +119,8 @@ function standingLines(s: Standing): string[] {
         ? 'up to date'
         : `${plural(s.behind, 'record')} behind (caught up at the next open)`;
   lines.push(`log:        ${behind}`);
-  if (checkpoint.position > 0 && s.schema !== SCHEMA) lines.push('            and it is of another schema: the next open rebuilds it');
+  if (checkpoint.position > 0 && s.schema !== SCHEMA)
+    lines.push('            and it is of another schema: the next open rebuilds it');
   if (s.counts !== null) lines.push(`counts:     ${s.counts.decided} decided ${describeOutcomes(s.counts)}`);
   return lines;
 }
@@ -155,7 +150,7 @@ export const INDEX: Command = {
     '  build    bring it up to date with the ledger (made if missing), and say at which record',
     '  status   say where it stands: its schema, its checkpoint, how far behind the ledger it is,',
     '           its counts; changes nothing, and makes nothing where there is no read model',
-    '  rebuild  empty it and build it again from the ledger\'s first record',
+    "  rebuild  empty it and build it again from the ledger's first record",
     'The ledger is never changed. build and rebuild refuse a ledger that is not there.',
     'status --json writes one JSON object:',
     '  {"index":"idx","exists":true,"schema":1,"ledgerstoreSchema":1,"checkpoint":{"position":11,',

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { LedgerError } from '../../errors.js';
-import type { Ledger } from '../../honcho/ledger.js';
+import type { HonchoLedger } from '../../honcho/ledger.js';
 import type { Counts } from '../../honcho/record.js';
 import { type AnswerDigests, answerDigests, differences, differingAnswers } from '../../verify.js';
 import type { Command, Context } from '../context.js';
@@ -23,7 +23,7 @@ interface Read {
 }
 
 /** The digests of what `ledger` answers, with their progress. */
-function digestsOf(ledger: Ledger, name: string, { err }: Context): Promise<AnswerDigests> {
+function digestsOf(ledger: HonchoLedger, name: string, { err }: Context): Promise<AnswerDigests> {
   const progress = err.progress;
   return progress.around(async () => {
     progress.start(`digesting the answers of ${name}`, (await ledger.counts()).decided);
@@ -37,7 +37,12 @@ async function readThrough(path: string, context: Context, digests: boolean): Pr
   const ledger = await openToRead(path, context.err, undefined);
   try {
     const seconds = (performance.now() - started) / 1000;
-    return { records: ledger.size, counts: await ledger.counts(), seconds, digests: digests ? await digestsOf(ledger, path, context) : null };
+    return {
+      records: ledger.size,
+      counts: await ledger.counts(),
+      seconds,
+      digests: digests ? await digestsOf(ledger, path, context) : null,
+    };
   } finally {
     await ledger.close();
   }
@@ -85,7 +90,9 @@ async function verify(context: Context): Promise<number> {
         // what stdout holds so far goes first, where both go to one terminal
         await out.flush();
         const rebuild = ['ledgerstore', 'index', 'rebuild', path, '--index', index].map(shellWord).join(' ');
-        err.warn(`${index}: the index does not answer as a fresh replay of ${path}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`);
+        err.warn(
+          `${index}: the index does not answer as a fresh replay of ${path}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`,
+        );
       } else if (!json) {
         out.line(`${index}: ok, the index answers every query as a fresh replay does`);
       }
@@ -98,7 +105,10 @@ async function verify(context: Context): Promise<number> {
     throw e;
   }
   if (json) {
-    const indexJson = index === undefined ? '' : `,"index":{"folder":${JSON.stringify(index)},"ok":${differ.length === 0}${differ.length === 0 ? '' : `,"differ":${JSON.stringify(differ)}`}}`;
+    const indexJson =
+      index === undefined
+        ? ''
+        : `,"index":{"folder":${JSON.stringify(index)},"ok":${differ.length === 0}${differ.length === 0 ? '' : `,"differ":${JSON.stringify(differ)}`}}`;
     out.line(
       `{"ledger":${JSON.stringify(path)},"ok":${differ.length === 0},"records":${read.records},"counts":${countsJson(read.counts)},"seconds":${secondsJson(read.seconds)}${indexJson}}`,
     );
@@ -109,7 +119,8 @@ async function verify(context: Context): Promise<number> {
 
 export const VERIFY: Command = {
   synopsis: '<ledger> [--index <folder>] [--json]',
-  summary: 'read the ledger through; one line: ok and its counts, or the damage; with --index, check the read model against it',
+  summary:
+    'read the ledger through; one line: ok and its counts, or the damage; with --index, check the read model against it',
   help: [
     'Reads the whole ledger through under the rules, as every open does, and says in one line that',
     'it is ok, with its counts and how long the read took; or, on stderr, the first damage: the',

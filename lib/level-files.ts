@@ -53,7 +53,12 @@ export function crc32c(bytes: Uint8Array, crc = 0): number {
   let i = 0;
   const n = bytes.length;
   for (; i + 8 <= n; i += 8) {
-    const low = c ^ ((bytes[i] as number) | ((bytes[i + 1] as number) << 8) | ((bytes[i + 2] as number) << 16) | ((bytes[i + 3] as number) << 24));
+    const low =
+      c ^
+      ((bytes[i] as number) |
+        ((bytes[i + 1] as number) << 8) |
+        ((bytes[i + 2] as number) << 16) |
+        ((bytes[i + 3] as number) << 24));
     c =
       (t[1792 + (low & 0xff)] as number) ^
       (t[1536 + ((low >>> 8) & 0xff)] as number) ^
@@ -92,11 +97,16 @@ export function sealValue(body: Uint8Array, crc: number): Uint8Array {
  * The body of a value {@link sealValue} made, checked: `crcOf` of the body must be the CRC it
  * ends with. What is wrong otherwise: no checksum at its end, or one that does not match.
  */
-export function unsealValue(value: Uint8Array, crcOf: (body: Uint8Array) => number): Uint8Array | 'no checksum' | 'mismatch' {
+export function unsealValue(
+  value: Uint8Array,
+  crcOf: (body: Uint8Array) => number,
+): Uint8Array | 'no checksum' | 'mismatch' {
   const at = value.length - CHECKSUM_LENGTH;
   if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
   const body = value.subarray(0, at);
-  return crcOf(body) === new DataView(value.buffer, value.byteOffset, value.byteLength).getUint32(at + 1) ? body : 'mismatch';
+  return crcOf(body) === new DataView(value.buffer, value.byteOffset, value.byteLength).getUint32(at + 1)
+    ? body
+    : 'mismatch';
 }
 
 // -- LevelDB's files -----------------------------------------------------------------------------
@@ -114,7 +124,8 @@ const FIRST = 2;
 const LAST = 4;
 
 const u32 = (b: Uint8Array, at: number): number =>
-  ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) + (b[at + 3] as number) * 0x100_0000;
+  ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) +
+  (b[at + 3] as number) * 0x100_0000;
 const u64 = (b: Uint8Array, at: number): number => u32(b, at) + u32(b, at + 4) * 0x1_0000_0000;
 
 /** A logical record of a file in the log format, and where its first fragment starts. */
@@ -304,7 +315,8 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
         seen.add(tag);
         if (tag === 1) comparator = Buffer.from(edit.slice()).toString('latin1');
         else if (tag === 2) logNumber = edit.varint();
-        else if (tag === 3 || tag === 4) edit.varint(); // the next file number, the last sequence
+        else if (tag === 3 || tag === 4)
+          edit.varint(); // the next file number, the last sequence
         else if (tag === 5) {
           edit.varint();
           edit.slice(); // a compaction pointer
@@ -317,7 +329,11 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
           const size = edit.varint();
           edit.slice(); // the smallest key
           const largest = edit.slice(); // an internal key: the user's key, then 8 bytes of sequence and type
-          live.set(`${level}:${number}`, { number, size, largest: largest.subarray(0, Math.max(0, largest.length - 8)) });
+          live.set(`${level}:${number}`, {
+            number,
+            size,
+            largest: largest.subarray(0, Math.max(0, largest.length - 8)),
+          });
         } else if (tag === 9) prevLogNumber = edit.varint();
         else throw new RangeError(`an unknown tag ${tag}`);
       }
@@ -326,7 +342,11 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
     }
   }
   // what LevelDB's recovery requires of a manifest (VersionSet::Recover)
-  for (const [tag, what] of [[3, 'next file number'], [2, 'log number'], [4, 'last sequence number']] as const) {
+  for (const [tag, what] of [
+    [3, 'next file number'],
+    [2, 'log number'],
+    [4, 'last sequence number'],
+  ] as const) {
     if (!seen.has(tag)) throw new RangeError(`it has no ${what}`);
   }
   const tables = new Map<number, { size: number; largest: Uint8Array }>();
@@ -393,7 +413,8 @@ function blockAt(table: Uint8Array, offset: number, size: number, read: boolean)
   const contents = table.subarray(offset, offset + size);
   const type = table[offset + size] as number;
   const expected = unmask(u32(table, offset + size + 1));
-  if (crc32c(table.subarray(offset + size, offset + size + 1), crc32c(contents)) !== expected) return `the block at byte ${offset} does not match its checksum`;
+  if (crc32c(table.subarray(offset + size, offset + size + 1), crc32c(contents)) !== expected)
+    return `the block at byte ${offset} does not match its checksum`;
   if (type === 0) return contents;
   if (type !== 1) return `the block at byte ${offset} has an unknown compression type ${type}`;
   if (!read) return contents;
@@ -428,7 +449,8 @@ function blockValues(block: Uint8Array): Uint8Array[] {
 export function checkTable(table: Uint8Array): string | null {
   if (table.length < 48) return `${table.length} bytes, shorter than a table's footer`;
   const footer = table.length - 48;
-  if (u32(table, footer + 40) !== 0x8b80fb57 || u32(table, footer + 44) !== 0xdb477524) return 'its footer does not end with the table magic number';
+  if (u32(table, footer + 40) !== 0x8b80fb57 || u32(table, footer + 44) !== 0xdb477524)
+    return 'its footer does not end with the table magic number';
   try {
     const handles = new Cursor(table.subarray(footer, footer + 40));
     const metaOffset = handles.varint();

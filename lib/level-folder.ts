@@ -25,6 +25,9 @@
  * A read-only look never writes: a reader opens a copy of the live files made aside
  * ({@link snapshotFolder}), never the folder, since LevelDB has no read-only open.
  *
+ * Longer than most files, and earned: one concern, a LevelDB folder before and around LevelDB's
+ * open (its look, marker, locks, snapshots and discard).
+ *
  * @module
  */
 import * as fs from 'node:fs';
@@ -32,9 +35,18 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
-import { LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from '../lib/errors.js';
-import { nodeFileIO } from './file-io.js';
-import { type LogScan, type Manifest, batchPuts, batchSequence, checkTable, crc32c, readManifest, scanLog } from './level-files.js';
+import { nodeFileIO } from '../backends/file-io.js';
+import { type LedgerError, LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from './errors.js';
+import {
+  batchPuts,
+  batchSequence,
+  checkTable,
+  crc32c,
+  type LogScan,
+  type Manifest,
+  readManifest,
+  scanLog,
+} from './level-files.js';
 
 /** The name of the marker file. */
 export const MARKER = 'LEDGERSTORE';
@@ -102,8 +114,10 @@ export type Found =
 function readMarker(file: string): Marker | string {
   const text = fs.readFileSync(file, 'utf8');
   const [line = '', check = '', ...rest] = text.split('\n');
-  if (rest.join('') !== '' || !/^[0-9a-f]{8}$/.test(check)) return 'the marker file is not two lines, its fields and their checksum';
-  if (crc32c(Buffer.from(line, 'utf8')).toString(16).padStart(8, '0') !== check) return 'the marker file does not match its checksum';
+  if (rest.join('') !== '' || !/^[0-9a-f]{8}$/.test(check))
+    return 'the marker file is not two lines, its fields and their checksum';
+  if (crc32c(Buffer.from(line, 'utf8')).toString(16).padStart(8, '0') !== check)
+    return 'the marker file does not match its checksum';
   let fields: unknown;
   try {
     fields = JSON.parse(line);
@@ -111,7 +125,8 @@ function readMarker(file: string): Marker | string {
     return 'the marker file is not JSON';
   }
   const format = (fields as { format?: unknown } | null)?.format;
-  if (format !== 'ledgerstore/level' && format !== 'ledgerstore/read-model') return `the marker file names no format ledgerstore writes (${JSON.stringify(format)})`;
+  if (format !== 'ledgerstore/level' && format !== 'ledgerstore/read-model')
+    return `the marker file names no format ledgerstore writes (${JSON.stringify(format)})`;
   return fields as Marker;
 }
 
@@ -140,7 +155,15 @@ export function writeMarker(folder: string, marker: Marker): void {
 }
 
 const describeType = (entry: fs.Dirent): string =>
-  entry.isDirectory() ? 'a folder' : entry.isSymbolicLink() ? 'a symbolic link' : entry.isFIFO() ? 'a FIFO' : entry.isSocket() ? 'a socket' : 'a device';
+  entry.isDirectory()
+    ? 'a folder'
+    : entry.isSymbolicLink()
+      ? 'a symbolic link'
+      : entry.isFIFO()
+        ? 'a FIFO'
+        : entry.isSocket()
+          ? 'a socket'
+          : 'a device';
 
 /** What a marker's format is called in messages. */
 const FORMAT_NAME: { readonly [format in FolderFormat]: string } = {
@@ -162,10 +185,18 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
     throw new LedgerIoError(folder, e);
   }
   const names = new Set(entries.map((entry) => entry.name));
-  const others = entries.filter((entry) => entry.name !== MARKER && !MARKER_TEMPORARY.test(entry.name) && !LEVELDB_NAME.test(entry.name));
+  const others = entries.filter(
+    (entry) => entry.name !== MARKER && !MARKER_TEMPORARY.test(entry.name) && !LEVELDB_NAME.test(entry.name),
+  );
   if (others.length > 0) {
-    const listed = others.slice(0, 3).map((entry) => entry.name).join(', ');
-    return { state: 'foreign', why: `it holds files that are not a LevelDB database's (${listed}${others.length > 3 ? ', ...' : ''})` };
+    const listed = others
+      .slice(0, 3)
+      .map((entry) => entry.name)
+      .join(', ');
+    return {
+      state: 'foreign',
+      why: `it holds files that are not a LevelDB database's (${listed}${others.length > 3 ? ', ...' : ''})`,
+    };
   }
   // before anything is read: a FIFO would block the read, a device give anything
   const special = entries.find((entry) => !entry.isFile());
@@ -173,7 +204,8 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
   if (names.has(MARKER) && special?.name !== MARKER) {
     const found = readFile(folder, MARKER, (file) => readMarker(file));
     if (typeof found === 'string') return { state: 'damaged', marker: null, file: MARKER, why: found };
-    if (found.format !== format) return { state: 'foreign', why: `it holds ${FORMAT_NAME[found.format]}, not ${FORMAT_NAME[format]}` };
+    if (found.format !== format)
+      return { state: 'foreign', why: `it holds ${FORMAT_NAME[found.format]}, not ${FORMAT_NAME[format]}` };
     marker = found;
   }
   const damaged = (file: string | null, why: string): Found => ({ state: 'damaged', marker, file, why });
@@ -183,15 +215,23 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
   if (marker?.['discard'] !== undefined && data.length > 0) return damaged(null, String(marker['discard']));
   if (!names.has('CURRENT')) {
     if (data.every((name) => CREATION.test(name))) return { state: 'empty', marker };
-    return damaged('CURRENT', `the folder holds LevelDB files (${data.slice(0, 3).join(', ')}${data.length > 3 ? ', ...' : ''}) but no CURRENT, which names the database's manifest: it was deleted or never written`);
+    return damaged(
+      'CURRENT',
+      `the folder holds LevelDB files (${data.slice(0, 3).join(', ')}${data.length > 3 ? ', ...' : ''}) but no CURRENT, which names the database's manifest: it was deleted or never written`,
+    );
   }
   const current = readFile(folder, 'CURRENT', (file) => fs.readFileSync(file, 'latin1'));
   const manifestName = /^(MANIFEST-\d+)\n$/.exec(current)?.[1];
-  if (manifestName === undefined) return damaged('CURRENT', `CURRENT does not name a manifest (${JSON.stringify(current.slice(0, 40))})`);
-  if (!names.has(manifestName)) return damaged(manifestName, `the manifest that CURRENT names, ${manifestName}, is missing`);
+  if (manifestName === undefined)
+    return damaged('CURRENT', `CURRENT does not name a manifest (${JSON.stringify(current.slice(0, 40))})`);
+  if (!names.has(manifestName))
+    return damaged(manifestName, `the manifest that CURRENT names, ${manifestName}, is missing`);
   const manifestScan = scanLog(readFile(folder, manifestName, (file) => fs.readFileSync(file)));
-  const manifestBreak = manifestScan.hole ?? (manifestScan.tail !== null && !manifestScan.tail.why.includes('cut off') ? manifestScan.tail : null);
-  if (manifestBreak !== null) return damaged(manifestName, `the manifest does not read at byte ${manifestBreak.offset} (${manifestBreak.why})`);
+  const manifestBreak =
+    manifestScan.hole ??
+    (manifestScan.tail !== null && !manifestScan.tail.why.includes('cut off') ? manifestScan.tail : null);
+  if (manifestBreak !== null)
+    return damaged(manifestName, `the manifest does not read at byte ${manifestBreak.offset} (${manifestBreak.why})`);
   let manifest: Manifest;
   try {
     manifest = readManifest(manifestScan.records);
@@ -199,7 +239,10 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
     return damaged(manifestName, `the manifest does not read: ${(e as Error).message}`);
   }
   if (manifest.comparator !== null && manifest.comparator !== 'leveldb.BytewiseComparator') {
-    return damaged(manifestName, `the manifest names a comparator that is not LevelDB's bytewise one (${manifest.comparator})`);
+    return damaged(
+      manifestName,
+      `the manifest names a comparator that is not LevelDB's bytewise one (${manifest.comparator})`,
+    );
   }
   const tables = new Map<number, { name: string; size: number; largest: Uint8Array }>();
   for (const [number, { size, largest }] of manifest.tables) {
@@ -207,13 +250,20 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
     const name = names.has(`${base}.ldb`) ? `${base}.ldb` : `${base}.sst`;
     if (!names.has(name)) return damaged(`${base}.ldb`, `the table ${base}.ldb that the manifest names is missing`);
     const actual = readFile(folder, name, (file) => fs.statSync(file).size);
-    if (actual !== size) return damaged(name, `the table ${name} is ${actual} bytes, and the manifest says ${size}: it was cut or changed`);
+    if (actual !== size)
+      return damaged(
+        name,
+        `the table ${name} is ${actual} bytes, and the manifest says ${size}: it was cut or changed`,
+      );
     tables.set(number, { name, size, largest });
   }
   const currentLog = `${String(manifest.logNumber).padStart(6, '0')}.log`;
   // a read model's writes are not synced: its log lost whole is only its last writes lost
   if (format === 'ledgerstore/level' && manifest.logNumber > 0 && !names.has(currentLog)) {
-    return damaged(currentLog, `the write-ahead log ${currentLog} that the manifest names is missing: the writes in it since the last table are lost`);
+    return damaged(
+      currentLog,
+      `the write-ahead log ${currentLog} that the manifest names is missing: the writes in it since the last table are lost`,
+    );
   }
   const logs = [...names]
     .flatMap((name) => {
@@ -225,13 +275,25 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
     .map(({ name }) => ({ name, scan: scanLog(readFile(folder, name, (file) => fs.readFileSync(file))) }));
   let expected: number | null = null;
   for (const [n, { name, scan }] of logs.entries()) {
-    if (scan.hole !== null) return damaged(name, `the write-ahead log ${name} has bytes that do not read at byte ${scan.hole.offset} (${scan.hole.why}) with writes after them, which LevelDB would drop`);
-    if (scan.tail !== null && n < logs.length - 1) return damaged(name, `the write-ahead log ${name} does not end whole (byte ${scan.tail.offset}: ${scan.tail.why}), and a later log follows it`);
+    if (scan.hole !== null)
+      return damaged(
+        name,
+        `the write-ahead log ${name} has bytes that do not read at byte ${scan.hole.offset} (${scan.hole.why}) with writes after them, which LevelDB would drop`,
+      );
+    if (scan.tail !== null && n < logs.length - 1)
+      return damaged(
+        name,
+        `the write-ahead log ${name} does not end whole (byte ${scan.tail.offset}: ${scan.tail.why}), and a later log follows it`,
+      );
     for (const { data, offset } of scan.records) {
       const batch = batchSequence(data);
-      if (batch === null) return damaged(name, `the write-ahead log ${name} holds a record at byte ${offset} too short to be a batch`);
+      if (batch === null)
+        return damaged(name, `the write-ahead log ${name} holds a record at byte ${offset} too short to be a batch`);
       if (expected !== null && batch.sequence !== expected) {
-        return damaged(name, `the write-ahead log ${name} is missing writes before byte ${offset}: its batches jump from sequence ${expected} to ${batch.sequence}`);
+        return damaged(
+          name,
+          `the write-ahead log ${name} is missing writes before byte ${offset}: its batches jump from sequence ${expected} to ${batch.sequence}`,
+        );
       }
       expected = batch.sequence + batch.count;
     }
@@ -264,7 +326,11 @@ function stampOf(file: string): TableStamp {
  * of every live table, all now verified.
  * @throws {@link LevelFolderDamagedError} naming the first table that is damaged
  */
-export function verifyTables(folder: string, live: LiveFiles, verified: { readonly [number: string]: TableStamp } = {}): { [number: string]: TableStamp } {
+export function verifyTables(
+  folder: string,
+  live: LiveFiles,
+  verified: { readonly [number: string]: TableStamp } = {},
+): { [number: string]: TableStamp } {
   const stamps: { [number: string]: TableStamp } = {};
   for (const [number, { name }] of live.tables) {
     const stamp = readFile(folder, name, stampOf);
@@ -343,7 +409,12 @@ export function assertNotInUse(folder: string, holder: LockHolder): void {
  * process is open in the folder ({@link reserveFolder}, {@link assertNotInUse}).
  * @throws {@link LockedError} when a LevelDB holds the folder
  */
-export async function withFolderLocked<T>(folder: string, holder: LockHolder, shared: boolean, body: () => Promise<T> | T): Promise<T> {
+export async function withFolderLocked<T>(
+  folder: string,
+  holder: LockHolder,
+  shared: boolean,
+  body: () => Promise<T> | T,
+): Promise<T> {
   const file = path.join(folder, 'LOCK');
   let fd: number;
   try {
@@ -516,4 +587,23 @@ export function levelFolder(folder: string): 'missing' | 'empty' | 'database' {
   }
   const data = entries.filter((name) => name !== MARKER && !MARKER_TEMPORARY.test(name) && !RUNTIME_ONLY.has(name));
   return data.every((name) => CREATION.test(name)) ? 'empty' : 'database';
+}
+
+/** The error inside abstract-level's `LEVEL_DATABASE_NOT_OPEN`, which says why. */
+export function causeOf(e: unknown): unknown {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'LEVEL_DATABASE_NOT_OPEN' && e instanceof Error && e.cause !== undefined ? e.cause : e;
+}
+
+/**
+ * A failure of a LevelDB database (`name`'s: a ledger's log, or a read model), as a ledger
+ * error: another holder's lock, a corruption LevelDB found (damage, with its words), or I/O.
+ */
+export function levelFailure(name: string, e: unknown, holder: LockHolder): LedgerError {
+  const cause = causeOf(e);
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (code === 'LEVEL_LOCKED') return new LockedError(name, { cause, holder });
+  if (code === 'LEVEL_CORRUPTION')
+    return new LevelFolderDamagedError(name, null, `LevelDB finds it damaged: ${(cause as Error).message}`, { cause });
+  return new LedgerIoError(name, cause);
 }

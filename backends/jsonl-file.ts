@@ -1,0 +1,163 @@
+/**
+ * The JSONL backend's calls on its file (`jsonl.ts`, whose top documents the file and the
+ * path): the open of a regular file and nothing else, the lock, syncs, a torn tail's cut, and
+ * the lines of an append as one buffer, each call's failure a ledger error naming the file.
+ *
+ * @module
+ */
+import * as path from 'node:path';
+import { DamagedError, InvalidRecordError, LedgerIoError, LockedError, NotAFileError } from '../lib/errors.js';
+import { lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
+import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
+import { readAt } from './jsonl-lines.js';
+
+/**
+ * The lines, each with its newline, as one buffer for one write. No line may be longer than a
+ * line may hold: a reader would refuse it as damage. (The Honcho codec refuses such a record
+ * before it is queued; this is for codecs that do not.)
+ * @throws {@link InvalidRecordError} when one is longer, and nothing is written
+ */
+export function linesOf(texts: readonly string[]): Buffer {
+  let total = 0;
+  for (const text of texts) {
+    const length = Buffer.byteLength(text, 'utf8');
+    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+    total += length + 1;
+  }
+  // written into one buffer, not joined first: the lines together may be longer than a string can be
+  const bytes = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (const text of texts) {
+    at += bytes.write(text, at, 'utf8');
+    bytes[at++] = 10;
+  }
+  return bytes;
+}
+
+/** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
+export interface OpenFile {
+  readonly fd: Fd;
+  readonly identity: string;
+}
+
+export const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Opens the file at `file` if there is one: `null` when nothing is there (an empty log). Only a
+ * regular file is a ledger. Anything else is refused before it is opened, since opening it may
+ * wait (a FIFO waits for a writer) or act (a tape rewinds), and again from the descriptor, in
+ * case it was put at the path in between (the open itself never waits). A symbolic link is
+ * followed: the ledger is the file it leads to.
+ * @throws {@link NotAFileError} when something else is at the path
+ */
+export function openRegular(io: FileIO, file: string, readOnly: boolean): OpenFile | null {
+  let found: FileStatus;
+  try {
+    found = io.statusOf(file);
+  } catch (e) {
+    if (isMissing(e)) return null;
+    throw new LedgerIoError(file, e, 'read');
+  }
+  if (found.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[found.kind]);
+  let fd: Fd;
+  try {
+    fd = readOnly ? io.openRead(file) : io.openReadWrite(file);
+  } catch (e) {
+    if (isMissing(e)) return null; // removed since the look
+    throw new LedgerIoError(file, e, readOnly ? 'read' : 'write');
+  }
+  try {
+    const opened = statusOfOpen(io, fd, file);
+    if (opened.kind !== 'file') throw new NotAFileError(file, KIND_WORDS[opened.kind]);
+    return { fd, identity: opened.identity };
+  } catch (e) {
+    closeQuietly(io, fd);
+    throw e;
+  }
+}
+
+/** What the open file is (`fstat`). */
+export function statusOfOpen(io: FileIO, fd: Fd, file: string): FileStatus {
+  try {
+    return io.status(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e, 'read');
+  }
+}
+
+/** The path of the file `file` leads to, through any symbolic links. */
+export function realPath(io: FileIO, file: string): string {
+  try {
+    return io.realPath(file);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+}
+
+/**
+ * Takes the writer's lock on the open file.
+ * @throws {@link LockedError} when another writer holds it
+ * @throws {@link LedgerIoError} when the lock itself fails (`ENOLCK` on some network file systems)
+ */
+export function lock(io: FileIO, fd: Fd, file: string): void {
+  let granted: boolean;
+  try {
+    granted = io.tryLock(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+  if (!granted) throw new LockedError(file);
+}
+
+/** Syncs the directory that holds the file at `absolute`. */
+export function syncDirectory(io: FileIO, absolute: string): void {
+  const directory = path.dirname(absolute);
+  try {
+    io.syncDirectory(directory);
+  } catch (e) {
+    throw new LedgerIoError(directory, e);
+  }
+}
+
+/**
+ * The file holds no whole line, only `size` bytes with no newline: a line a crash cut off only if
+ * a writer could have left it, beginning as a line the codec writes does (a NUL standing for a
+ * byte a power loss left unwritten, a sector that never reached the disk). Anything else (a
+ * settings file named for the ledger, say) is not a log's, and is refused, not cut.
+ * @throws {@link DamagedError} at line 1 when it could not be a cut-off line
+ */
+export function refuseUnlessCutOff(
+  io: FileIO,
+  fd: Fd,
+  file: string,
+  size: number,
+  starts: readonly Buffer[] | undefined,
+): void {
+  if (starts === undefined || starts.length === 0) return;
+  const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
+  const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
+  if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
+  throw new DamagedError(
+    file,
+    1,
+    `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`,
+  );
+}
+
+/** Cuts a torn tail and syncs, so that the next append follows the last whole line. */
+export function cut(io: FileIO, fd: Fd, file: string, length: number): void {
+  try {
+    io.truncate(fd, length);
+    io.datasync(fd);
+  } catch (e) {
+    throw new LedgerIoError(file, e);
+  }
+}
+
+export function closeQuietly(io: FileIO, fd: Fd): void {
+  try {
+    io.close(fd);
+  } catch {
+    // the descriptor is gone either way
+  }
+}

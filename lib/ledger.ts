@@ -1,0 +1,27 @@
+/**
+ * The public `Ledger`: the Honcho ledger (`honcho/ledger.ts`), opened at a target string as well
+ * as on a backend. The domain takes a backend and knows none; resolving a string to one is
+ * `target.ts`'s, the one file that knows every backend, and this class, above both, joins them
+ * so that `Ledger.open('honcho.jsonl')` stays what the README shows. A subclass rather than a
+ * second function, so that there is one class to open and to type a ledger with.
+ *
+ * @module
+ */
+import { HonchoLedger, type LedgerOptions } from './honcho/ledger.js';
+import { backendFor, type Target } from './target.js';
+
+/** An open Honcho ledger. */
+export class Ledger extends HonchoLedger {
+  /**
+   * Opens the ledger at `target` and reads it through: a JSONL file's path (memoryd's default),
+   * a URI (`jsonl:<path>`, `level:<folder>`, `memory:`, `postgres://...`; see `target.ts`), or a
+   * backend.
+   * @throws `TargetError` when the string names no ledger
+   * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
+   * @throws `LedgerIoError` when the file cannot be read
+   * @throws `LockedError` when another writer has it open (or another process the read model)
+   */
+  static override async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
+    return super.open(backendFor(target), options);
+  }
+}

@@ -1,0 +1,430 @@
+/**
+ * The base of a log: the promises of `log.ts` that no backend's I/O decides, kept once, so that
+ * every backend refuses alike (as abstract-level's public methods check and its `_methods` do
+ * the I/O). A backend extends {@link StoredLog} and writes only its I/O; a log that wraps
+ * another (the fault wrapper) extends {@link LogBase}.
+ *
+ * What the base keeps:
+ * - **The guards, in one order.** An append is refused, first to last: closed
+ *   ({@link ClosedError}), read-only ({@link ReadOnlyError}), stopped ({@link StoppedError}, or
+ *   the stopping error itself when it has that code), a record that `codec.normalize` refuses
+ *   (the codec's `InvalidRecordError`), the expected head ({@link ConflictError}), and only then
+ *   does an empty batch resolve, writing nothing. Closed, read-only and stopped are looked at
+ *   when `append` is called, and stopped again when its turn comes (an earlier append may have
+ *   stopped the log meanwhile); the records are checked when it is called, into fresh values a
+ *   caller's later changes do not reach.
+ * - **Call order.** Appends run one at a time, each after every earlier one settled. When none
+ *   is running, an append's turn starts within the call: a synchronous backend's append (the
+ *   JSONL file's `write` and `fdatasync`) then runs whole before `append` returns, at no cost.
+ * - **One writer per process**, by the key a backend names (a file's absolute path, a database
+ *   object); a backend whose storage locks itself (a LevelDB folder) or that has several writers
+ *   names none.
+ * - **The read-through at open**: the records from the resume point on, each handed to
+ *   `replay`; a record refused (by `replay`, or by the codec as it is read) is damage at its
+ *   position, counted from 1 ({@link asDamage}); a failed open leaves the log as it was and
+ *   holds nothing.
+ * - **The resume check**: the stored record before the point must have the point's fingerprint.
+ * - **Closed reads, resume points and closes**: every operation on a closed log fails with
+ *   {@link ClosedError} (a read in progress ends after the record in hand); a resume point and
+ *   a close wait for the appends called before them.
+ *
+ * @module
+ */
+import {
+  asDamage,
+  ClosedError,
+  DamagedError,
+  isLedgerError,
+  type LedgerError,
+  LockedError,
+  ReadOnlyError,
+  ResumeMismatchError,
+  StoppedError,
+} from './errors.js';
+import { assertExpectedHead } from './expected-head.js';
+import { fingerprintOf } from './fingerprint.js';
+import type {
+  Appended,
+  AppendOptions,
+  EventLog,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  RecordCodec,
+  Repair,
+  ResumePoint,
+} from './log.js';
+
+/**
+ * Records as a backend hands them over: in order, a batch at a time (a chunk of a file, a page
+ * of rows). A batch may be lazy (each record decoded as it is reached, so that a record that
+ * does not read fails in its place, after the records before it were replayed); it is gone
+ * through whole before the next is asked for.
+ */
+export type Batches<R> = Iterable<Iterable<R>> | AsyncIterable<Iterable<R>>;
+
+/** What a log is, for the base: fixed when it is made. */
+export interface LogSpec {
+  /** The log's name in messages: a file's path, a folder, a URI. */
+  readonly name: string;
+  readonly capabilities: LogCapabilities;
+  readonly readOnly: boolean;
+}
+
+/**
+ * The keys of the logs this process has open for writing (one writer each): a file's absolute
+ * path, a database object. Strings and objects never collide.
+ */
+const writers = new Set<unknown>();
+
+/**
+ * The calls every log answers the same way: the guards, call order, closed reads, resume points
+ * after the appends called before them, and close. A subclass writes `append` (with
+ * {@link LogBase.assertAppendable} and {@link LogBase.inTurn}), {@link LogBase._read},
+ * {@link LogBase._resumePoint} and {@link LogBase._close}; a log over storage of its own
+ * extends {@link StoredLog}, which writes `append` once for every backend.
+ */
+export abstract class LogBase<R> implements EventLog<R> {
+  readonly name: string;
+  readonly capabilities: LogCapabilities;
+  protected readonly readOnly: boolean;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  /** Why appends are refused until a reopen, once an append left the log's end uncertain. */
+  private stopped: LedgerError | null = null;
+  /** Appends called and not yet settled (running or waiting their turn). */
+  private inFlight = 0;
+  /** The last of them, settled either way: the next turn starts after it. */
+  private tail: Promise<unknown> = Promise.resolve();
+
+  protected constructor({ name, capabilities, readOnly }: LogSpec) {
+    this.name = name;
+    this.capabilities = capabilities;
+    this.readOnly = readOnly;
+  }
+
+  abstract get head(): Position;
+
+  /** The failure that stopped the log, or `null` while it runs. */
+  protected get stoppedBy(): LedgerError | null {
+    return this.stopped;
+  }
+
+  abstract get repaired(): Repair | null;
+  abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
+
+  async *read(from: Position = 0): AsyncIterable<R> {
+    this.assertOpen();
+    let position = Math.max(0, Math.ceil(from));
+    try {
+      for await (const batch of this._read(position)) {
+        for (const record of batch) {
+          // a read in progress when the log is closed ends after the record in hand
+          this.assertOpen();
+          yield record;
+          position++;
+        }
+        this.assertOpen();
+      }
+    } catch (e) {
+      // storage closed under a read fails it: that is this log's close, unless it found damage
+      if (this.closed && !isLedgerError(e, 'LEDGER_DAMAGED')) throw new ClosedError(this.name);
+      throw asDamage(this.name, position + 1, e);
+    }
+  }
+
+  async resumePoint(): Promise<ResumePoint> {
+    this.assertOpen();
+    if (this.inFlight > 0) await this.tail; // at the head after every append called so far
+    return this._resumePoint();
+  }
+
+  /** Refuses appends from now on, lets those called already settle, then releases the storage. */
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= this.inFlight > 0 ? this.tail.then(() => this.closeNow()) : this.closeNow();
+    return this.closing;
+  }
+
+  /**
+   * Closes the storage, and then gives up the writer's place. Synchronous as far as `_close` is:
+   * a JSONL log's place is free once `close()` has returned, before its promise settles.
+   */
+  private closeNow(): Promise<void> {
+    let closed: void | Promise<void>;
+    try {
+      closed = this._close();
+    } catch (e) {
+      this.released();
+      return Promise.reject(e);
+    }
+    if (!(closed instanceof Promise)) {
+      this.released();
+      return Promise.resolve();
+    }
+    return closed.finally(() => this.released());
+  }
+
+  /** Called once the storage is closed (a {@link StoredLog} gives up its writer's place here). */
+  protected released(): void {}
+
+  /** @throws {@link ClosedError} once `close` was called */
+  protected assertOpen(): void {
+    if (this.closed) throw new ClosedError(this.name);
+  }
+
+  /** The guards looked at when `append` is called: closed, read-only, stopped, in that order. */
+  protected assertAppendable(): void {
+    this.assertOpen();
+    if (this.readOnly) throw new ReadOnlyError(this.name);
+    this.assertRunning();
+  }
+
+  /** @throws the {@link StoppedError} (or the stopping error of that code) once the log stopped */
+  protected assertRunning(): void {
+    const failure = this.stopped;
+    if (failure !== null) throw failure.code === 'LEDGER_STOPPED' ? failure : new StoppedError(this.name, failure);
+  }
+
+  /**
+   * Stops the log: every later append is refused until it is reopened. For a failure after
+   * which the log's end is not known (a failed sync, a lost acknowledgement), where a retry
+   * could report success for records that are gone.
+   */
+  protected stop(failure: LedgerError): void {
+    this.stopped = failure;
+  }
+
+  /**
+   * Runs `turn` after every earlier append (and turn) settled: at once, within this call, when
+   * none is running. The promise settles as `turn` does.
+   */
+  protected inTurn<T>(turn: () => T | Promise<T>): Promise<T> {
+    if (this.inFlight > 0) return this.track(this.tail.then(turn));
+    let result: T | Promise<T>;
+    try {
+      result = turn();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return result instanceof Promise ? this.track(result) : Promise.resolve(result);
+  }
+
+  private track<T>(running: Promise<T>): Promise<T> {
+    this.inFlight++;
+    const settled = running.finally(() => {
+      this.inFlight--;
+    });
+    this.tail = settled.then(
+      () => undefined,
+      () => undefined,
+    );
+    return settled;
+  }
+
+  /**
+   * The records from `from` (a whole number) up to the head when the read starts, in batches.
+   * A record that does not read is thrown in its place, after the records before it (a refusal
+   * becomes damage at its position).
+   */
+  protected abstract _read(from: Position): Batches<R>;
+
+  /** The point at the head now (no append is running). */
+  protected abstract _resumePoint(): ResumePoint | Promise<ResumePoint>;
+
+  /** Releases the storage (after every append called settled). */
+  protected abstract _close(): void | Promise<void>;
+}
+
+/**
+ * A log over storage of its own (a file, a database): the base's calls, `append` (the records
+ * checked by the codec, then in its turn the expected head and the empty batch), and the open:
+ * the one writer per process, the resume check and the read-through. A backend writes its I/O:
+ * {@link StoredLog._open}, {@link StoredLog._storedBefore}, {@link StoredLog._entries},
+ * {@link StoredLog._storedLast}, {@link StoredLog._append}, {@link LogBase._read} and
+ * {@link LogBase._close}, and opens a log with {@link StoredLog.start}.
+ */
+export abstract class StoredLog<R> extends LogBase<R> {
+  /** Checks the records appended, once, when `append` is called. */
+  private readonly checker: RecordCodec<R>;
+  /** What this log holds while open for writing, among {@link writers}; `null` when none. */
+  private readonly writerKey: unknown;
+  private holding = false;
+  /** The head: set by the read-through at open, moved by each append. */
+  protected count: Position = 0;
+  /** What the open cut off at the end, or `null`. */
+  protected repair: Repair | null = null;
+
+  /**
+   * @param codec checks the records appended
+   * @param writerKey what one writer per process holds (see {@link writers}); `null` for none
+   */
+  protected constructor(spec: LogSpec & { readonly codec: RecordCodec<R>; readonly writerKey: unknown }) {
+    super(spec);
+    this.checker = spec.codec;
+    this.writerKey = spec.writerKey;
+  }
+
+  get head(): Position {
+    return this.count;
+  }
+
+  get repaired(): Repair | null {
+    return this.repair;
+  }
+
+  append(records: readonly R[], { expectedHead }: AppendOptions = {}): Promise<Appended> {
+    let checked: R[];
+    try {
+      this.assertAppendable();
+      // every record checked before any is written: one that is not valid refuses the batch
+      checked = new Array<R>(records.length);
+      for (let n = 0; n < records.length; n++) checked[n] = this.checker.normalize(records[n]);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.inTurn(() => this.appendInTurn(checked, expectedHead));
+  }
+
+  /** An append's turn: stopped (again: an earlier append may have stopped the log), the expected head, the empty batch, then the write. */
+  private appendInTurn(records: readonly R[], expectedHead: Position | undefined): Appended | Promise<Appended> {
+    this.assertRunning();
+    const from = this.count;
+    // Several writers: only the storage knows the head, and checks it as it writes.
+    const headChecked = this.capabilities.severalWriters && records.length > 0;
+    if (!headChecked) assertExpectedHead(this.name, expectedHead, from);
+    if (records.length === 0) return { from, head: from };
+    const written = this._append(records, headChecked ? expectedHead : undefined);
+    return written instanceof Promise
+      ? written.then((placed) => this.advance(from, records.length, placed))
+      : this.advance(from, records.length, written);
+  }
+
+  /** Moves the head past an append: to where the storage says it went, or by its records. */
+  private advance(from: Position, appended: number, placed: Appended | void): Appended {
+    if (placed === undefined) {
+      this.count = from + appended;
+      return { from, head: this.count };
+    }
+    this.count = Math.max(this.count, placed.head);
+    return placed;
+  }
+
+  /**
+   * Opens the log: takes the writer's place, opens the storage, checks the resume point, and
+   * reads the log through. On a failure the storage is closed and the place given up.
+   * @throws {@link LockedError} when another open in this process writes the log
+   * @throws {@link ResumeMismatchError} when the log does not hold `resume`
+   * @throws {@link DamagedError} when a record does not read or `replay` refuses it
+   */
+  protected async start({ replay, resume }: OpenOptions<R>): Promise<this> {
+    // Taken before the first await: no other open can slip in between the look and the taking.
+    if (!this.readOnly && this.writerKey !== null) {
+      if (writers.has(this.writerKey)) throw new LockedError(this.name);
+      writers.add(this.writerKey);
+      this.holding = true;
+    }
+    let position = 0;
+    try {
+      await this._open();
+      if (resume !== undefined && resume.position > 0) {
+        await this.checkResume(resume);
+        position = resume.position;
+      }
+      try {
+        for await (const batch of this._entries(position)) {
+          for (const record of batch) {
+            // read whether or not there is a replay: an open reads every record through
+            const replayed = replay?.(record, position);
+            if (replayed instanceof Promise) await replayed;
+            position++;
+          }
+        }
+      } catch (e) {
+        throw asDamage(this.name, position + 1, e);
+      }
+      this.count = position;
+      return this;
+    } catch (e) {
+      await this.abandon();
+      throw e;
+    }
+  }
+
+  /** Closes what a failed open had opened, quietly: the open's own error is the one to report. */
+  private async abandon(): Promise<void> {
+    try {
+      await this._close();
+    } catch {
+      // the open failed already
+    } finally {
+      this.released();
+    }
+  }
+
+  protected override released(): void {
+    if (this.holding) writers.delete(this.writerKey);
+    this.holding = false;
+  }
+
+  /** @throws {@link ResumeMismatchError} unless the record before `point` is the one it was */
+  private async checkResume(point: ResumePoint): Promise<void> {
+    const stored = await this._storedBefore(point);
+    if (stored === undefined)
+      throw new ResumeMismatchError(this.name, point.position, `the log holds no record ${point.position}`);
+    if (fingerprintOf(stored) !== point.fingerprint)
+      throw new ResumeMismatchError(this.name, point.position, 'the record before it is not the one it was');
+  }
+
+  protected _resumePoint(): ResumePoint | Promise<ResumePoint> {
+    const position = this.count;
+    if (position === 0) return { position: 0, cursor: null, fingerprint: '' };
+    const cursor = this._cursor(); // taken now: the head may move while the record is fetched
+    const stored = this._storedLast();
+    const point = (last: Uint8Array | string | undefined): ResumePoint => {
+      if (last === undefined) throw new DamagedError(this.name, position, `record ${position} is missing`);
+      return { position, cursor, fingerprint: fingerprintOf(last) };
+    };
+    return stored instanceof Promise ? stored.then(point) : point(stored);
+  }
+
+  /** Opens the storage, before the read-through (a file, a connection, a lock). */
+  protected _open(): void | Promise<void> {}
+
+  /**
+   * The stored form of the record before `point` (at `point.position - 1`, at least 0), found
+   * with the point's cursor where that helps, and the read-through readied to start after it;
+   * `undefined` when the log holds no such record. A backend with its own reasons for a
+   * mismatch (a cursor past the end) may throw its {@link ResumeMismatchError}.
+   */
+  protected abstract _storedBefore(
+    point: ResumePoint,
+  ): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;
+
+  /**
+   * The records from `from` (0, or the resume point's position) to the end, for the read-through,
+   * in batches; a record that does not read is thrown in its place, as {@link LogBase._read}
+   * does. Decoded lazily, a record is read only once every record before it was replayed.
+   */
+  protected abstract _entries(from: Position): Batches<R>;
+
+  /** The stored form of the last record (at `head - 1`; called only when there is one), or `undefined` when it is missing. */
+  protected abstract _storedLast(): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;
+
+  /**
+   * Writes `records` (checked, at least one) durably as one batch, after every earlier append.
+   * Returns where they went when the storage decides that (several writers), else nothing: they
+   * went at the head. A failure after which the log's end is not known calls {@link LogBase.stop} first.
+   * @param expectedHead the caller's, for a backend with several writers to check as it writes
+   *   (`undefined` otherwise: the base checked it)
+   */
+  protected abstract _append(
+    records: readonly R[],
+    expectedHead: Position | undefined,
+  ): void | Appended | Promise<void | Appended>;
+
+  /** The backend's locator of the head, for a resume point (JSON data); `null` when it needs none. */
+  protected _cursor(): unknown {
+    return null;
+  }
+}

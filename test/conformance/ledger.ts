@@ -1,0 +1,83 @@
+/**
+ * The Honcho ledger on the backend: its rules refuse alike on every backend, and it answers every
+ * query as a replay in memory does, for a workload of thousands of records appended one by one
+ * and together (group commit), and again after a reopen.
+ *
+ * @module
+ */
+import * as assert from 'node:assert/strict';
+import { Projection } from '../../lib/honcho/projection.js';
+import { workload } from '../../lib/honcho/synthetic.js';
+import { type Item, Ledger, type LedgerOptions, type Record, type Workspace } from '../../lib/index.js';
+import { code, type Run, type Subject } from './common.js';
+import { decided, sent, turn } from './records.js';
+
+/** The queries memoryd asks, as the Ledger and the bare projection both answer them. */
+interface Queries {
+  counts(): unknown;
+  outbox(): unknown;
+  decisions(): Iterable<unknown> | AsyncIterable<unknown>;
+  sentIds(item: Item): unknown;
+  conclusion(workspace: Workspace, text: string): unknown;
+}
+
+/** Every answer about the items and conclusions of `records`. */
+async function answers(records: readonly Record[], q: Queries): Promise<unknown> {
+  const decisions: unknown[] = [];
+  for await (const decision of q.decisions()) decisions.push(decision);
+  const sentIds: unknown[] = [];
+  const conclusions: unknown[] = [];
+  for (const r of records) {
+    sentIds.push(await q.sentIds(r.item));
+    conclusions.push(
+      r.type === 'decided' && 'workspace' in r.action && 'text' in r.action
+        ? await q.conclusion(r.action.workspace, r.action.text)
+        : null,
+    );
+  }
+  return { counts: await q.counts(), outbox: await q.outbox(), decisions, sentIds, conclusions };
+}
+
+export function ledgerTests<S extends Subject>({ test, withSubject }: Run<S>, options?: () => LedgerOptions): void {
+  test(
+    'the ledger refuses what breaks the rules, on this backend as on any',
+    withSubject(async ({ backend }) => {
+      const ledger = await Ledger.open(backend, { ...options?.() });
+      await ledger.append(decided(turn('a', 1)));
+      assert.equal(await code(ledger.append(decided(turn('a', 1)))), 'LEDGER_ALREADY_DECIDED');
+      assert.equal(await code(ledger.append(sent(turn('a', 2)))), 'LEDGER_NOT_WAITING');
+      await ledger.append(sent(turn('a', 1)));
+      assert.equal(await code(ledger.append(sent(turn('a', 1)))), 'LEDGER_NOT_WAITING');
+      assert.equal(ledger.size, 2);
+      await ledger.close();
+    }),
+  );
+
+  test(
+    'the ledger answers every query as a replay in memory does, for a workload of thousands of records',
+    withSubject(async ({ backend }) => {
+      const generated = [...workload({ records: 5000, seed: 11 })];
+      const reference = new Projection();
+      for (const record of generated) reference.apply(record);
+      const expected = await answers(generated, {
+        counts: () => reference.counts(),
+        outbox: () => reference.outbox(),
+        decisions: () => reference.decisions(),
+        sentIds: (item) => reference.sentIds(item),
+        conclusion: (workspace, text) => reference.conclusion(workspace, text),
+      });
+      const ledger = await Ledger.open(backend, { ...options?.() });
+      // half one by one, half at once, so that group commit takes part
+      for (const record of generated.slice(0, 2500)) await ledger.append(record);
+      await Promise.all(generated.slice(2500).map((record) => ledger.append(record)));
+      assert.deepEqual(await answers(generated, ledger), expected);
+      await ledger.close();
+      const again = await Ledger.open(backend, { ...options?.(), readOnly: true });
+      assert.deepEqual(await answers(generated, again), expected);
+      const read: Record[] = [];
+      for await (const record of again.records()) read.push(record);
+      assert.deepEqual(read, generated);
+      await again.close();
+    }),
+  );
+}
