@@ -17,7 +17,42 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LedgerIoError, LockedError } from '../lib/errors.js';
 import { systemError } from '../lib/system-errors.js';
-import { nodeFileIO } from './file-io.js';
+import { type FileIO, nodeFileIO } from './file-io.js';
+
+/**
+ * The file-system calls made here: `node:fs`'s own, and the JSONL backend's folder sync and lock,
+ * behind one value so that a test can fail one of them ({@link nodeAsideIO} is the real system).
+ */
+export type AsideIO = Pick<
+  typeof fs,
+  | 'readdirSync'
+  | 'rmSync'
+  | 'lstatSync'
+  | 'linkSync'
+  | 'unlinkSync'
+  | 'renameSync'
+  | 'openSync'
+  | 'fstatSync'
+  | 'chmodSync'
+  | 'closeSync'
+> &
+  Pick<FileIO, 'syncDirectory' | 'tryLock'>;
+
+/** The real file system. */
+export const nodeAsideIO: AsideIO = {
+  readdirSync: fs.readdirSync,
+  rmSync: fs.rmSync,
+  lstatSync: fs.lstatSync,
+  linkSync: fs.linkSync,
+  unlinkSync: fs.unlinkSync,
+  renameSync: fs.renameSync,
+  openSync: fs.openSync,
+  fstatSync: fs.fstatSync,
+  chmodSync: fs.chmodSync,
+  closeSync: fs.closeSync,
+  syncDirectory: nodeFileIO.syncDirectory,
+  tryLock: nodeFileIO.tryLock,
+};
 
 /** The name a build in this process gives the file or folder it makes for `final`. */
 export function asidePath(final: string): string {
@@ -40,12 +75,12 @@ function running(pid: number): boolean {
  * @returns the paths removed, for the caller to say so
  * @throws {@link LedgerIoError} when the folder cannot be read or a leftover removed
  */
-export function removeLeftovers(final: string): string[] {
+export function removeLeftovers(final: string, io: AsideIO = nodeAsideIO): string[] {
   const folder = path.dirname(final);
   const prefix = `${path.basename(final)}.tmp-`;
   let names: string[];
   try {
-    names = fs.readdirSync(folder);
+    names = io.readdirSync(folder);
   } catch (e) {
     // No folder, no leftovers: building there fails next, with its own words.
     const code = (e as NodeJS.ErrnoException).code;
@@ -58,7 +93,7 @@ export function removeLeftovers(final: string): string[] {
     if (!/^[1-9][0-9]*$/.test(pid) || running(Number(pid))) continue;
     const leftover = path.join(folder, name);
     try {
-      fs.rmSync(leftover, { recursive: true, force: true });
+      io.rmSync(leftover, { recursive: true, force: true });
     } catch (e) {
       throw new LedgerIoError(leftover, e);
     }
@@ -74,10 +109,10 @@ export type FreeName = 'missing' | 'empty';
  * Whether a new file may be given the name `final`: nothing is there, or an empty file.
  * @throws {@link LedgerIoError} (EEXIST) when something else is there, or the look fails
  */
-export function freeForFile(final: string): FreeName {
+export function freeForFile(final: string, io: AsideIO = nodeAsideIO): FreeName {
   let stat: fs.Stats | undefined;
   try {
-    stat = fs.lstatSync(final, { throwIfNoEntry: false });
+    stat = io.lstatSync(final, { throwIfNoEntry: false });
   } catch (e) {
     throw new LedgerIoError(final, e);
   }
@@ -90,10 +125,10 @@ export function freeForFile(final: string): FreeName {
  * Whether a new folder may be given the name `final`: nothing is there, or an empty folder.
  * @throws {@link LedgerIoError} (ENOTEMPTY, ENOTDIR) when something else is there, or the look fails
  */
-export function freeForFolder(final: string): FreeName {
+export function freeForFolder(final: string, io: AsideIO = nodeAsideIO): FreeName {
   let entries: string[];
   try {
-    entries = fs.readdirSync(final);
+    entries = io.readdirSync(final);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
     throw new LedgerIoError(final, e);
@@ -102,10 +137,10 @@ export function freeForFolder(final: string): FreeName {
   throw new LedgerIoError(final, systemError('ENOTEMPTY', 'rename', final));
 }
 
-function syncFolderOf(final: string): void {
+function syncFolderOf(final: string, io: AsideIO): void {
   const folder = path.dirname(path.resolve(final));
   try {
-    nodeFileIO.syncDirectory(folder);
+    io.syncDirectory(folder);
   } catch (e) {
     throw new LedgerIoError(folder, e);
   }
@@ -123,28 +158,30 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
  * @throws {@link LedgerIoError} (EEXIST) when `final` is there and not empty; `temp` is left for the caller
  * @throws {@link LockedError} when a writer holds the empty file at `final`
  */
-export function publishFile(temp: string, final: string): void {
+export function publishFile(temp: string, final: string, io: AsideIO = nodeAsideIO): void {
   try {
-    fs.linkSync(temp, final);
+    io.linkSync(temp, final);
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    if (code === 'EEXIST' || (NO_HARD_LINKS.has(code) && freeForFile(final) === 'empty')) replaceEmptyFile(temp, final);
-    else if (NO_HARD_LINKS.has(code)) rename(temp, final);
+    // Node's system errors always have a code; `String` gives the type one without a branch.
+    const code = String((e as NodeJS.ErrnoException).code);
+    if (code === 'EEXIST' || (NO_HARD_LINKS.has(code) && freeForFile(final, io) === 'empty'))
+      replaceEmptyFile(temp, final, io);
+    else if (NO_HARD_LINKS.has(code)) rename(temp, final, io);
     else throw new LedgerIoError(final, e);
-    syncFolderOf(final);
+    syncFolderOf(final, io);
     return;
   }
   try {
-    fs.unlinkSync(temp);
+    io.unlinkSync(temp);
   } catch (e) {
     throw new LedgerIoError(temp, e);
   }
-  syncFolderOf(final);
+  syncFolderOf(final, io);
 }
 
-function rename(from: string, to: string): void {
+function rename(from: string, to: string, io: AsideIO): void {
   try {
-    fs.renameSync(from, to);
+    io.renameSync(from, to);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     // A folder that is not empty (ENOTEMPTY, or EEXIST on some systems) is something to keep.
@@ -152,25 +189,25 @@ function rename(from: string, to: string): void {
   }
 }
 
-function replaceEmptyFile(temp: string, final: string): void {
+function replaceEmptyFile(temp: string, final: string, io: AsideIO): void {
   let fd: number;
   try {
-    fd = fs.openSync(final, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    fd = io.openSync(final, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (e) {
     throw new LedgerIoError(final, e);
   }
   try {
-    if (!nodeFileIO.tryLock(fd)) throw new LockedError(final);
-    const stat = fs.fstatSync(fd);
+    if (!io.tryLock(fd)) throw new LockedError(final);
+    const stat = io.fstatSync(fd);
     if (!stat.isFile() || stat.size !== 0) throw new LedgerIoError(final, systemError('EEXIST', 'open', final));
     try {
-      fs.chmodSync(temp, stat.mode & 0o7777);
+      io.chmodSync(temp, stat.mode & 0o7777);
     } catch (e) {
       throw new LedgerIoError(temp, e);
     }
-    rename(temp, final);
+    rename(temp, final, io);
   } finally {
-    fs.closeSync(fd);
+    io.closeSync(fd);
   }
 }
 
@@ -179,19 +216,19 @@ function replaceEmptyFile(temp: string, final: string): void {
  * folder), and syncs the folder it is in.
  * @throws {@link LedgerIoError} (ENOTEMPTY) when `final` is there and not empty; `temp` is left for the caller
  */
-export function publishFolder(temp: string, final: string): void {
-  rename(temp, final);
-  syncFolderOf(final);
+export function publishFolder(temp: string, final: string, io: AsideIO = nodeAsideIO): void {
+  rename(temp, final, io);
+  syncFolderOf(final, io);
 }
 
 /**
  * Removes a build's file or folder, if it is there.
  * @returns whether there was one to remove
  */
-export function discard(temp: string): boolean {
+export function discard(temp: string, io: AsideIO = nodeAsideIO): boolean {
   try {
-    const there = fs.lstatSync(temp, { throwIfNoEntry: false }) !== undefined;
-    fs.rmSync(temp, { recursive: true, force: true });
+    const there = io.lstatSync(temp, { throwIfNoEntry: false }) !== undefined;
+    io.rmSync(temp, { recursive: true, force: true });
     return there;
   } catch (e) {
     throw new LedgerIoError(temp, e);

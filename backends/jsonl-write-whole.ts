@@ -35,6 +35,12 @@ const CHUNK = 4 << 20;
 const TEXT_CHUNK = 32 << 10;
 const PROGRESS_EVERY = 100_000;
 
+/**
+ * How {@link writeJsonlFile} opens the new file: `fs.promises.open`, or a test's layer over it
+ * that fails a call on the handle (a disk's EIO, which no test can make for real).
+ */
+export type OpenFile = (path: string, flags: number, mode: number) => Promise<fsp.FileHandle>;
+
 async function writeAll(
   handle: fsp.FileHandle,
   buffer: Buffer,
@@ -59,13 +65,14 @@ async function writeAll(
  * @param options.builtFor the file this one is built for (see {@link writeJsonlWhole}): a failure
  *   to create `file` (a missing or unwritable folder) is reported as that file's, which the caller
  *   knows
+ * @param options.open how to open it (`fs.promises.open` unless a test says)
  * @returns how many lines (records) and bytes were written
  * @throws {@link LedgerIoError} when `file` exists (EEXIST) or the file system fails
  */
 export async function writeJsonlFile(
   file: string,
   lines: Iterable<string>,
-  options: WriteOptions & { readonly builtFor?: string } = {},
+  options: WriteOptions & { readonly builtFor?: string; readonly open?: OpenFile } = {},
 ): Promise<{ records: number; bytes: number }> {
   let handle: fsp.FileHandle | undefined;
   // Only a file this call created is removed on failure: one that was there is not its to delete.
@@ -75,7 +82,11 @@ export async function writeJsonlFile(
   let writing: Promise<void> = Promise.resolve();
   try {
     try {
-      handle = await fsp.open(file, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o600);
+      handle = await (options.open ?? fsp.open)(
+        file,
+        fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
+        0o600,
+      );
     } catch (e) {
       // Only EEXIST is this file's own (one that a crashed build left): the folder is the other's.
       throw new LedgerIoError((e as NodeJS.ErrnoException).code === 'EEXIST' ? file : (options.builtFor ?? file), e);
