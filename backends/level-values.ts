@@ -97,14 +97,10 @@ export function decodeValue<R>(
     decoded = decoder.decode(body);
   } catch (e) {
     /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
-    throw new DamagedError(
-      name,
-      position + 1,
-      `the value is not CBOR (${e instanceof Error ? e.message : String(e)}): ${hex(body.subarray(0, 32))}`,
-      {
-        cause: e,
-      },
-    );
+    const why = e instanceof Error ? e.message : String(e);
+    throw new DamagedError(name, position + 1, `the value is not CBOR (${why}): ${hex(body.subarray(0, 32))}`, {
+      cause: e,
+    });
   }
   if (!textIsUtf8(body))
     throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
