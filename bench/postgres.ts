@@ -145,16 +145,18 @@ async function followChild(uri: string, count: number): Promise<void> {
   let reading = Promise.resolve();
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
-  await log.watch(() => {
-    reading = reading.then(async () => {
-      for await (const r of log.read(next)) {
-        const seen = performance.timeOrigin + performance.now();
-        next++;
-        if (r.type === 'decided' && r.action.type === 'skip') latencies.push(seen - Number(r.action.why));
-        else if (r.type === 'decided' && r.action.type === 'turn') latencies.push(seen - Number(r.action.speaker));
-      }
-      if (latencies.length >= count) done();
-    });
+  await log.watch({
+    onHead: () => {
+      reading = reading.then(async () => {
+        for await (const r of log.read(next)) {
+          const seen = performance.timeOrigin + performance.now();
+          next++;
+          if (r.type === 'decided' && r.action.type === 'skip') latencies.push(seen - Number(r.action.why));
+          else if (r.type === 'decided' && r.action.type === 'turn') latencies.push(seen - Number(r.action.speaker));
+        }
+        if (latencies.length >= count) done();
+      });
+    },
   });
   process.stdout.write('ready\n');
   await finished;

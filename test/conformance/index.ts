@@ -22,6 +22,7 @@ import { common, type LedgerSuiteOptions, run, type Subject, type SuiteOptions }
 import { durableTests } from './durable.js';
 import { guardTests } from './guards.js';
 import { ledgerTests } from './ledger.js';
+import { othersTests } from './others.js';
 import { readThroughTests } from './read-through.js';
 import { resumeTests } from './resume.js';
 import { closedTrait } from './traits/closed.js';
@@ -39,6 +40,7 @@ export function suite<S extends Subject>(options: SuiteOptions<S>): void {
   guardTests(backend);
   resumeTests(backend);
   writerTests(backend);
+  othersTests(backend);
   durableTests(backend);
   closedTrait(backend);
   ledgerTests(backend);

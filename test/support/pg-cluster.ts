@@ -17,6 +17,9 @@ import pg from 'pg';
 import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
 import type { Record } from '../../lib/index.js';
 import { honchoCodec } from '../../lib/index.js';
+import { until } from '../conformance/common.js';
+
+export { until } from '../conformance/common.js';
 
 const KEEPER = fileURLToPath(new URL('./pg-keeper.js', import.meta.url));
 
@@ -133,14 +136,32 @@ export async function dropLog(log: string): Promise<void> {
   });
 }
 
-/** A fresh log's backend for the conformance suite, a fresh backend object of the same log, and how to remove the log. */
-export async function pgSubject(
-  options: Omit<PostgresOptions<Record>, 'codec'> = {},
-): Promise<{ backend: PostgresBackend<Record>; fresh: () => PostgresBackend<Record>; cleanup: () => Promise<void> }> {
+/** A PostgreSQL log for the conformance suite. */
+export interface PgSubject {
+  readonly backend: PostgresBackend<Record>;
+  /** A fresh backend object of the same log. */
+  readonly fresh: () => PostgresBackend<Record>;
+  /** Removes the log. */
+  readonly cleanup: () => Promise<void>;
+  /** Cuts the log back to its first `head` records behind its writers' backs, as a failover to a standby that had not received the rest does. */
+  readonly rewind: (head: number) => Promise<void>;
+}
+
+/** A fresh log's backend for the conformance suite (see {@link PgSubject}). */
+export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<PgSubject> {
   const log = freshLog();
   const uri = await logUri(log);
+  const { schema } = await pgServer();
   const fresh = (): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, ...options });
-  return { backend: fresh(), fresh, cleanup: () => dropLog(log) };
+  const rewind = (head: number): Promise<void> =>
+    withAdmin(async (admin) => {
+      await admin.query('BEGIN');
+      await admin.query(`DELETE FROM "${schema}".records WHERE log = $1 AND position >= $2`, [log, head]);
+      await admin.query(`DELETE FROM "${schema}".batches WHERE log = $1 AND head > $2`, [log, head]);
+      await admin.query(`UPDATE "${schema}".logs SET head = $2 WHERE name = $1`, [log, head]);
+      await admin.query('COMMIT');
+    });
+  return { backend: fresh(), fresh, cleanup: () => dropLog(log), rewind };
 }
 
 /** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
@@ -169,14 +190,6 @@ export async function roleUri(
   uri.searchParams.set('user', name);
   uri.searchParams.set('password', password);
   return uri.href;
-}
-
-/** Waits until `check` holds, looking every 10 ms; fails after 30 s, so that a test that would hang fails instead. */
-export async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (const start = Date.now(); !(await check()); ) {
-    if (Date.now() - start > 30_000) throw new Error(`waited 30 s for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** The pid of the session that waits for a lock while it appends (one at a time in these tests). */
