@@ -64,8 +64,13 @@ export interface SuiteOptions<S extends Subject = Subject> {
 /** The ledger part's options: a run with a read model, say. */
 export interface LedgerSuiteOptions<S extends Subject = Subject>
   extends Omit<SuiteOptions<S>, 'capabilities' | 'stop' | 'rewind'> {
-  /** The ledger's options for each open (made fresh for each subject). */
+  /**
+   * The ledger's options for each open (made fresh for each subject). Where a test opens two
+   * ledgers on one log, one takes them and the other none (a read model has one holder).
+   */
   readonly options?: () => LedgerOptions;
+  /** What the backend can do: given, the tests of several writers and watches are registered as they apply. */
+  readonly capabilities?: LogCapabilities;
 }
 
 /** What a promise's file registers its tests with. */

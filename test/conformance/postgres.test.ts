@@ -39,5 +39,6 @@ ledgerSuite({
     };
   },
   options: () => ({ index, onNotice: () => undefined }),
+  capabilities,
 });
 withIndex.run();
