@@ -10,8 +10,9 @@
  *
  * Each test takes a log of its own ({@link freshLog}), so tests never see each other's records.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
@@ -53,19 +54,32 @@ async function start(): Promise<PgServer> {
   return { url: url.href, schema };
 }
 
+/** The keeper's process, once started, and the answers to what it was asked, in order. */
+let kept: {
+  child: ChildProcessByStdio<Writable, Readable, null>;
+  answers: ((said: { error?: string }) => void)[];
+} | null = null;
+
 /** Starts the keeper and gives what it said on its first line; it lives until this process ends. */
 function keeper(args: readonly string[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const answers: ((said: { error?: string }) => void)[] = [
+      (said) => {
+        if (said.error !== undefined) reject(new Error(`the tests' PostgreSQL server: ${said.error}`));
+        else resolve(said);
+      },
+    ];
+    kept = { child, answers };
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       out += chunk;
-      const newline = out.indexOf('\n');
-      if (newline === -1) return;
-      const said = JSON.parse(out.slice(0, newline)) as { error?: string };
-      if (said.error !== undefined) reject(new Error(`the tests' PostgreSQL server: ${said.error}`));
-      else resolve(said);
+      for (let newline = out.indexOf('\n'); newline !== -1; newline = out.indexOf('\n')) {
+        const said = JSON.parse(out.slice(0, newline)) as { error?: string };
+        out = out.slice(newline + 1);
+        answers.shift()?.(said);
+      }
       // the run may end without waiting for it: its stdin closing is what stops it
       child.unref();
       (child.stdin as unknown as Socket).unref();
@@ -76,6 +90,29 @@ function keeper(args: readonly string[]): Promise<unknown> {
       reject(new Error(`the tests' PostgreSQL server: its keeper exited (${code}) before it said where the server is`)),
     );
   });
+}
+
+/**
+ * Restarts the run's server (`pg_ctl restart -m fast`), and resolves once it takes connections
+ * again: every session is ended, as a server's restart or crash ends them. On a server of the
+ * user's (`LEDGERSTORE_PG_URL`), every ledgerstore session is ended instead.
+ */
+export async function restartServer(): Promise<void> {
+  await pgServer();
+  const keeperNow = kept;
+  if (keeperNow === null) throw new Error('the keeper is not running');
+  const stdout = keeperNow.child.stdout as unknown as Socket;
+  stdout.ref(); // the run waits for the answer
+  try {
+    await new Promise<void>((resolve, reject) => {
+      keeperNow.answers.push((said) =>
+        said.error === undefined ? resolve() : reject(new Error(`the tests' PostgreSQL server: ${said.error}`)),
+      );
+      keeperNow.child.stdin.write('restart\n');
+    });
+  } finally {
+    stdout.unref();
+  }
 }
 
 let logs = 0;
