@@ -1,16 +1,21 @@
 /**
  * Honcho ledgers in several processes on one PostgreSQL log, through `Ledger` (the catch-up on
- * conflict, the watch), with a follower process (`ledgerstore follow`) beside them:
+ * conflict, the watch, the sender lease), with a follower process (`ledgerstore follow`)
+ * beside them:
  *
  * - three writer processes deciding the same items as fast as they can: every item decided
  *   exactly once, every acknowledged decision there, each writer's in the order it was
  *   acknowledged, and the follower saw the log as it is, in order, with no gap and no repeat;
+ * - memoryd-style workers in three processes (decide, send to a fake Honcho while holding the
+ *   sender lease, record sent or failed): nothing decided twice, nothing sent twice;
  * - a follower that sees every record, in order, with no gap and no repeat, through a restart
  *   of the server;
  * - a ledger whose session is ended (`pg_terminate_backend`) in the middle of a group-commit
  *   batch: every append of the batch refused, none of it in the log or the state, and the
  *   ledger goes on.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -32,6 +37,7 @@ import {
 import { CRASH_SEED } from '../support/seed.js';
 
 const WRITER = fileURLToPath(new URL('../support/ledger-writer.js', import.meta.url));
+const WORKER = fileURLToPath(new URL('../support/honcho-worker.js', import.meta.url));
 
 /** `ledgerstore follow <uri> --json --from 0`, in a process of its own. */
 const follower = (uri: string): LineProcess =>
@@ -109,6 +115,60 @@ test('three writer processes deciding the same items through Ledger: each decide
   });
   assert.equal(follow.ended, { code: 130, signal: null }, `the follower stopped on SIGINT: ${follow.stderr}`);
   sawTheLog(follow, records, 'three deciding writers');
+});
+
+test('memoryd-style workers in three processes: nothing decided twice, nothing sent twice', async () => {
+  const log = freshLog();
+  const uri = await logUri(log);
+  const items = 120;
+  const calls = new Map<number, string[]>();
+  let answered = 0;
+  const honcho: Server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      const { item, worker } = JSON.parse(body) as { item: { turn: number }; worker: string };
+      calls.set(item.turn, [...(calls.get(item.turn) ?? []), worker]);
+      answered++;
+      // every seventh call fails: the worker records `failed`
+      if (answered % 7 === 0) response.writeHead(503).end();
+      else response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([`h-${item.turn}`]));
+    });
+  });
+  await new Promise<void>((resolve) => honcho.listen(0, '127.0.0.1', resolve));
+  const port = (honcho.address() as AddressInfo).port;
+  const workers = [0, 1, 2].map(
+    (w) =>
+      new LineProcess([WORKER, uri, String(w), String(items), String(port), String(CRASH_SEED + w)], `worker ${w}`),
+  );
+  try {
+    await together(workers);
+  } finally {
+    await new Promise<void>((resolve) => honcho.close(() => resolve()));
+  }
+  const reader = await (await pgBackend(log)).open({ readOnly: true });
+  const records = await all(reader);
+  await reader.close();
+  const reference = checkRules(records, 'memoryd-style workers'); // no item decided, sent or failed twice
+  for (const worker of workers)
+    assert.not.ok(
+      worker.lines.some((l) => l.startsWith('twice')),
+      `${worker.lines.join(' ')}`,
+    );
+  const counts = reference.counts();
+  assert.is(counts.decided, items, 'every item decided');
+  assert.is(counts.waiting, 0, 'nothing left waiting');
+  const senders = new Set([...calls.values()].flat());
+  assert.ok(senders.size >= 2, `the sender lease changed hands (senders: ${[...senders].join(', ')})`);
+  for (const record of records) {
+    if (record.type === 'decided' || record.item.type !== 'turn') continue;
+    const made = calls.get(record.item.turn) ?? [];
+    assert.is(made.length, 1, `item ${record.item.turn} sent to Honcho once, not ${made.length} times`);
+    if (record.type === 'sent') assert.equal(record.ids, [`h-${record.item.turn}`]);
+  }
+  assert.is(calls.size, counts.sent + counts.failed, 'Honcho was called for nothing else');
 });
 
 test('a follower process sees every record, in order, with no gap and no repeat, through a restart of the server', async () => {
