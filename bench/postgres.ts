@@ -5,7 +5,9 @@
  * - Appends, against a bare loop of single-row `INSERT`s in autocommit with
  *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs):
  *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
- *   ledger group-commits); 4 processes at once, 16 appenders each.
+ *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
+ *   `expectedHead`, catching up on each conflict), after which the log is checked: every record
+ *   there, no item decided twice.
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
@@ -45,6 +47,7 @@ import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import { Ledger } from '../lib/ledger.js';
+import { checkRules } from '../test/support/guarantees.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
 import { childSays, progress, progressDone, syntheticLedger } from './common.js';
 
@@ -148,7 +151,21 @@ async function processAppends(uri: string, round: number): Promise<Rate> {
   await Promise.all(lines.map((line) => line(2)));
   const seconds = now() - start;
   for (const child of children) child.stdin.end();
+  await noneDecidedTwice(uri, PROCESSES * PER_PROCESS);
   return { count: PROCESSES * PER_PROCESS, seconds };
+}
+
+/** Throws unless the log at `uri` holds exactly `count` records, which keep the rules: no item decided twice. */
+async function noneDecidedTwice(uri: string, count: number): Promise<void> {
+  const ledger = await Ledger.open(uri, { readOnly: true }); // its open checks every record against the rules
+  try {
+    const records: Record[] = [];
+    for await (const r of ledger.records()) records.push(r);
+    checkRules(records, uri);
+    if (records.length !== count) throw new Error(`${uri}: ${records.length} records, not the ${count} appended`);
+  } finally {
+    await ledger.close();
+  }
 }
 
 /** A follower child: watches, reads each new record, and says how long after its append it had it. */
