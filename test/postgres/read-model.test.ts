@@ -7,29 +7,10 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
-import { Ledger, type LogBackend, type Record } from '../../lib/index.js';
+import { Ledger, type Record } from '../../lib/index.js';
+import { countingReplays } from '../support/counting-backend.js';
 import { withHome } from '../support/ledger.js';
 import { freshLog, logUri, pgBackend } from '../support/pg-cluster.js';
-
-/** A backend of `log` that counts the records its opens replay (their positions). */
-async function counting(log: string): Promise<{ backend: LogBackend<Record>; replays: number[] }> {
-  const inner = await pgBackend(log);
-  const replays: number[] = [];
-  return {
-    replays,
-    backend: {
-      ...inner,
-      open: (options) =>
-        inner.open({
-          ...options,
-          replay: (record, position) => {
-            replays.push(position);
-            return options?.replay?.(record, position);
-          },
-        }),
-    },
-  };
-}
 
 /** What a ledger answers, to hold against a replay of the log without a read model. */
 async function answersOf(ledger: Ledger): Promise<unknown> {
@@ -54,7 +35,7 @@ test('a read model over a PostgreSQL log takes in what others append as it catch
     const log = freshLog();
     const uri = await logUri(log);
     const index = join(home.dir, 'index');
-    const { backend, replays } = await counting(log);
+    const { backend, replays } = countingReplays(await pgBackend(log));
     const notices: string[] = [];
     const indexed = await Ledger.open(backend, { index, onNotice: (m) => notices.push(m) });
     const other = await Ledger.open(uri);

@@ -71,11 +71,7 @@ say('ready');
 await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
 
 async function decideAll(): Promise<void> {
-  const order = Array.from({ length: items }, (_, n) => n);
-  for (let n = order.length - 1; n > 0; n--) {
-    const k = rng.below(n + 1);
-    [order[n], order[k]] = [order[k] as number, order[n] as number];
-  }
+  const order = rng.permutation(items);
   let next = 0;
   await Promise.all(
     Array.from({ length: 8 }, async () => {

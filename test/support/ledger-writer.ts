@@ -71,11 +71,7 @@ if (mode === 'steady') {
     await sleep(Number(pauseText));
   }
 } else if (mode === 'decide') {
-  const order = Array.from({ length: count }, (_, n) => n);
-  for (let n = order.length - 1; n > 0; n--) {
-    const k = rng.below(n + 1);
-    [order[n], order[k]] = [order[k] as number, order[n] as number];
-  }
+  const order = rng.permutation(count);
   let next = 0;
   await Promise.all(
     Array.from({ length: 16 }, async () => {
