@@ -6,6 +6,8 @@
  * - three writer processes deciding the same items as fast as they can: every item decided
  *   exactly once, every acknowledged decision there, each writer's in the order it was
  *   acknowledged, and the follower saw the log as it is, in order, with no gap and no repeat;
+ * - one of them killed with SIGKILL in the middle: the others decide the rest, each item once,
+ *   and every decision the killed one had acknowledged is there, its own;
  * - memoryd-style workers in three processes (decide, send to a fake Honcho while holding the
  *   sender lease, record sent or failed): nothing decided twice, nothing sent twice;
  * - a follower that sees every record, in order, with no gap and no repeat, through a restart
@@ -92,29 +94,58 @@ test('three writer processes deciding the same items through Ledger: each decide
   }
   checkRules(records, 'three deciding writers'); // no item decided twice
   assert.is(records.length, items, 'every item decided');
-  const place = new Map(records.map((r, position) => [r.item.type === 'turn' ? r.item.turn : -1, { r, position }]));
-  writers.forEach((writer, w) => {
-    let last = -1;
-    for (const line of writer.lines) {
-      const [word, n] = line.split(' ');
-      const found = place.get(Number(n));
-      if (word === 'ack') {
-        assert.ok(
-          found?.r.type === 'decided' && found.r.action.type === 'skip' && found.r.action.why === `by w${w}`,
-          `writer ${w}'s item ${n} is its own`,
-        );
-        assert.ok(found.position > last, `writer ${w}'s acknowledgements are in log order (item ${n})`);
-        last = found.position;
-      } else if (word === 'refused') {
-        assert.ok(
-          found?.r.type === 'decided' && found.r.action.type === 'skip' && found.r.action.why !== `by w${w}`,
-          `writer ${w}'s refused item ${n} is another's`,
-        );
-      }
-    }
-  });
+  writers.forEach((writer, w) => heldTo(writer, w, records));
   assert.equal(follow.ended, { code: 130, signal: null }, `the follower stopped on SIGINT: ${follow.stderr}`);
   sawTheLog(follow, records, 'three deciding writers');
+});
+
+/** Writer `w`'s acknowledged items are in `records` as its own, in the order it acknowledged them; those refused are another's. */
+function heldTo(writer: LineProcess, w: number, records: readonly Record[]): void {
+  const place = new Map(records.map((r, position) => [r.item.type === 'turn' ? r.item.turn : -1, { r, position }]));
+  let last = -1;
+  for (const line of writer.lines) {
+    const [word, n] = line.split(' ');
+    const found = place.get(Number(n));
+    if (word === 'ack') {
+      assert.ok(
+        found?.r.type === 'decided' && found.r.action.type === 'skip' && found.r.action.why === `by w${w}`,
+        `writer ${w}'s item ${n} is its own`,
+      );
+      assert.ok(found.position > last, `writer ${w}'s acknowledgements are in log order (item ${n})`);
+      last = found.position;
+    } else if (word === 'refused') {
+      assert.ok(
+        found?.r.type === 'decided' && found.r.action.type === 'skip' && found.r.action.why !== `by w${w}`,
+        `writer ${w}'s refused item ${n} is another's`,
+      );
+    }
+  }
+}
+
+test('a Ledger writer process killed with SIGKILL while three decide the same items: the others decide the rest, each once; its acknowledged decisions are there', async () => {
+  const log = freshLog();
+  const uri = await logUri(log);
+  const items = 400;
+  const writers = [0, 1, 2].map(
+    (w) => new LineProcess([WRITER, uri, String(w), 'decide', String(items), String(CRASH_SEED + w)], `writer ${w}`),
+  );
+  const [victim, ...others] = writers as [LineProcess, ...LineProcess[]];
+  try {
+    await Promise.all(writers.map((writer) => writer.said('ready')));
+    for (const writer of writers) writer.send('go');
+    await victim.waitFor((lines) => lines.filter((l) => l.startsWith('ack ')).length >= 20, '20 acknowledgements');
+    victim.process.kill('SIGKILL');
+    assert.equal(await victim.exited, { code: null, signal: 'SIGKILL' });
+    await Promise.all(others.map((writer) => writer.said('done')));
+  } finally {
+    await Promise.all(writers.map((writer) => writer.end()));
+  }
+  const reader = await (await pgBackend(log)).open({ readOnly: true });
+  const records = await all(reader);
+  await reader.close();
+  checkRules(records, 'a writer killed'); // no item decided twice
+  assert.is(records.length, items, 'every item decided');
+  writers.forEach((writer, w) => heldTo(writer, w, records));
 });
 
 test('memoryd-style workers in three processes: nothing decided twice, nothing sent twice', async () => {
