@@ -44,12 +44,15 @@ import type {
   Appended,
   AppendOptions,
   EventLog,
+  HeadWatcher,
+  Lease,
   LogBackend,
   LogCapabilities,
   OpenOptions,
   Position,
   Repair,
   ResumePoint,
+  Unwatch,
 } from '../lib/log.js';
 import { LogBase } from '../lib/log-base.js';
 import { Random } from '../lib/random.js';
@@ -407,7 +410,12 @@ class FaultyLog<R> extends LogBase<R> {
     readOnly: boolean,
   ) {
     super({ name: inner.name, capabilities: inner.capabilities, readOnly });
+    const watch = inner.watch?.bind(inner);
+    // the inner log's watch, when it has one: the wrapper injects no fault into what it hears
+    if (watch !== undefined) this.watch = (watcher) => this.watching(watcher, watch);
   }
+
+  readonly watch?: (watcher: HeadWatcher) => Promise<Unwatch>;
 
   get head(): Position {
     return this.inner.head;
@@ -469,8 +477,17 @@ class FaultyLog<R> extends LogBase<R> {
     return appended;
   }
 
-  protected async *_read(from: Position): AsyncIterable<R[]> {
-    for await (const record of this.inner.read(from)) yield [record];
+  protected async *_read(from: Position, to: Position | undefined): AsyncIterable<R[]> {
+    for await (const record of this.inner.read(from, to)) yield [record];
+  }
+
+  protected _refresh(): Promise<Position> {
+    return this.inner.refresh();
+  }
+
+  /** The inner log's lease: its storage keeps it. */
+  protected override _lease(name: string): Promise<Lease | null> {
+    return this.inner.lease(name);
   }
 
   /** The inner log's point, once every append called so far has settled. */

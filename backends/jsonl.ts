@@ -87,6 +87,7 @@ import {
 } from '../lib/errors.js';
 import {
   checkedEncoder,
+  type HeadWatcher,
   type LogBackend,
   type LogCapabilities,
   MAX_LINE_BYTES,
@@ -94,6 +95,7 @@ import {
   type Position,
   type RecordCodec,
   type ResumePoint,
+  type Unwatch,
 } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from './file-io.js';
@@ -109,6 +111,7 @@ import {
   statusOfOpen,
   syncDirectory,
 } from './jsonl-file.js';
+import { DEFAULT_HEARTBEAT_MS, sizeStillThere, watchFile, wholeLines } from './jsonl-follow.js';
 import {
   type Chunk,
   changedWhileOpen,
@@ -130,6 +133,8 @@ export interface JsonlOptions<R> {
   readonly io?: FileIO;
   /** The size of the chunks the file is read in. */
   readonly chunkSize?: number;
+  /** How long a watch waits between two looks at the file besides what the system tells (default 1,000 ms). */
+  readonly heartbeatMs?: number;
 }
 
 const CAPABILITIES: LogCapabilities = {
@@ -138,6 +143,7 @@ const CAPABILITIES: LogCapabilities = {
   severalWriters: false,
   readsWhileWriting: true,
   atomicBatches: false,
+  watches: true,
 };
 const FILE_MODE = 0o600;
 
@@ -233,6 +239,9 @@ class JsonlLog<R> extends StoredLog<R> {
   private lastLine: Buffer | null = null;
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
+  private readonly heartbeatMs: number;
+  /** Why a reader takes in no more lines: its sync of them failed (never retried into success). */
+  private unsynced: LedgerIoError | null = null;
 
   private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
@@ -241,6 +250,7 @@ class JsonlLog<R> extends StoredLog<R> {
     this.encode = checkedEncoder(options.codec);
     this.io = options.io ?? nodeFileIO;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
+    this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
     this.absolute = absolute;
   }
 
@@ -458,6 +468,59 @@ class JsonlLog<R> extends StoredLog<R> {
     this.identity = identity;
     this.syncDirectoryOrStop(); // whoever created it may not have
     return fd;
+  }
+
+  /**
+   * A reader's catch-up: the whole lines a writer in another process appended since, synced
+   * first (see `jsonl-follow.ts`). A writer is the only writer: what it holds is the log.
+   */
+  protected override _storedHead(): Position {
+    if (!this.readOnly) return this.count;
+    if (this.unsynced !== null) throw this.unsynced;
+    const { io, name } = this;
+    if (this.fd === null) {
+      const opened = openRegular(io, name, true);
+      if (opened === null) return this.count;
+      this.fd = opened.fd;
+      this.identity = opened.identity;
+    }
+    const fd = this.fd;
+    const read = { length: this.length, count: this.count };
+    const size = sizeStillThere(io, fd, name, this.absolute, this.identity as string, read);
+    if (size === this.length) return this.count;
+    try {
+      io.datasync(fd);
+    } catch (e) {
+      this.unsynced = new LedgerIoError(name, e, 'read');
+      throw this.unsynced;
+    }
+    const starts = this.starts;
+    let count = this.count;
+    wholeLines(io, fd, name, read, size, this.chunkSize, (start, next) => {
+      if (starts !== null && count % SEEK_STRIDE === 0) starts.push(start);
+      this.lastLineStart = start;
+      this.length = next;
+      count++;
+    });
+    return count;
+  }
+
+  /** Tells of the whole lines that appear in the file (see `jsonl-follow.ts`): another process's appends, and this log's. */
+  watch(watcher: HeadWatcher): Promise<Unwatch> {
+    return this.watching(watcher, async (told) =>
+      watchFile(
+        {
+          io: this.io,
+          name: this.name,
+          absolute: this.absolute,
+          chunkSize: this.chunkSize,
+          heartbeatMs: this.heartbeatMs,
+          from: { length: this.length, count: this.count },
+          identity: this.identity,
+        },
+        told,
+      ),
+    );
   }
 
   /** The records from `from` up to the head now, a chunk at a time, from the nearest remembered start before it. */

@@ -165,6 +165,7 @@ const ON_DISK: LogCapabilities = {
   severalWriters: false,
   readsWhileWriting: false,
   atomicBatches: true,
+  watches: false,
 };
 
 /** The format this version writes. */
@@ -221,6 +222,7 @@ export function levelBackend<R>(location: string | LevelDatabase, options: Level
     severalWriters: false,
     readsWhileWriting: true,
     atomicBatches: true,
+    watches: false,
   };
   return {
     name,
@@ -543,9 +545,9 @@ class LevelLog<R> extends StoredLog<R> {
     this.lastValue = values[values.length - 1] as Uint8Array;
   }
 
-  /** The records up to the head now (later appends are not read), a chunk at a time. */
-  protected async *_read(from: Position): AsyncGenerator<R[]> {
-    const end = this.head;
+  /** The records up to `to` or the head now (later appends are not read), a chunk at a time. */
+  protected async *_read(from: Position, to: Position | undefined): AsyncGenerator<R[]> {
+    const end = Math.min(to ?? this.head, this.head);
     if (this.db === null || !(from < end)) return;
     let position = from;
     for await (const entries of readAhead(this.name, iterate(this.db, this.name, recordKey(from), recordKey(end)))) {

@@ -11,7 +11,7 @@
  *   log holds. `repaired` is always `null`: nothing is ever cut off.
  * - **One writer per backend object** (the store is the writer's key); read-only opens are
  *   allowed while a writer holds the log, and see the log as it was when they opened (as a
- *   read-only JSONL open does).
+ *   read-only JSONL open does), until a `refresh` takes in what the writer appended since.
  * - **Synchronous.** An append is stored whole within its call, when none is running before it.
  *
  * Why frozen values rather than the codec's text: freezing a Honcho record is three
@@ -48,6 +48,7 @@ const CAPABILITIES: LogCapabilities = {
   severalWriters: false,
   readsWhileWriting: true,
   atomicBatches: true,
+  watches: false,
 };
 /** Records per batch of a read: a reader of a large log lets others run between batches. */
 const BATCH = 4096;
@@ -135,8 +136,14 @@ class MemoryLog<R> extends StoredLog<R> {
     for (const record of records) stored.push(deepFreeze(record));
   }
 
-  protected _read(from: Position): Batches<R> {
-    return batches(this.store.records, from, this.count); // the head now: records appended while reading are not read
+  protected _read(from: Position, to: Position | undefined): Batches<R> {
+    // the head now: records appended while reading are not read
+    return batches(this.store.records, from, Math.min(to ?? this.count, this.count));
+  }
+
+  /** What the writer appended since: a reader that opened before takes it in. */
+  protected override _storedHead(): Position {
+    return this.store.records.length;
   }
 
   protected _close(): void {}

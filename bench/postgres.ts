@@ -5,17 +5,32 @@
  * - Appends, against a bare loop of single-row `INSERT`s in autocommit with
  *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs):
  *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
- *   ledger group-commits); 4 processes at once, 16 appenders each.
+ *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
+ *   `expectedHead`, catching up on each conflict), after which the log is checked: every record
+ *   there, no item decided twice.
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
  * - Follow latency: from `append` resolving to a follower in another process (a read-only log's
  *   `watch`, then `read`) having the record, p50 and p99.
  *
+ * With `--scale`, instead, what `docs/scaling.md` projects from:
+ *
+ * - the lock's hold time by batch size: one session appending batches of 1, 16, 128, 1024
+ *   records one after another; the log's row lock is held from the statement's start to its
+ *   commit's WAL flush, so the hold is the append's round trip less a `SELECT 1`'s;
+ * - writers: 1 to 64 `Ledger`s (a session each) deciding items of their own on one log, each
+ *   awaiting its appends: records/s, the append latency's p50 and p99, and beside it the same
+ *   number of raw sessions appending without `expectedHead` (what the ledger's check-again on
+ *   conflict costs);
+ * - the storage a record takes (table and indexes, from a log of 100k synthetic records) and
+ *   the read-only open of that log.
+ *
  * The server is the one `LEDGERSTORE_PG_URL` names, else a throwaway cluster
  * (`test/support/pg-cluster.ts`, fsync on). Figures go to stdout; nothing here judges them.
  *
  *     node dist/bench/postgres.js [--replay <records>]      (default 1,000,000)
+ *     node dist/bench/postgres.js --scale
  *
  * (`--child ...` is how it runs a measuring process.)
  *
@@ -30,7 +45,9 @@ import { postgresBackend } from '../backends/postgres/index.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
+import { workload } from '../lib/honcho/synthetic.js';
 import { Ledger } from '../lib/ledger.js';
+import { checkRules } from '../test/support/guarantees.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
 import { childSays, progress, progressDone, syntheticLedger } from './common.js';
 
@@ -134,7 +151,21 @@ async function processAppends(uri: string, round: number): Promise<Rate> {
   await Promise.all(lines.map((line) => line(2)));
   const seconds = now() - start;
   for (const child of children) child.stdin.end();
+  await noneDecidedTwice(uri, PROCESSES * PER_PROCESS);
   return { count: PROCESSES * PER_PROCESS, seconds };
+}
+
+/** Throws unless the log at `uri` holds exactly `count` records, which keep the rules: no item decided twice. */
+async function noneDecidedTwice(uri: string, count: number): Promise<void> {
+  const ledger = await Ledger.open(uri, { readOnly: true }); // its open checks every record against the rules
+  try {
+    const records: Record[] = [];
+    for await (const r of ledger.records()) records.push(r);
+    checkRules(records, uri);
+    if (records.length !== count) throw new Error(`${uri}: ${records.length} records, not the ${count} appended`);
+  } finally {
+    await ledger.close();
+  }
 }
 
 /** A follower child: watches, reads each new record, and says how long after its append it had it. */
@@ -145,16 +176,18 @@ async function followChild(uri: string, count: number): Promise<void> {
   let reading = Promise.resolve();
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
-  await log.watch(() => {
-    reading = reading.then(async () => {
-      for await (const r of log.read(next)) {
-        const seen = performance.timeOrigin + performance.now();
-        next++;
-        if (r.type === 'decided' && r.action.type === 'skip') latencies.push(seen - Number(r.action.why));
-        else if (r.type === 'decided' && r.action.type === 'turn') latencies.push(seen - Number(r.action.speaker));
-      }
-      if (latencies.length >= count) done();
-    });
+  await log.watch({
+    onHead: () => {
+      reading = reading.then(async () => {
+        for await (const r of log.read(next)) {
+          const seen = performance.timeOrigin + performance.now();
+          next++;
+          if (r.type === 'decided' && r.action.type === 'skip') latencies.push(seen - Number(r.action.why));
+          else if (r.type === 'decided' && r.action.type === 'turn') latencies.push(seen - Number(r.action.speaker));
+        }
+        if (latencies.length >= count) done();
+      });
+    },
   });
   process.stdout.write('ready\n');
   await finished;
@@ -321,8 +354,140 @@ function logUriSync(uri: string, log: string): string {
   return url.href;
 }
 
+/** Mean seconds of `n` calls of `call`, one after another. */
+async function meanSeconds(n: number, call: (k: number) => Promise<unknown>): Promise<number> {
+  const start = now();
+  for (let k = 0; k < n; k++) await call(k);
+  return (now() - start) / n;
+}
+
+/** `writers` callers, each with a session (a `Ledger`, or a raw log appending blind) of its own, `each` records apiece. */
+async function writersAppend(
+  uri: string,
+  writers: number,
+  each: number,
+  through: 'ledger' | 'raw',
+  admin: pg.Client,
+): Promise<{ rate: number; p50: number; p99: number; sessions: number }> {
+  const opened = await Promise.all(
+    Array.from({ length: writers }, async () =>
+      through === 'ledger' ? await Ledger.open(uri) : await postgresBackend(uri, { codec: honchoCodec }).open(),
+    ),
+  );
+  const latencies: number[] = [];
+  try {
+    const start = now();
+    await Promise.all(
+      opened.map(async (writer, w) => {
+        for (let n = 0; n < each; n++) {
+          const r = record(`w${w}`, n);
+          const at = now();
+          if (writer instanceof Ledger) await writer.append(r);
+          else await writer.append([r]);
+          latencies.push((now() - at) * 1000);
+        }
+      }),
+    );
+    const seconds = now() - start;
+    latencies.sort((a, b) => a - b);
+    const { rows } = await admin.query<{ n: string }>(
+      "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'ledgerstore-%'",
+    );
+    return {
+      rate: (writers * each) / seconds,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      sessions: Number(rows[0]?.n) / writers,
+    };
+  } finally {
+    await Promise.all(opened.map((writer) => writer.close()));
+  }
+}
+
+async function scale(): Promise<void> {
+  const { schema } = await pgServer();
+  const base = await logUri('scale-bare');
+  const plain = base.replace(/[?&](log|schema)=[^&]*/g, '');
+  const admin = new pg.Client({ connectionString: plain });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+    await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
+    const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, BARE));
+    const roundTrip = await meanSeconds(500, () => admin.query('SELECT 1'));
+    console.log(
+      `bare commit loop ${Math.round(bare)}/s (${(1000 / bare).toFixed(2)} ms a commit); a SELECT 1 round trip ${(roundTrip * 1000).toFixed(3)} ms`,
+    );
+
+    const records = [...workload({ records: 20_000, seed: 5 })];
+    const log = await postgresBackend(logUriSync(base, `scale-batches-${process.pid}`), { codec: honchoCodec }).open();
+    try {
+      let at = 0;
+      for (const [size, calls] of [
+        [1, 400],
+        [16, 200],
+        [128, 60],
+        [1024, 12],
+      ] as const) {
+        const seconds = await meanSeconds(calls, async () => {
+          await log.append(records.slice(at % 10_000, (at % 10_000) + size));
+          at += size;
+        });
+        console.log(
+          `batches of ${size}: an append ${(seconds * 1000).toFixed(2)} ms, the lock held about ${((seconds - roundTrip) * 1000).toFixed(2)} ms; one session ${Math.round(size / seconds)} records/s`,
+        );
+      }
+    } finally {
+      await log.close();
+    }
+
+    // 100 Ledgers would need more sessions than the test cluster's max_connections (200)
+    for (const writers of [1, 4, 16, 64]) {
+      const each = Math.max(20, Math.round(2000 / writers));
+      const ledger = await writersAppend(
+        logUriSync(base, `scale-ledgers-${writers}-${process.pid}`),
+        writers,
+        each,
+        'ledger',
+        admin,
+      );
+      const raw = await writersAppend(
+        logUriSync(base, `scale-raw-${writers}-${process.pid}`),
+        writers,
+        each,
+        'raw',
+        admin,
+      );
+      console.log(
+        `${writers} writers, ${each} records each: Ledger ${Math.round(ledger.rate)} records/s (p50 ${ledger.p50.toFixed(1)} ms, p99 ${ledger.p99.toFixed(1)} ms, ${ledger.sessions.toFixed(1)} sessions a writer); raw sessions without expectedHead ${Math.round(raw.rate)}/s (p50 ${raw.p50.toFixed(1)} ms, p99 ${raw.p99.toFixed(1)} ms)`,
+      );
+    }
+
+    const filled = `scale-size-${process.pid}`;
+    const sized = [...workload({ records: 100_000, seed: 7 })];
+    await fillLedger(postgresBackend(logUriSync(base, filled), { codec: honchoCodec }), sized);
+    const { rows } = await admin.query<{ bytes: string; lines: string }>(
+      `SELECT (pg_total_relation_size('"${schema}".records') + pg_total_relation_size('"${schema}".batches'))::text AS bytes,
+              (SELECT sum(octet_length(line)) FROM "${schema}".records WHERE log = $1)::text AS lines`,
+      [filled],
+    );
+    const { rows: counted } = await admin.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}".records`);
+    const total = Number(counted[0]?.n);
+    const bytes = Number(rows[0]?.bytes);
+    console.log(
+      `storage: ${Math.round(bytes / total)} bytes a record, tables and indexes (${total} records in the schema; this log's lines average ${Math.round(Number(rows[0]?.lines) / sized.length)} bytes)`,
+    );
+    const opened = await childSays<Rate>([SCRIPT, '--child', 'replay', logUriSync(base, filled)], 'replay');
+    console.log(`read-only open of 100k records: ${Math.round(perSecond(opened))} records/s`);
+  } finally {
+    await admin.end();
+  }
+}
+
 const [flag, kind, ...rest] = process.argv.slice(2);
-if (flag === '--child') {
+if (flag === '--scale') {
+  await scale();
+} else if (flag === '--child') {
   const [uri = '', a = '', b = '', c = ''] = rest;
   if (kind === 'append') await appendChild(uri, a, Number(b), Number(c));
   else if (kind === 'follow') await followChild(uri, Number(a));

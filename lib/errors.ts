@@ -43,6 +43,7 @@ export type RunbookAnchor =
   | 'ledger-replaced'
   | 'ledger-locked'
   | 'ledger-index-behind'
+  | 'ledger-went-back'
   | 'level-folder-damaged'
   | 'level-format-upgrade';
 
@@ -250,14 +251,20 @@ export class StoppedError extends LedgerError {
 export class FileReplacedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
   override readonly runbook = 'ledger-replaced';
-  /** @param how `replaced`: another file is at the path; `removed`: nothing is (removed, or moved away) */
+  /**
+   * @param how `replaced`: another file is at the path; `removed`: nothing is (removed, or moved away)
+   * @param holder a `writer` (it stopped appending) or a `reader` following the file (it stopped taking in lines)
+   */
   constructor(
     readonly path: string,
     readonly how: 'replaced' | 'removed',
+    holder: 'writer' | 'reader' = 'writer',
   ) {
     super(
-      `${path}: the file this writer holds is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
-        'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger',
+      `${path}: the file this ${holder === 'writer' ? 'writer holds' : 'reader follows'} is no longer at the path (${how === 'replaced' ? 'another file was put there: sed -i, an editor, mv' : 'it was removed, or moved away'}); ` +
+        (holder === 'writer'
+          ? 'every append is refused until the ledger is reopened, which reads the file at the path; stop every writer before editing a ledger'
+          : 'nothing more is taken in until the ledger is reopened, which reads the file at the path'),
     );
   }
 }
@@ -278,6 +285,32 @@ export class IndexBehindError extends LedgerError {
     super(
       `${path}: the read model could not take in records the log holds (${failure.message}); they are appended, but every later append is refused until the ledger is reopened, which catches the read model up`,
       { cause: failure },
+    );
+  }
+}
+
+/**
+ * The store holds fewer records than a log object had read or appended: records it held are
+ * gone (a failover to a standby that had not received them; a file cut short, or put back from
+ * a backup). Whatever was built on them (a ledger's state, a follower's output) is ahead of the
+ * log, so the log stops: every later append is refused until it is reopened, and an operator
+ * finds out what was lost first. Same code as {@link StoppedError}: to a caller, the log has
+ * stopped.
+ */
+export class LogWentBackError extends LedgerError {
+  readonly code = 'LEDGER_STOPPED';
+  override readonly runbook = 'ledger-went-back';
+  /**
+   * @param known the head this log had reached
+   * @param found what the store holds now (`it holds 5 records`)
+   */
+  constructor(
+    readonly path: string,
+    readonly known: number,
+    found: string,
+  ) {
+    super(
+      `${path}: the log went back: ${found}, while this log had read or appended ${known}; records it held are gone (a failover to a standby that had not received them, a file cut short or put back from a backup), and every append is refused until the ledger is reopened`,
     );
   }
 }

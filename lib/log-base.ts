@@ -27,6 +27,12 @@
  * - **Closed reads, resume points and closes**: every operation on a closed log fails with
  *   {@link ClosedError} (a read in progress ends after the record in hand); a resume point and
  *   a close wait for the appends called before them.
+ * - **A read's end**: `read(from, to)` stops at `to` whatever the backend hands over.
+ * - **Refresh in turn, and a log that went back**: `refresh` takes its turn among the appends
+ *   (an append landing while the store's head is looked at would look like a step back); a
+ *   store found shorter than `head` stops the log ({@link LogWentBackError}).
+ * - **Watches and leases end with the log**: a close stops every watch and gives up every
+ *   lease first; with one writer, the writer holds every lease, one holder each.
  *
  * @module
  */
@@ -37,6 +43,7 @@ import {
   isLedgerError,
   type LedgerError,
   LockedError,
+  LogWentBackError,
   ReadOnlyError,
   ResumeMismatchError,
   StoppedError,
@@ -47,12 +54,15 @@ import type {
   Appended,
   AppendOptions,
   EventLog,
+  HeadWatcher,
+  Lease,
   LogCapabilities,
   OpenOptions,
   Position,
   RecordCodec,
   Repair,
   ResumePoint,
+  Unwatch,
 } from './log.js';
 
 /**
@@ -92,8 +102,12 @@ export abstract class LogBase<R> implements EventLog<R> {
   private closing: Promise<void> | null = null;
   /** Why appends are refused until a reopen, once an append left the log's end uncertain. */
   private stopped: LedgerError | null = null;
-  /** Appends called and not yet settled (running or waiting their turn). */
+  /** Appends (and refreshes) called and not yet settled (running or waiting their turn). */
   private inFlight = 0;
+  /** The watches running: each stops itself. */
+  private readonly watches = new Set<Unwatch>();
+  /** The leases held through this log, by name. */
+  private readonly leases = new Map<string, Lease>();
   /** The last of them, settled either way: the next turn starts after it. */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -113,16 +127,19 @@ export abstract class LogBase<R> implements EventLog<R> {
   abstract get repaired(): Repair | null;
   abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
 
-  async *read(from: Position = 0): AsyncIterable<R> {
+  async *read(from: Position = 0, to?: Position): AsyncIterable<R> {
     this.assertOpen();
     let position = Math.max(0, Math.ceil(from));
+    const end = to === undefined ? undefined : Math.max(position, Math.floor(to));
+    if (end === position) return;
     try {
-      for await (const batch of this._read(position)) {
+      for await (const batch of this._read(position, end)) {
         for (const record of batch) {
           // a read in progress when the log is closed ends after the record in hand
           this.assertOpen();
           yield record;
           position++;
+          if (position === end) return;
         }
         this.assertOpen();
       }
@@ -139,6 +156,76 @@ export abstract class LogBase<R> implements EventLog<R> {
     return this._resumePoint();
   }
 
+  refresh(): Promise<Position> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.inTurn(() => this._refresh());
+  }
+
+  /**
+   * Starts a watch through `start` (the backend's), and ends it when the log closes, or when it
+   * fails (after `onFailure`, called once).
+   * @throws {@link ClosedError} on a closed log
+   */
+  protected async watching(watcher: HeadWatcher, start: (watcher: HeadWatcher) => Promise<Unwatch>): Promise<Unwatch> {
+    this.assertOpen();
+    let unwatch: Unwatch | null = null;
+    let failed = false;
+    const stop: Unwatch = async () => {
+      if (!this.watches.delete(stop)) return;
+      await unwatch?.();
+    };
+    this.watches.add(stop);
+    try {
+      unwatch = await start({
+        onHead: (head) => {
+          if (this.watches.has(stop)) watcher.onHead(head);
+        },
+        onFailure: (failure) => {
+          if (failed || !this.watches.has(stop)) return;
+          failed = true;
+          void stop();
+          watcher.onFailure?.(failure);
+        },
+      });
+    } catch (e) {
+      this.watches.delete(stop);
+      throw e;
+    }
+    if (!this.watches.has(stop) || this.closed) {
+      // closed, or failed, while it started
+      this.watches.delete(stop);
+      await unwatch();
+      this.assertOpen();
+    }
+    return stop;
+  }
+
+  async lease(name: string): Promise<Lease | null> {
+    this.assertAppendable();
+    if (this.leases.has(name)) return null;
+    const held = await this._lease(name);
+    if (held === null) return null;
+    if (this.closed || this.leases.has(name)) {
+      await held.release();
+      this.assertOpen();
+      return null;
+    }
+    const release = async (): Promise<void> => {
+      if (this.leases.get(name) === lease) this.leases.delete(name);
+      await held.release();
+    };
+    const lease: Lease = { signal: held.signal, release };
+    held.signal.addEventListener('abort', () => {
+      if (this.leases.get(name) === lease) this.leases.delete(name);
+    });
+    this.leases.set(name, lease);
+    return lease;
+  }
+
   /** Refuses appends from now on, lets those called already settle, then releases the storage. */
   close(): Promise<void> {
     this.closed = true;
@@ -147,10 +234,15 @@ export abstract class LogBase<R> implements EventLog<R> {
   }
 
   /**
-   * Closes the storage, and then gives up the writer's place. Synchronous as far as `_close` is:
-   * a JSONL log's place is free once `close()` has returned, before its promise settles.
+   * Stops the watches and gives up the leases, closes the storage, and then gives up the
+   * writer's place. Synchronous as far as `_close` is: a JSONL log's place is free once
+   * `close()` has returned, before its promise settles.
    */
   private closeNow(): Promise<void> {
+    const ending = [...this.watches, ...[...this.leases.values()].map((lease) => () => lease.release())].map((end) =>
+      end().catch(() => undefined),
+    );
+    this.leases.clear();
     let closed: void | Promise<void>;
     try {
       closed = this._close();
@@ -160,9 +252,11 @@ export abstract class LogBase<R> implements EventLog<R> {
     }
     if (!(closed instanceof Promise)) {
       this.released();
-      return Promise.resolve();
+      return ending.length === 0 ? Promise.resolve() : Promise.all(ending).then(() => undefined);
     }
-    return closed.finally(() => this.released());
+    return Promise.all([closed, ...ending])
+      .then(() => undefined)
+      .finally(() => this.released());
   }
 
   /** Called once the storage is closed (a {@link StoredLog} gives up its writer's place here). */
@@ -223,11 +317,28 @@ export abstract class LogBase<R> implements EventLog<R> {
   }
 
   /**
-   * The records from `from` (a whole number) up to the head when the read starts, in batches.
-   * A record that does not read is thrown in its place, after the records before it (a refusal
-   * becomes damage at its position).
+   * The records from `from` (a whole number) up to `to` (a whole number past `from`), or without
+   * it up to the head when the read starts, in batches. A record that does not read is thrown in
+   * its place, after the records before it (a refusal becomes damage at its position). The base
+   * stops at `to`: a backend may read further.
    */
-  protected abstract _read(from: Position): Batches<R>;
+  protected abstract _read(from: Position, to: Position | undefined): Batches<R>;
+
+  /** The store's head, made this log's `head` (no append is running); see {@link EventLog.refresh}. */
+  protected abstract _refresh(): Position | Promise<Position>;
+
+  /**
+   * Takes the lease `name`, which no holder through this log object has: `null` when another
+   * holder has it. One writer (the default): the writer is the only holder there can be, so it
+   * is taken here, held until released or the log closes. A backend with several writers keeps
+   * its leases in its storage and says so here.
+   */
+  protected _lease(name: string): Lease | null | Promise<Lease | null> {
+    if (this.capabilities.severalWriters)
+      throw new TypeError(`${this.name}: a log with several writers must keep its leases (${name}) in its storage`);
+    const held = new AbortController();
+    return { signal: held.signal, release: async () => held.abort() };
+  }
 
   /** The point at the head now (no append is running). */
   protected abstract _resumePoint(): ResumePoint | Promise<ResumePoint>;
@@ -298,6 +409,35 @@ export abstract class StoredLog<R> extends LogBase<R> {
     return written instanceof Promise
       ? written.then((placed) => this.advance(from, records.length, placed))
       : this.advance(from, records.length, written);
+  }
+
+  /** Moves `head` to the store's head, which must not be below it (see {@link StoredLog._storedHead}). */
+  protected _refresh(): Position | Promise<Position> {
+    let found: Position | Promise<Position>;
+    try {
+      found = this._storedHead();
+    } catch (e) {
+      return this.wentBack(e);
+    }
+    return found instanceof Promise
+      ? found.then(
+          (head) => this.reached(head),
+          (e) => this.wentBack(e),
+        )
+      : this.reached(found);
+  }
+
+  private reached(found: Position): Position {
+    if (found < this.count)
+      return this.wentBack(new LogWentBackError(this.name, this.count, `it holds ${found} records`));
+    this.count = found;
+    return found;
+  }
+
+  /** Stops the log when `failure` says it went back; throws `failure`. */
+  private wentBack(failure: unknown): never {
+    if (failure instanceof LogWentBackError) this.stop(failure);
+    throw failure;
   }
 
   /** Moves the head past an append: to where the storage says it went, or by its records. */
@@ -422,6 +562,16 @@ export abstract class StoredLog<R> extends LogBase<R> {
     records: readonly R[],
     expectedHead: Position | undefined,
   ): void | Appended | Promise<void | Appended>;
+
+  /**
+   * The store's head now, with what a read and a resume point at it need readied (where the
+   * records past `head` are); no append is running. Lower than `head` is a log that went back,
+   * which the base stops (a backend that finds it its own way may throw its
+   * {@link LogWentBackError}). With one writer, and no one else appending: `head` (the default).
+   */
+  protected _storedHead(): Position | Promise<Position> {
+    return this.count;
+  }
 
   /** The backend's locator of the head, for a resume point (JSON data); `null` when it needs none. */
   protected _cursor(): unknown {

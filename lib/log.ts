@@ -18,11 +18,23 @@
  *   one; `expectedHead` makes that check explicit for several writers.
  * - **One writer.** A writable open of a log that another writer holds fails with
  *   {@link LockedError}; a read-only open never takes the lock and never changes the log.
+ *   With `severalWriters`, no lock: each append checks `expectedHead` in the storage instead.
+ * - **Hearing of others.** With `watches`, `watch` tells of records that other writers (other
+ *   log objects, in this process or another) appended, and `refresh` makes them this log's.
+ *
+ * What `head` is: the position after the last record this log object knows of: those its open
+ * read through, its own appends, and those a `refresh` took in. Nothing else moves it: another
+ * writer's append, a `read` that goes past it, or a watch that hears of a later head leave it
+ * where it is, so that whoever owns the log (the ledger, whose state reflects `head`) moves it
+ * when it has taken the records in. With one writer and no one else appending, it is the
+ * store's head.
  *
  * The errors named here are in `errors.ts`.
  *
  * @module
  */
+import type { LedgerError } from './errors.js';
+
 /** A position in a log: the number of records before it. 0 is the start; `head` is the end. */
 export type Position = number;
 
@@ -42,6 +54,11 @@ export interface LogCapabilities {
   readonly readsWhileWriting: boolean;
   /** A crash leaves an unacknowledged batch whole or not at all (else: a prefix of it, each record whole). */
   readonly atomicBatches: boolean;
+  /**
+   * The log has {@link EventLog.watch}: it tells of records other writers append (in another
+   * process too), as they append them. (Every log has {@link EventLog.refresh}.)
+   */
+  readonly watches: boolean;
 }
 
 /** How to open a log. */
@@ -105,12 +122,48 @@ export interface Appended {
   readonly head: Position;
 }
 
+/** Stops a watch; resolves once nothing more will be told. */
+export type Unwatch = () => Promise<void>;
+
+/** What a watch tells (see {@link EventLog.watch}). */
+export interface HeadWatcher {
+  /**
+   * The store's head: when the watch starts, then each time it is seen higher, whoever appended
+   * (this log object too). A hint, after which `refresh` and `read` give the records: a head may
+   * be told late, or one higher head for several appends, never a head the store did not reach.
+   */
+  readonly onHead: (head: Position) => void;
+  /**
+   * The watch cannot go on, and has ended: the store went back below a head it told of
+   * ({@link LogWentBackError}: records it held are gone, as after a failover to a standby that
+   * had not received them, or a file cut short), or the storage watched is no longer the log's
+   * (a file replaced). Called once at most. Without it, such a failure is told by the next
+   * `refresh` alone.
+   */
+  readonly onFailure?: (failure: LedgerError) => void;
+}
+
+/**
+ * A claim that one holder of a log has at a time, among every process that opens it: the
+ * Honcho ledger's sender lease (one sender per ledger). It dies with its holder: a process that
+ * ends, a connection that is lost.
+ */
+export interface Lease {
+  /** Aborted once the lease is gone: released, lost (its session ended), or its log closed. */
+  readonly signal: AbortSignal;
+  /** Gives the lease up; once it resolves, another may take it. */
+  release(): Promise<void>;
+}
+
 /** An open log of records of type `R`. */
 export interface EventLog<R> {
   /** A name for messages: a file's path, a folder, a URI. */
   readonly name: string;
   readonly capabilities: LogCapabilities;
-  /** The position after the last record: the number of records. */
+  /**
+   * The position after the last record this log object knows of (see the module's comment):
+   * the number of records, when no one else appends.
+   */
   readonly head: Position;
   /** What `open` found cut off at the end, or `null`. */
   readonly repaired: Repair | null;
@@ -119,8 +172,35 @@ export interface EventLog<R> {
    * resolves at once. Rejects with a {@link LedgerError}: nothing of a rejected batch is believed.
    */
   append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
-  /** The records from `from` (default 0) up to the head when the read starts, in order. */
-  read(from?: Position): AsyncIterable<R>;
+  /**
+   * The records from `from` (default 0) up to `to`, in order, or before `to` where a read
+   * without it ends: at the head when the read starts, which with `severalWriters` is the
+   * store's head (it may be past `head`).
+   */
+  read(from?: Position, to?: Position): AsyncIterable<R>;
+  /**
+   * Takes in what others appended: moves `head` to the store's head now and gives it, so that
+   * `read` and `resumePoint` reach it. With no one else appending, it is `head`. Waits for the
+   * appends called before it.
+   * @throws {@link LogWentBackError} when the store holds fewer records than `head` (the log
+   *   stops: every later append is refused until it is reopened)
+   */
+  refresh(): Promise<Position>;
+  /**
+   * With `watches`: tells `watcher` of the store's head as it rises (see {@link HeadWatcher}),
+   * until the returned `Unwatch` is called or the log closes. Resolves once it listens: a head
+   * reached after that is told. Absent without `watches`.
+   * @throws `LedgerIoError` when it cannot start listening
+   */
+  watch?(watcher: HeadWatcher): Promise<Unwatch>;
+  /**
+   * Takes the lease `name` if no other holder has it: `null` when one does. With one writer,
+   * the writer holds every lease there is (no other process can append), one holder at a time
+   * in this process; with several, the storage keeps it (PostgreSQL: an advisory lock held by a
+   * session of its own).
+   * @throws `ReadOnlyError` on a read-only log, which cannot act on what it holds
+   */
+  lease(name: string): Promise<Lease | null>;
   /** The point at the head now, to resume an open from later (see {@link OpenOptions.resume}). */
   resumePoint(): Promise<ResumePoint>;
   /** Releases the lock and the files. Later calls are refused with {@link ClosedError}. */

@@ -64,6 +64,16 @@ export class Random {
     return this.next() < p;
   }
 
+  /** The numbers 0 to n - 1 in a uniformly random order (Fisher-Yates). */
+  permutation(n: number): number[] {
+    const order = Array.from({ length: n }, (_, k) => k);
+    for (let k = n - 1; k > 0; k--) {
+      const j = this.below(k + 1);
+      [order[k], order[j]] = [order[j] as number, order[k] as number];
+    }
+    return order;
+  }
+
   /** A uniform element of a non-empty list. */
   pick<T>(list: readonly T[]): T {
     return list[this.below(list.length)] as T;

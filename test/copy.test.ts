@@ -122,6 +122,8 @@ test('a copy that does not read back as its source is reported', async () => {
             return { from, head: from + records.length };
           },
           read: (from?: number) => log.read(from),
+          refresh: () => log.refresh(),
+          lease: (name: string) => log.lease(name),
           resumePoint: () => log.resumePoint(),
           close: () => log.close(),
         };
@@ -158,6 +160,8 @@ test('a copy whose records read back changed, in number and counts the same, is 
               } else yield record;
             }
           },
+          refresh: () => log.refresh(),
+          lease: (name: string) => log.lease(name),
           resumePoint: () => log.resumePoint(),
           close: () => log.close(),
         };

@@ -745,6 +745,7 @@ test('a memory-level database: one writer per database, readers beside it, reope
     severalWriters: false,
     readsWhileWriting: true,
     atomicBatches: true,
+    watches: false,
   });
   const writer = await backend.open();
   await writer.append([A]);
@@ -796,6 +797,7 @@ test('the capabilities say what the backend can do', () => {
     severalWriters: false,
     readsWhileWriting: false,
     atomicBatches: true,
+    watches: false,
   });
   assert.is(backendAt('x').name, 'x');
   assert.is(levelBackend('x', { codec: honchoCodec, name: 'named' }).name, 'named');

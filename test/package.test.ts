@@ -92,7 +92,7 @@ const THEIR_BACKEND = `import { test } from 'node:test';
 import { type LogBackend, type LogCapabilities, type OpenOptions, type Position, type Record, type ResumePoint, StoredLog, honchoCodec } from 'ledgerstore';
 import { suite } from 'ledgerstore/conformance';
 
-const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true };
+const CAPABILITIES: LogCapabilities = { durable: false, files: false, severalWriters: false, readsWhileWriting: true, atomicBatches: true, watches: false };
 
 class ArrayLog extends StoredLog<Record> {
   private constructor(private readonly lines: string[], readOnly: boolean) {

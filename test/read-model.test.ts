@@ -22,6 +22,7 @@ import {
   type Record,
   type Workspace,
 } from '../lib/index.js';
+import { countingReplays } from './support/counting-backend.js';
 import { markerText, rowValue, sealedRow, withIndexDb } from './support/index-db.js';
 import { collect, decided, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 import { filesOf, flipBits } from './support/level-db.js';
@@ -61,26 +62,6 @@ async function replayed(target: string | LogBackend<Record>, records: readonly R
   }
 }
 
-/** A backend that counts the records its opens replay. */
-function counting(target: string): { backend: LogBackend<Record>; replays: number[] } {
-  const inner = backendFor(target);
-  const replays: number[] = [];
-  return {
-    replays,
-    backend: {
-      ...inner,
-      open: (options) =>
-        inner.open({
-          ...options,
-          replay: (record, position) => {
-            replays.push(position);
-            return options?.replay?.(record, position);
-          },
-        }),
-    },
-  };
-}
-
 async function withIndexed<T>(
   target: LogBackend<Record> | string,
   index: string,
@@ -116,7 +97,7 @@ test('the read model answers every query as a replay in memory does, appended on
 test('a warm open reads only what was appended since the checkpoint', async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
-    const { backend, replays } = counting(home.path);
+    const { backend, replays } = countingReplays(backendFor(home.path));
     await withIndexed(backend, index, async (ledger) => {
       for (const record of generated.slice(0, 2000)) await ledger.append(record);
     });

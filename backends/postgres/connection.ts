@@ -59,7 +59,7 @@ const statement = (
 ): pg.QueryConfig => ({ text, values: values ?? [], ...options });
 
 /** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
-export type SessionRole = 'append' | 'read' | 'listen';
+export type SessionRole = 'append' | 'read' | 'listen' | 'lease';
 
 /**
  * A connected client and which server process serves it. Its `query` keeps the process alive

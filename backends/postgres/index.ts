@@ -19,10 +19,12 @@
  *   under that lock (a {@link ConflictError} with the head found, writing nothing), and gives
  *   out positions with no gaps, in commit order. A reader never sees a later position before
  *   an earlier one.
- * - **`head`**: the head this log object reached: at its open, and after each of its own
- *   appends (which may land past records of other writers). `read(from)` reads up to the
+ * - **`head`**: the head this log object reached: at its open, after each of its own appends
+ *   (which, without `expectedHead`, may land past records of other writers), and at each
+ *   `refresh`, which takes it to the database's head. `read(from)` reads up to the
  *   *database's* head when the read starts, so it sees what others appended; `watch` tells of
  *   each new head, whoever appended. `resumePoint()` is at this object's `head`.
+ * - **Leases** (`lease.ts`): an advisory lock on a session of its own, which dies with it.
  * - **One writer?** No lock is taken: `severalWriters` is the point. A read-only open runs
  *   every transaction read-only and never writes, not even the schema.
  * - `repaired` is always `null`: there is no torn tail to cut.
@@ -34,32 +36,34 @@ import {
   type Appended,
   checkedEncoder,
   type EventLog,
+  type HeadWatcher,
+  type Lease,
   type LogBackend,
   type LogCapabilities,
   type OpenOptions,
   type Position,
   type RecordCodec,
   type ResumePoint,
+  type Unwatch,
 } from '../../lib/log.js';
 import { StoredLog } from '../../lib/log-base.js';
 import { type Answer, UnknownOutcome, Writer } from './append.js';
 import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
-import { type Unwatch, watchHead } from './notify.js';
+import { takeLease } from './lease.js';
+import { watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
 
-export type { Unwatch } from './notify.js';
+export type { Unwatch } from '../../lib/log.js';
 export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 export type { Timeouts } from './timeouts.js';
 export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';
 
-/**
- * What the PostgreSQL backend can do: the contract's capabilities, and `watches`, the addition
- * it proposes: the log tells of records that other writers appended ({@link PostgresLog.watch}).
- */
+/** What the PostgreSQL backend can do: several writers, and a watch that tells of their appends ({@link PostgresLog.watch}). */
 export interface PostgresCapabilities extends LogCapabilities {
+  readonly severalWriters: true;
   readonly watches: true;
 }
 
@@ -83,12 +87,13 @@ export interface PostgresOptions<R> {
 export interface PostgresLog<R> extends EventLog<R> {
   readonly capabilities: PostgresCapabilities;
   /**
-   * Calls `onHead` with the database's head when the watch starts, then with each higher head
-   * as it commits, whoever appended it (this log object too): a wake-up, after which
-   * `read(from)` gives the records. Resolves once it listens.
+   * Tells `watcher.onHead` of the database's head when the watch starts, then of each higher
+   * head as it commits, whoever appended it (this log object too): a wake-up, after which
+   * `refresh` and `read` give the records; `onFailure` if the head went back. Resolves once it
+   * listens (`notify.ts`).
    * @throws `LedgerIoError` when it cannot listen; a session lost later is made again by itself
    */
-  watch(onHead: (head: Position) => void): Promise<Unwatch>;
+  watch(watcher: HeadWatcher): Promise<Unwatch>;
 }
 
 /** A PostgreSQL log's backend. */
@@ -119,9 +124,8 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   private writer: Writer | null = null;
   /** The database's head when the log opened: what the read-through reads. */
   private opened: Position = 0;
-  /** The line this log last appended, at `head - 1` (for the resume point's fingerprint). */
+  /** The line this log last appended, at `head - 1` (for the resume point's fingerprint); `null` once a refresh moved past it. */
   private lastLine: string | null = null;
-  private readonly watches = new Set<Unwatch>();
   private readonly encode: (record: R) => string;
 
   private constructor(
@@ -193,33 +197,43 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     return { from: answer.from, head: answer.head };
   }
 
-  /** Up to the database's head when the read starts: what other writers appended too. */
-  protected async *_read(from: Position): AsyncIterable<R[]> {
-    let end: Position;
+  /** Up to `to`, or the database's head when the read starts: what other writers appended too. */
+  protected async *_read(from: Position, to: Position | undefined): AsyncIterable<R[]> {
+    let end = to ?? Number.POSITIVE_INFINITY;
+    // below this log's head, every position is there: no need to ask where the log ends
+    if (end > this.head) end = Math.min(end, Math.max(this.head, await this.databaseHead()));
+    yield* readPages(this.readPool, this.place, this.codec, from, end);
+  }
+
+  private async databaseHead(): Promise<Position> {
     try {
-      end = Math.max(this.head, await headOf(this.readPool, this.place));
+      return await headOf(this.readPool, this.place);
     } catch (e) {
       throw serverFailure(this.name, 'reading the head', e);
     }
-    yield* readPages(this.readPool, this.place, this.codec, from, end);
+  }
+
+  /** The database's head; the base moves `head` there, unless it is lower (the log went back). */
+  protected override async _storedHead(): Promise<Position> {
+    const found = await this.databaseHead();
+    if (found !== this.head) this.lastLine = null;
+    return found;
   }
 
   protected _storedLast(): string | Promise<string | undefined> {
     return this.lastLine ?? lineAt(this.readPool, this.place, this.head - 1);
   }
 
-  async watch(onHead: (head: Position) => void): Promise<Unwatch> {
-    this.assertOpen();
-    const unwatch = await watchHead(this.connector, this.place, onHead);
-    const once: Unwatch = async () => {
-      if (this.watches.delete(once)) await unwatch();
-    };
-    this.watches.add(once);
-    return once;
+  watch(watcher: HeadWatcher): Promise<Unwatch> {
+    return this.watching(watcher, (told) => watchHead(this.connector, this.place, told));
+  }
+
+  /** An advisory lock on a session of its own: one holder among every process on the log. */
+  protected override _lease(name: string): Promise<Lease | null> {
+    return takeLease(this.connector, this.place, name);
   }
 
   protected async _close(): Promise<void> {
-    await Promise.all([...this.watches].map((unwatch) => unwatch()));
     await this.writer?.close();
     await this.pool?.end();
   }

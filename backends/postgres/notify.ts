@@ -18,31 +18,33 @@
  * once for each head higher than the last it reported. Its reader reads the records by
  * position, so a repeated, folded or late notification costs nothing.
  *
+ * A head that went back (a failover to an asynchronous standby that had not received the last
+ * commits) is seen by a look at the head alone, never by a notification: a notification can
+ * arrive after a look that already saw its commit (the server sends notifications when the
+ * session goes idle, after the look's row), so a late one is lower than what was reported
+ * without anything having gone back. A look, though, sees every commit whose notification had
+ * arrived before the look was sent, so a look below the highest head heard before it was sent
+ * is a store that lost commits: the watch ends with a {@link LogWentBackError}.
+ *
  * @module
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Position } from '../../lib/log.js';
+import { LogWentBackError } from '../../lib/errors.js';
+import type { HeadWatcher, Position, Unwatch } from '../../lib/log.js';
 import type { Connector, Session } from './connection.js';
 import { channelOf, headOf, identifier } from './schema.js';
 import type { PostgresPlace } from './uri.js';
-
-/** Stops a watch. */
-export type Unwatch = () => Promise<void>;
 
 /** Longest pause between two tries to get a lost listening session back. */
 const MAX_PAUSE_MS = 5000;
 
 /**
  * Watches the log's head: `onHead` is called with the head when the watch starts, then with
- * every higher head, whoever appended.
+ * every higher head, whoever appended; `onFailure` once, if the head went back.
  * @throws `LedgerIoError` when the first session cannot be made (later losses are retried)
  */
-export async function watchHead(
-  connector: Connector,
-  place: PostgresPlace,
-  onHead: (head: Position) => void,
-): Promise<Unwatch> {
-  const watcher = new Watcher(connector, place, onHead);
+export async function watchHead(connector: Connector, place: PostgresPlace, told: HeadWatcher): Promise<Unwatch> {
+  const watcher = new Watcher(connector, place, told);
   await watcher.listen();
   watcher.keepGoing();
   return () => watcher.stop();
@@ -60,13 +62,26 @@ class Watcher {
   constructor(
     private readonly connector: Connector,
     private readonly place: PostgresPlace,
-    private readonly onHead: (head: Position) => void,
+    private readonly told: HeadWatcher,
   ) {}
 
   private report(head: Position): void {
     if (this.stopped || !(head > this.reported)) return;
     this.reported = head;
-    this.onHead(head);
+    this.told.onHead(head);
+  }
+
+  /** A look at the head on `session`: reported, or, below what was heard before it was sent, the end of the watch. */
+  private async look(session: Session): Promise<void> {
+    const heard = this.reported;
+    const head = await headOf(session, this.place);
+    if (head < heard) {
+      if (this.stopped) return;
+      void this.stop();
+      this.told.onFailure?.(new LogWentBackError(this.place.name, heard, `it holds ${head} records`));
+      return;
+    }
+    this.report(head);
   }
 
   /** A session that listens, then the head. */
@@ -87,7 +102,7 @@ class Watcher {
       void gone.then(() => this.onLost(session));
       await session.query(`LISTEN ${identifier(channel)}`);
       this.session = session;
-      this.report(await headOf(session, this.place));
+      await this.look(session);
     } catch (e) {
       await session.end();
       throw e;
@@ -99,8 +114,7 @@ class Watcher {
     this.heartbeat = setInterval(() => {
       const session = this.session;
       if (session === null || session.lost()) return;
-      headOf(session, this.place).then(
-        (head) => this.report(head),
+      this.look(session).catch(
         () => undefined, // the session's loss is handled where it is heard of
       );
     }, this.connector.heartbeatMs);

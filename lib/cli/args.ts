@@ -14,6 +14,7 @@ export const FLAGS = {
   seed: 'value',
   index: 'value',
   ledger: 'value',
+  from: 'value',
 } as const;
 export type Flag = keyof typeof FLAGS;
 

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { APPEND } from './commands/append.js';
 import { CHECK } from './commands/check.js';
+import { FOLLOW } from './commands/follow.js';
 import { GEN } from './commands/gen.js';
 import { COPY, EXPORT } from './commands/move.js';
 import { CONCLUSION, COUNTS, OUTBOX, SENT_IDS } from './commands/query.js';
@@ -20,6 +21,7 @@ export const COMMANDS = {
   outbox: OUTBOX,
   'sent-ids': SENT_IDS,
   conclusion: CONCLUSION,
+  follow: FOLLOW,
   append: APPEND,
   check: CHECK,
   copy: COPY,
@@ -49,8 +51,9 @@ export function usage(): string {
 
 /** What every command's help ends with: what a ledger argument is, and the exit statuses. */
 const COMMON = [
-  "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB)",
-  'or memory:. Only append, copy (its target) and gen write; the others never change a ledger.',
+  "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB),",
+  'memory: or a PostgreSQL URI (postgres://user@host/db?log=honcho). Only append, copy (its',
+  'target) and gen write; the others never change a ledger.',
   'With --index <folder>, a ledger keeps its state in a LevelDB read model there (the folder is',
   'made if missing, not its parents): an open reads only what was appended since, and the',
   'queries answer from it.',
@@ -70,7 +73,8 @@ export function help(): string {
     '',
     'ledgerstore <command> --help (or ledgerstore help <command>) says more of one command.',
     '--json makes a command write JSON for programs: one JSON value (counts, sent-ids, conclusion,',
-    'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check).',
+    'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check,',
+    'follow).',
     ...COMMON,
   ].join('\n');
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { Action, Counts, Item } from '../honcho/record.js';
+import type { Action, Counts, Item, Record } from '../honcho/record.js';
 
 /** `1 record`, `2 records`. */
 export function plural(n: number, word: string): string {
@@ -41,6 +41,19 @@ export function describeAction(action: Action): string {
       return `retract fleet message (session ${action.session}): ${JSON.stringify(action.text)}`;
     case 'skip':
       return `skip: ${JSON.stringify(action.why)}`;
+  }
+}
+
+/** `decided turn 3 of session chat-1 -> turn to trusted as kyle`, `sent ... (ids: m-1)`, `failed ...: timeout (status 503)`. */
+export function describeRecord(record: Record): string {
+  const item = describeItem(record.item);
+  switch (record.type) {
+    case 'decided':
+      return `decided ${item} -> ${describeAction(record.action)}`;
+    case 'sent':
+      return `sent ${item} (ids: ${record.ids.length === 0 ? 'none' : record.ids.map(word).join(', ')})`;
+    case 'failed':
+      return `failed ${item}: ${word(record.kind)}${record.status === null ? '' : ` (status ${record.status})`}`;
   }
 }
 

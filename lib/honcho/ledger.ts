@@ -14,14 +14,37 @@
  *   batch waits for the batch's outcome before it is checked again.
  * - Queries answer from the state: in memory, or from the read model in LevelDB.
  * - Live consumers follow the records as they are appended (`follow`) and wait for work
- *   (`waitForOutbox`), without polling.
+ *   (`waitForOutbox`), without polling (`live.ts`).
+ *
+ * ## Several writers
+ *
+ * Other writers (processes on a PostgreSQL log, a JSONL file's writer beside a read-only
+ * ledger) append too; the state reflects the log up to `applied` (what `size` says). Every
+ * write passes `expectedHead = applied`, so that each committed batch was checked against
+ * exactly the records before it. On a `ConflictError` the ledger catches up (`others.ts`:
+ * reads what the others appended, checks it against the rules, takes it in, tells the live
+ * consumers) and puts the batch back at the front of the queue, to be checked again: an item
+ * another process decided meanwhile is refused (`LEDGER_ALREADY_DECIDED`), nothing is decided
+ * twice, and group commit goes on. Live consumers start the log's watch and catch up on each
+ * head it tells of. Records of others that break the rules (`LEDGER_DAMAGED`), or a log that
+ * went back (`LEDGER_STOPPED`), stop the ledger until a reopen. The rules stop a second record,
+ * not a second call to Honcho: one sender holds the {@link HonchoLedger.senderLease}.
  *
  * @module
  */
-import { ClosedError, IndexBehindError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
-import type { EventLog, LogBackend, Position, Repair } from '../log.js';
+import {
+  ClosedError,
+  ConflictError,
+  IndexBehindError,
+  IndexDamagedError,
+  type LedgerError,
+  ResumeMismatchError,
+} from '../errors.js';
+import type { EventLog, Lease, LogBackend, Position, Repair } from '../log.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
+import { Live, type LogEntry } from './live.js';
+import { Others } from './others.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { CatchUp } from './read-model/catch-up.js';
 import { type IndexDatabase, ReadModel } from './read-model/read-model.js';
@@ -29,6 +52,8 @@ import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
 
+export type { LogEntry } from './live.js';
+export { MAX_RETRY_MS } from './others.js';
 export type { Conclusion, Decision } from './projection.js';
 export type { OutboxCursor, OutboxPage } from './state.js';
 
@@ -57,6 +82,8 @@ export interface LedgerOptions {
 
 /** The most records one write carries. */
 const MAX_BATCH = 1024;
+/** The lease a ledger's one sender holds (see {@link HonchoLedger.senderLease}). */
+const SENDER_LEASE = 'sender';
 /** The largest cursor a page can give: the read model keeps decision order in 48 bits. */
 const MAX_CURSOR = 2 ** 48 - 1;
 
@@ -64,12 +91,6 @@ interface Pending {
   readonly record: Record;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
-}
-
-/** A record as a live consumer sees it: with its position in the log. */
-export interface LogEntry {
-  readonly position: Position;
-  readonly record: Record;
 }
 
 const noticeOnStderr = (message: string): void => {
@@ -85,19 +106,40 @@ export class HonchoLedger {
   private flushing: Promise<void> | null = null;
   /** Set when `close` is called: no append is taken from then on. */
   private closed = false;
-  /** Set once `close` has written what was queued: live consumers end when they have it all. */
-  private ended = false;
-  /** Set when the state could not take in records the log holds: appends stop until a reopen. */
-  private stale: IndexBehindError | null = null;
-  /** Called after each batch is taken into the state (live consumers). */
-  private readonly listeners = new Set<(from: Position, records: readonly Record[]) => void>();
-  /** The resolvers of waits that a close must end. */
-  private readonly closers = new Set<() => void>();
+  /**
+   * Set when the state could not take in records the log holds, or the log cannot be followed
+   * any more (`others.ts`): appends stop until a reopen.
+   */
+  private stale: LedgerError | null = null;
+  /** Where the state is in the log, and the catch-up with what others append. */
+  private readonly others: Others;
+  private readonly live: Live;
 
   protected constructor(
     private readonly log: EventLog<Record>,
     private readonly state: LedgerState,
-  ) {}
+  ) {
+    this.others = new Others({
+      name: log.name,
+      log,
+      state,
+      told: (from, records) => this.live.tell(from, records),
+      stopped: (failure) => {
+        this.stale ??= failure;
+        this.live.wake();
+      },
+      kick: () => this.kick(),
+    });
+    this.live = new Live({
+      name: log.name,
+      read: (from, to) => log.read(from, to),
+      applied: () => this.others.applied,
+      counts: () => state.counts(),
+      closed: () => this.closed,
+      broken: () => this.others.broken,
+      listen: () => this.others.listen(),
+    });
+  }
 
   /**
    * Opens the ledger on `backend` and reads it through. Made by the class it is called on, so
@@ -148,9 +190,9 @@ export class HonchoLedger {
     return this.log.repaired;
   }
 
-  /** The number of records in the ledger. */
+  /** The number of records in the ledger: those its state reflects (others may have appended since). */
   get size(): number {
-    return this.log.head;
+    return this.others.applied;
   }
 
   /**
@@ -171,20 +213,27 @@ export class HonchoLedger {
     }
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ record: checked, resolve, reject });
-      this.flushing ??= Promise.resolve().then(() => this.flush());
+      this.kick();
     });
   }
 
+  /** Starts the flush if none is running. */
+  private kick(): void {
+    this.flushing ??= Promise.resolve().then(() => this.flush());
+  }
+
   /**
-   * Writes what is queued, a batch at a time, until the queue is empty. Every queued append is
-   * settled, whatever fails: a flush never rejects, so that `close` always gets to close.
+   * Catches up when one is due (before a write, which would otherwise meet a conflict), and
+   * writes what is queued, a batch at a time, until nothing is left to do. Every queued append
+   * is settled, whatever fails: a flush never rejects, so that `close` always gets to close.
    */
   private async flush(): Promise<void> {
-    // The queue is looked at and `flushing` cleared in one step, with no await between them:
-    // an append made in between would find a flush running and wait for one that has ended.
-    while (this.queue.length > 0) {
+    // What is left to do is looked at and `flushing` cleared in one step, with no await between
+    // them: an append made in between would find a flush running and wait for one that has ended.
+    while (this.queue.length > 0 || this.others.due()) {
       try {
-        await this.flushBatch();
+        if (this.others.due()) await this.others.runDue();
+        else await this.flushBatch();
       } catch (e) {
         // not expected (each step handles its failures); should one escape, no append waits forever
         for (const pending of this.queue.splice(0)) pending.reject(e);
@@ -213,11 +262,16 @@ export class HonchoLedger {
     const records = batch.map((p) => p.record);
     let from: Position;
     try {
-      ({ from } = await this.log.append(records));
+      ({ from } = await this.log.append(records, { expectedHead: this.others.applied }));
     } catch (e) {
+      if (e instanceof ConflictError) {
+        await this.checkAgainAfterOthers(batch, e);
+        return;
+      }
       for (const pending of batch) pending.reject(e);
       return;
     }
+    this.others.advanced(from + records.length);
     try {
       await this.state.apply(records, () => this.log.resumePoint());
     } catch (e) {
@@ -226,7 +280,63 @@ export class HonchoLedger {
       this.stale = new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
     }
     for (const pending of batch) pending.resolve();
-    for (const listener of this.listeners) listener(from, records);
+    this.live.tell(from, records);
+  }
+
+  /**
+   * Another writer appended first: its records are taken in, and `batch` goes back to the front
+   * of the queue, to be checked again against them. When the catch-up fails, or finds nothing
+   * to take in (the conflict is not one a catch-up resolves), the batch is refused.
+   */
+  private async checkAgainAfterOthers(batch: readonly Pending[], conflict: ConflictError): Promise<void> {
+    const before = this.others.applied;
+    try {
+      await this.others.now();
+    } catch (e) {
+      for (const pending of batch) pending.reject(e);
+      return;
+    }
+    if (this.others.applied === before) {
+      for (const pending of batch) pending.reject(conflict);
+      return;
+    }
+    this.queue.unshift(...batch);
+  }
+
+  /**
+   * Takes in what other writers (other processes) appended before this call: resolves once the
+   * state reflects the log's head as it was then, and live consumers have been told. A live
+   * consumer does this by itself, as the log tells of new records; a query after this is
+   * current.
+   * @throws `LedgerIoError` when the log cannot be read (nothing was taken in); the error that
+   *   stopped the ledger when the records break the rules or the log went back
+   */
+  catchUp(): Promise<void> {
+    if (this.closed) return Promise.reject(new ClosedError(this.name));
+    return this.others.ask();
+  }
+
+  /**
+   * The sender's lease: at most one holder at a time among every process on this ledger, so
+   * that no item is sent to Honcho twice. Resolves with it once this ledger holds it and has
+   * caught up (what an earlier holder recorded as sent is in the state, off the outbox); `null`
+   * when another holds it (try again later). It dies with its holder (a process that ends, a
+   * connection lost): a sender looks at `lease.signal.aborted` before each send and stops once
+   * it is. With one writer (a JSONL file) the writer holds it. See docs/postgres.md, "Sending
+   * once".
+   * @throws `ReadOnlyError` on a read-only ledger, which cannot record what it sends
+   */
+  async senderLease(): Promise<Lease | null> {
+    if (this.closed) throw new ClosedError(this.name);
+    const lease = await this.log.lease(SENDER_LEASE);
+    if (lease === null) return null;
+    try {
+      await this.catchUp();
+    } catch (e) {
+      await lease.release();
+      throw e;
+    }
+    return lease;
   }
 
   /**
@@ -318,79 +428,24 @@ export class HonchoLedger {
   }
 
   /**
-   * The records from `from` on, each with its position: those the log holds now, then each one
-   * appended through this ledger, as soon as it is durable and in the state, until `signal`
-   * aborts or the ledger closes (after the records `close` was still writing). A consumer that
-   * falls behind loses nothing: what is appended while it works waits for it, in order.
+   * The records from `from` on, each with its position: those the state holds now, then each one
+   * appended, through this ledger or by another writer (which the log's watch tells of), as
+   * soon as it is durable and in the state, until `signal` aborts or the ledger closes (after
+   * the records `close` was still writing). A consumer that falls behind loses nothing: what is
+   * appended while it works waits for it, in order. Ends with the error that stopped the ledger.
    */
-  async *follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
-    const live: LogEntry[] = [];
-    let wake: (() => void) | null = null;
-    const listener = (first: Position, records: readonly Record[]): void => {
-      records.forEach((record, n) => live.push({ position: first + n, record }));
-      wake?.();
-    };
-    const stop = (): void => wake?.();
-    // Listening first, then reading what the log holds: nothing appended in between is missed,
-    // and what both give is told once (by position).
-    this.listeners.add(listener);
-    signal?.addEventListener('abort', stop);
-    try {
-      let next = from;
-      const head = this.log.head;
-      for await (const record of this.log.read(from)) {
-        if (next >= head) break;
-        yield { position: next++, record };
-      }
-      for (;;) {
-        while (live.length > 0) {
-          const appended = live.shift() as LogEntry;
-          if (appended.position < next) continue;
-          next = appended.position + 1;
-          yield appended;
-        }
-        if (this.ended || signal?.aborted === true) return;
-        await new Promise<void>((resolve) => {
-          const done = (): void => {
-            this.closers.delete(done);
-            wake = null;
-            resolve();
-          };
-          wake = done;
-          this.closers.add(done);
-        });
-      }
-    } finally {
-      this.listeners.delete(listener);
-      signal?.removeEventListener('abort', stop);
-    }
+  follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
+    return this.live.follow(from, signal);
   }
 
   /**
    * Resolves when the outbox holds an item: at once when it does now, else as soon as an append
-   * through this ledger puts one there. Rejects with `ClosedError` if the ledger closes first, or
-   * with the signal's reason when `signal` aborts.
+   * puts one there, through this ledger or by another writer (which the log's watch tells of).
+   * Rejects with `ClosedError` if the ledger closes first, with the signal's reason when
+   * `signal` aborts, or with the error that stopped the ledger.
    */
-  async waitForOutbox(signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      if (this.closed) throw new ClosedError(this.name);
-      signal?.throwIfAborted();
-      if ((await this.state.counts()).waiting > 0) return;
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          this.listeners.delete(listener);
-          this.closers.delete(done);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const listener = (_: Position, records: readonly Record[]): void => {
-          if (records.some((r) => r.type === 'decided' && r.action.type !== 'skip')) done();
-        };
-        this.listeners.add(listener);
-        this.closers.add(done);
-        signal?.addEventListener('abort', done);
-      });
-    }
+  waitForOutbox(signal?: AbortSignal): Promise<void> {
+    return this.live.waitForOutbox(signal);
   }
 
   /**
@@ -400,9 +455,8 @@ export class HonchoLedger {
   async close(): Promise<void> {
     this.closed = true;
     await this.flushing;
-    this.ended = true;
-    for (const close of this.closers) close();
-    this.closers.clear();
+    await this.others.close();
+    this.live.end();
     try {
       await this.log.close();
     } finally {

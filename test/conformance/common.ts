@@ -53,13 +53,24 @@ export interface SuiteOptions<S extends Subject = Subject> {
    * what a failed batch leaves.
    */
   readonly stop?: (subject: S) => void;
+  /**
+   * Cuts the store of `subject` back to its first `head` records behind its logs' backs (as a
+   * failover to a standby that had not received the rest does, or a file cut short), where the
+   * backend can be made to: how a log that went back is told is then tested (with `watches`).
+   */
+  readonly rewind?: (subject: S, head: number) => Promise<void> | void;
 }
 
 /** The ledger part's options: a run with a read model, say. */
 export interface LedgerSuiteOptions<S extends Subject = Subject>
-  extends Omit<SuiteOptions<S>, 'capabilities' | 'stop'> {
-  /** The ledger's options for each open (made fresh for each subject). */
+  extends Omit<SuiteOptions<S>, 'capabilities' | 'stop' | 'rewind'> {
+  /**
+   * The ledger's options for each open (made fresh for each subject). Where a test opens two
+   * ledgers on one log, one takes them and the other none (a read model has one holder).
+   */
   readonly options?: () => LedgerOptions;
+  /** What the backend can do: given, the tests of several writers and watches are registered as they apply. */
+  readonly capabilities?: LogCapabilities;
 }
 
 /** What a promise's file registers its tests with. */
@@ -74,6 +85,7 @@ export interface Run<S extends Subject> {
 export interface Common<S extends Subject> extends Run<S> {
   readonly capabilities: LogCapabilities;
   readonly stop: ((subject: S) => void) | undefined;
+  readonly rewind: ((subject: S, head: number) => Promise<void> | void) | undefined;
 }
 
 /** A run: its tests' names, and its subjects, each made after `before` settles. */
@@ -99,8 +111,8 @@ export function run<S extends Subject>(
 
 /** A run of the log's promises, with the backend's capabilities: given, or read from a subject the factory makes at once. */
 export function common<S extends Subject>(options: SuiteOptions<S>): Common<S> {
-  const { name, factory, capabilities, stop } = options;
-  if (capabilities !== undefined) return { ...run(options), capabilities, stop };
+  const { name, factory, capabilities, stop, rewind } = options;
+  if (capabilities !== undefined) return { ...run(options), capabilities, stop, rewind };
   const probe = factory();
   if (probe instanceof Promise) {
     void probe.then((subject) => subject.cleanup()).catch(() => undefined);
@@ -110,14 +122,25 @@ export function common<S extends Subject>(options: SuiteOptions<S>): Common<S> {
   }
   // cleaned up before the first test makes its subject: a failure shows in that test
   const probed = Promise.resolve().then(() => probe.cleanup());
-  return { ...run(options, probed), capabilities: probe.backend.capabilities, stop };
+  return { ...run(options, probed), capabilities: probe.backend.capabilities, stop, rewind };
 }
 
-/** Every record of `log`, from `from`. */
-export async function all<R>(log: EventLog<R>, from?: number): Promise<R[]> {
+/** Every record of `log`, from `from` (up to `to`). */
+export async function all<R>(log: EventLog<R>, from?: number, to?: number): Promise<R[]> {
   const out: R[] = [];
-  for await (const record of log.read(from)) out.push(record);
+  for await (const record of log.read(from, to)) out.push(record);
   return out;
+}
+
+/**
+ * Waits until `check` holds, looking every 10 ms: for what another writer, process or watch
+ * does in its own time. Fails after 30 s, so that a test that would hang fails instead.
+ */
+export async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (const start = Date.now(); !(await check()); ) {
+    if (Date.now() - start > 30_000) throw new Error(`waited 30 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** `'ok'` when `promise` resolves, else the code of the ledger error it rejects with (anything else fails). */

@@ -22,6 +22,8 @@ import { common, type LedgerSuiteOptions, run, type Subject, type SuiteOptions }
 import { durableTests } from './durable.js';
 import { guardTests } from './guards.js';
 import { ledgerTests } from './ledger.js';
+import { ledgerWriterTests } from './ledger-writers.js';
+import { othersTests } from './others.js';
 import { readThroughTests } from './read-through.js';
 import { resumeTests } from './resume.js';
 import { closedTrait } from './traits/closed.js';
@@ -39,15 +41,20 @@ export function suite<S extends Subject>(options: SuiteOptions<S>): void {
   guardTests(backend);
   resumeTests(backend);
   writerTests(backend);
+  othersTests(backend);
   durableTests(backend);
   closedTrait(backend);
   ledgerTests(backend);
+  ledgerWriterTests(backend, backend.capabilities);
 }
 
 /**
  * Registers the suite's part about the Honcho ledger alone, with ledger options (a read model,
- * say), on a backend that passes the whole suite.
+ * say), on a backend that passes the whole suite; given the backend's capabilities, its tests of
+ * several writers and watches too.
  */
-export function ledgerSuite<S extends Subject>({ options, ...rest }: LedgerSuiteOptions<S>): void {
-  ledgerTests(run(rest), options); // they hold on any backend: no capability is read
+export function ledgerSuite<S extends Subject>({ options, capabilities, ...rest }: LedgerSuiteOptions<S>): void {
+  const backend = run(rest);
+  ledgerTests(backend, options); // they hold on any backend: no capability is read
+  if (capabilities !== undefined) ledgerWriterTests(backend, capabilities, options);
 }

@@ -8,12 +8,16 @@ import { pgSubject } from '../support/pg-cluster.js';
 import { ledgerSuite, suite } from './index.js';
 
 const test = uvuSuite('conformance: postgres');
+// the factory is asynchronous (it needs the server's address): a backend's manifest is known without one
+const capabilities = postgresBackend('postgres://localhost/ledgerstore', { codec: honchoCodec }).capabilities;
+// a log that went back is seen by a look at the head: often, so that the test need not wait
+const timeouts = { heartbeatMs: 100 };
 suite({
   test,
   name: 'postgres',
-  factory: () => pgSubject(),
-  // the factory is asynchronous (it needs the server's address): a backend's manifest is known without one
-  capabilities: postgresBackend('postgres://localhost/ledgerstore', { codec: honchoCodec }).capabilities,
+  factory: () => pgSubject({ timeouts }),
+  capabilities,
+  rewind: (subject, head) => subject.rewind(head),
 });
 test.run();
 
@@ -25,7 +29,7 @@ ledgerSuite({
   factory: async () => {
     const home = new Home();
     index = join(home.dir, 'index');
-    const subject = await pgSubject();
+    const subject = await pgSubject({ timeouts });
     return {
       backend: subject.backend,
       cleanup: async () => {
@@ -35,5 +39,6 @@ ledgerSuite({
     };
   },
   options: () => ({ index, onNotice: () => undefined }),
+  capabilities,
 });
 withIndex.run();

@@ -49,6 +49,7 @@ const CAUGHT: readonly [Flaw, string[]][] = [
       'reading from a position gives the records from there',
       'a large batch is one append',
       'an open resumed at a point replays only the records after it, and reads all',
+      'reading from one position up to another gives the records between them',
     ],
   ],
   [

@@ -194,6 +194,7 @@ test('a classic-level database the caller made is named by its folder, and left 
       severalWriters: false,
       readsWhileWriting: true,
       atomicBatches: true,
+      watches: false,
     });
     const log = await backend.open();
     assert.is(log.name, folder);

@@ -10,8 +10,6 @@
  *   acknowledged batch lost.
  */
 
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
-import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -19,60 +17,30 @@ import type { Record } from '../../lib/index.js';
 import { Random } from '../../lib/random.js';
 import { checkRules } from '../support/guarantees.js';
 import { all } from '../support/ledger.js';
+import { LineProcess } from '../support/line-process.js';
 import { freshLog, logUri, pgBackend } from '../support/pg-cluster.js';
 import { CRASH_SEED } from '../support/seed.js';
 
 const WRITER = fileURLToPath(new URL('../support/pg-writer.js', import.meta.url));
 
 /** A writer process, and what it said. */
-class Writer {
-  readonly process: ChildProcessByStdio<Writable, Readable, Readable>;
-  readonly acks: { from: number; head: number }[] = [];
-  conflicts = 0;
-  stderr = '';
-  readonly ready: Promise<void>;
-  readonly done: Promise<void>;
-  readonly exited: Promise<void>;
-
+class Writer extends LineProcess {
   constructor(args: readonly string[]) {
-    this.process = spawn(process.execPath, [WRITER, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.process.stdin.on('error', () => undefined);
-    this.process.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-    this.exited = new Promise((resolve) => this.process.once('close', () => resolve()));
-    let ready = (): void => undefined;
-    let done = (): void => undefined;
-    this.ready = new Promise((resolve) => (ready = resolve));
-    this.done = new Promise((resolve) => (done = resolve));
-    const failed = this.exited.then(() => {
-      throw new Error(`writer ${args[1]} ended early: ${this.stderr}`);
-    });
-    this.ready = Promise.race([this.ready, failed]);
-    this.done = Promise.race([this.done, failed]);
-    // a writer killed on purpose is never done: those waits are not always awaited
-    for (const wait of [failed, this.ready, this.done]) wait.catch(() => undefined);
-    let buffered = '';
-    this.process.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      for (let newline = buffered.indexOf('\n'); newline !== -1; newline = buffered.indexOf('\n')) {
-        const [word, a, b] = buffered.slice(0, newline).split(' ');
-        buffered = buffered.slice(newline + 1);
-        if (word === 'ready') ready();
-        else if (word === 'done') done();
-        else if (word === 'ack') this.acks.push({ from: Number(a), head: Number(b) });
-        else if (word === 'conflicts') this.conflicts = Number(a);
-      }
-    });
+    super([WRITER, ...args], `writer ${args[1]}`);
+  }
+
+  /** Where each acknowledged batch went, in the order they were acknowledged. */
+  get acks(): { from: number; head: number }[] {
+    return this.lines
+      .filter((line) => line.startsWith('ack '))
+      .map((line) => {
+        const [, from, head] = line.split(' ');
+        return { from: Number(from), head: Number(head) };
+      });
   }
 
   go(): void {
-    this.process.stdin.write('go\n');
-  }
-
-  async end(): Promise<void> {
-    this.process.stdin.end();
-    await this.exited;
+    this.send('go');
   }
 }
 
@@ -83,9 +51,9 @@ async function race(uri: string, n: number, mode: string, count: number): Promis
     (_, w) => new Writer([uri, String(w), mode, String(count), String(CRASH_SEED + w)]),
   );
   try {
-    await Promise.all(writers.map((w) => w.ready));
+    await Promise.all(writers.map((w) => w.said('ready')));
     for (const w of writers) w.go();
-    await Promise.all(writers.map((w) => w.done));
+    await Promise.all(writers.map((w) => w.said('done')));
   } finally {
     await Promise.all(writers.map((w) => w.end()));
   }
@@ -180,17 +148,10 @@ test('a writer killed with SIGKILL in the middle of large batches leaves no half
   const acked: { from: number; head: number }[] = [];
   for (let trial = 0; trial < 4; trial++) {
     const writer = new Writer([uri, String(trial), 'big', '2000', String(CRASH_SEED + trial)]);
-    await writer.ready;
+    await writer.said('ready');
     writer.go();
     const acks = 1 + rng.below(3);
-    await new Promise<void>((resolve) => {
-      const look = setInterval(() => {
-        if (writer.acks.length >= acks) {
-          clearInterval(look);
-          resolve();
-        }
-      }, 1);
-    });
+    await writer.waitFor(() => writer.acks.length >= acks, `${acks} acknowledgements`);
     await new Promise((resolve) => setTimeout(resolve, rng.below(15)));
     writer.process.kill('SIGKILL');
     await writer.exited;

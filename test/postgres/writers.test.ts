@@ -56,8 +56,8 @@ test("a watch hears of every head other writers commit, a read-only log's too, a
   const other = await backend.open();
   try {
     // a watch keeps the process alive while it listens: the logs' close ends it, whatever fails
-    const unwatch = await other.watch((head) => heard.push(head));
-    await reader.watch((head) => readerHeard.push(head));
+    const unwatch = await other.watch({ onHead: (head) => heard.push(head) });
+    await reader.watch({ onHead: (head) => readerHeard.push(head) });
     assert.equal(heard, [1], 'the head when the watch starts');
     for (let n = 1; n <= 20; n++) await writer.append([record('w', n)]);
     await until(async () => heard.at(-1) === 21 && readerHeard.at(-1) === 21, 'the watches to hear of head 21');
@@ -78,10 +78,7 @@ test("a watch hears of every head other writers commit, a read-only log's too, a
   } finally {
     await Promise.all([writer.close(), reader.close(), other.close()]);
   }
-  await rejects(
-    other.watch(() => undefined),
-    'LEDGER_CLOSED',
-  );
+  await rejects(other.watch({ onHead: () => undefined }), 'LEDGER_CLOSED');
 });
 
 test('a reader tailing the log while three writers append never sees a hole, nor a later record before an earlier one', async () => {

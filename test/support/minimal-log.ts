@@ -37,6 +37,7 @@ const CAPABILITIES: LogCapabilities = {
   severalWriters: false,
   readsWhileWriting: true,
   atomicBatches: true,
+  watches: false,
 };
 
 /** What the backend object holds: the lines, and whether the next write fails (to stop a log). */

@@ -10,13 +10,17 @@
  *
  * Each test takes a log of its own ({@link freshLog}), so tests never see each other's records.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
 import type { Record } from '../../lib/index.js';
 import { honchoCodec } from '../../lib/index.js';
+import { until } from '../conformance/common.js';
+
+export { until } from '../conformance/common.js';
 
 const KEEPER = fileURLToPath(new URL('./pg-keeper.js', import.meta.url));
 
@@ -50,19 +54,32 @@ async function start(): Promise<PgServer> {
   return { url: url.href, schema };
 }
 
+/** The keeper's process, once started, and the answers to what it was asked, in order. */
+let kept: {
+  child: ChildProcessByStdio<Writable, Readable, null>;
+  answers: ((said: { error?: string }) => void)[];
+} | null = null;
+
 /** Starts the keeper and gives what it said on its first line; it lives until this process ends. */
 function keeper(args: readonly string[]): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [KEEPER, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const answers: ((said: { error?: string }) => void)[] = [
+      (said) => {
+        if (said.error !== undefined) reject(new Error(`the tests' PostgreSQL server: ${said.error}`));
+        else resolve(said);
+      },
+    ];
+    kept = { child, answers };
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
       out += chunk;
-      const newline = out.indexOf('\n');
-      if (newline === -1) return;
-      const said = JSON.parse(out.slice(0, newline)) as { error?: string };
-      if (said.error !== undefined) reject(new Error(`the tests' PostgreSQL server: ${said.error}`));
-      else resolve(said);
+      for (let newline = out.indexOf('\n'); newline !== -1; newline = out.indexOf('\n')) {
+        const said = JSON.parse(out.slice(0, newline)) as { error?: string };
+        out = out.slice(newline + 1);
+        answers.shift()?.(said);
+      }
       // the run may end without waiting for it: its stdin closing is what stops it
       child.unref();
       (child.stdin as unknown as Socket).unref();
@@ -73,6 +90,29 @@ function keeper(args: readonly string[]): Promise<unknown> {
       reject(new Error(`the tests' PostgreSQL server: its keeper exited (${code}) before it said where the server is`)),
     );
   });
+}
+
+/**
+ * Restarts the run's server (`pg_ctl restart -m fast`), and resolves once it takes connections
+ * again: every session is ended, as a server's restart or crash ends them. On a server of the
+ * user's (`LEDGERSTORE_PG_URL`), every ledgerstore session is ended instead.
+ */
+export async function restartServer(): Promise<void> {
+  await pgServer();
+  const keeperNow = kept;
+  if (keeperNow === null) throw new Error('the keeper is not running');
+  const stdout = keeperNow.child.stdout as unknown as Socket;
+  stdout.ref(); // the run waits for the answer
+  try {
+    await new Promise<void>((resolve, reject) => {
+      keeperNow.answers.push((said) =>
+        said.error === undefined ? resolve() : reject(new Error(`the tests' PostgreSQL server: ${said.error}`)),
+      );
+      keeperNow.child.stdin.write('restart\n');
+    });
+  } finally {
+    stdout.unref();
+  }
 }
 
 let logs = 0;
@@ -133,14 +173,32 @@ export async function dropLog(log: string): Promise<void> {
   });
 }
 
-/** A fresh log's backend for the conformance suite, a fresh backend object of the same log, and how to remove the log. */
-export async function pgSubject(
-  options: Omit<PostgresOptions<Record>, 'codec'> = {},
-): Promise<{ backend: PostgresBackend<Record>; fresh: () => PostgresBackend<Record>; cleanup: () => Promise<void> }> {
+/** A PostgreSQL log for the conformance suite. */
+export interface PgSubject {
+  readonly backend: PostgresBackend<Record>;
+  /** A fresh backend object of the same log. */
+  readonly fresh: () => PostgresBackend<Record>;
+  /** Removes the log. */
+  readonly cleanup: () => Promise<void>;
+  /** Cuts the log back to its first `head` records behind its writers' backs, as a failover to a standby that had not received the rest does. */
+  readonly rewind: (head: number) => Promise<void>;
+}
+
+/** A fresh log's backend for the conformance suite (see {@link PgSubject}). */
+export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> = {}): Promise<PgSubject> {
   const log = freshLog();
   const uri = await logUri(log);
+  const { schema } = await pgServer();
   const fresh = (): PostgresBackend<Record> => postgresBackend(uri, { codec: honchoCodec, ...options });
-  return { backend: fresh(), fresh, cleanup: () => dropLog(log) };
+  const rewind = (head: number): Promise<void> =>
+    withAdmin(async (admin) => {
+      await admin.query('BEGIN');
+      await admin.query(`DELETE FROM "${schema}".records WHERE log = $1 AND position >= $2`, [log, head]);
+      await admin.query(`DELETE FROM "${schema}".batches WHERE log = $1 AND head > $2`, [log, head]);
+      await admin.query(`UPDATE "${schema}".logs SET head = $2 WHERE name = $1`, [log, head]);
+      await admin.query('COMMIT');
+    });
+  return { backend: fresh(), fresh, cleanup: () => dropLog(log), rewind };
 }
 
 /** A schema name of the run's, other than its own: `<run's schema><tag>` (a tag of up to 3 characters). */
@@ -169,14 +227,6 @@ export async function roleUri(
   uri.searchParams.set('user', name);
   uri.searchParams.set('password', password);
   return uri.href;
-}
-
-/** Waits until `check` holds, looking every 10 ms; fails after 30 s, so that a test that would hang fails instead. */
-export async function until(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (const start = Date.now(); !(await check()); ) {
-    if (Date.now() - start > 30_000) throw new Error(`waited 30 s for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** The pid of the session that waits for a lock while it appends (one at a time in these tests). */

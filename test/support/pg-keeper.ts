@@ -7,6 +7,12 @@
  *     node pg-keeper.js cluster                 a throwaway cluster: {"host", "port", "user", "database"}
  *     node pg-keeper.js schema <url> <schema>   a user's server (LEDGERSTORE_PG_URL): {} once <schema> is dropped, dropped again at the end
  *
+ * A line `restart` on its stdin restarts the server (`pg_ctl restart -m fast`: every session is
+ * ended, the server is down for a moment, then back with the same settings), and it says
+ * `{"restarted":true}` once the server takes connections again. On a user's server, which is
+ * not the keeper's to restart, it ends every ledgerstore session of the database instead
+ * (`pg_terminate_backend`), which is what a restart is to a client.
+ *
  * The throwaway cluster: `initdb` into a fresh temporary folder (mode 0700), a server listening
  * on a Unix socket in that folder only (no TCP), with `fsync`, `synchronous_commit` and
  * `full_page_writes` on, so that durability is tested as it is in production. The user the
@@ -101,7 +107,13 @@ async function gone(pid: number): Promise<void> {
   }
 }
 
-async function cluster(): Promise<() => Promise<void>> {
+/** What the keeper keeps: how to restart the server, and how to remove what it made. */
+interface Kept {
+  readonly restart: () => Promise<void>;
+  readonly stop: () => Promise<void>;
+}
+
+async function cluster(): Promise<Kept> {
   const bin = binaries();
   // short: a socket's path must stay under 108 bytes
   const dir = mkdtempSync(join(tmpdir(), 'lst-pg-'));
@@ -145,53 +157,57 @@ async function cluster(): Promise<() => Promise<void>> {
     // the tests' superuser without a password; any other role with one
     const hba = join(data, 'pg_hba.conf');
     writeFileSync(hba, `local all ${SUPERUSER} trust\nlocal all all scram-sha-256\n`);
-    const settings = `-k ${dir} -p ${PORT} -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=200`;
-    step('starting the server', join(bin, 'pg_ctl'), [
-      '-D',
-      data,
-      '-l',
-      join(dir, 'server.log'),
-      '-w',
-      '-t',
-      '60',
-      '-o',
-      settings,
-      'start',
-    ]);
+    step('starting the server', join(bin, 'pg_ctl'), serverArgs('start'));
   } catch (e) {
     await stop();
     throw e;
   }
   say({ host: dir, port: PORT, user: SUPERUSER, database: 'postgres' });
-  return stop;
+  return {
+    restart: async () => run(join(bin, 'pg_ctl'), [...serverArgs('restart').slice(0, -1), '-m', 'fast', 'restart']),
+    stop,
+  };
+
+  function serverArgs(action: 'start' | 'restart'): string[] {
+    const settings = `-k ${dir} -p ${PORT} -c listen_addresses='' -c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=200`;
+    return ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', settings, action];
+  }
 }
 
-async function schema(url: string, name: string): Promise<() => Promise<void>> {
-  const drop = async (): Promise<void> => {
+async function schema(url: string, name: string): Promise<Kept> {
+  const session = async (body: (client: pg.Client) => Promise<unknown>): Promise<void> => {
     const client = new pg.Client({ connectionString: url });
     client.on('error', () => undefined);
     await client.connect();
     try {
-      await client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`);
+      await body(client);
     } finally {
       await client.end();
     }
   };
+  const drop = (): Promise<void> => session((client) => client.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`));
   await drop(); // one left by an earlier run of the same pid
   say({});
-  return drop;
+  const restart = (): Promise<void> =>
+    session((client) =>
+      client.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE 'ledgerstore-%'",
+      ),
+    );
+  return { restart, stop: drop };
 }
 
 const [mode, ...args] = process.argv.slice(2);
-let stop: () => Promise<void>;
+let kept: Kept;
 try {
-  if (mode === 'cluster') stop = await cluster();
-  else if (mode === 'schema' && args[0] !== undefined && args[1] !== undefined) stop = await schema(args[0], args[1]);
+  if (mode === 'cluster') kept = await cluster();
+  else if (mode === 'schema' && args[0] !== undefined && args[1] !== undefined) kept = await schema(args[0], args[1]);
   else throw new Refusal('usage: pg-keeper.js cluster | schema <url> <schema>');
 } catch (e) {
   say({ error: e instanceof Error ? e.message : String(e) });
   process.exit(2);
 }
+const stop = kept.stop;
 
 /** Whether the keeper is stopping: a second signal waits for the first's cleanup. */
 let stopping = false;
@@ -208,5 +224,17 @@ const end = (): void => {
 };
 process.stdin.on('end', end);
 process.stdin.on('error', end);
-process.stdin.resume();
+let asked = '';
+process.stdin.setEncoding('utf8').on('data', (chunk: string) => {
+  asked += chunk;
+  for (let newline = asked.indexOf('\n'); newline !== -1; newline = asked.indexOf('\n')) {
+    const request = asked.slice(0, newline);
+    asked = asked.slice(newline + 1);
+    if (request !== 'restart') continue;
+    kept.restart().then(
+      () => say({ restarted: true }),
+      (e: unknown) => say({ error: `restarting the server: ${e instanceof Error ? e.message : String(e)}` }),
+    );
+  }
+});
 for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, end);

@@ -16,6 +16,8 @@ const OPERATIONS: readonly [string, (log: EventLog<Record>) => Promise<unknown>]
   ['read', (log) => all(log)],
   ['read from a position', (log) => all(log, 1)],
   ['resumePoint', (log) => log.resumePoint()],
+  ['refresh', (log) => log.refresh()],
+  ['lease', (log) => log.lease('send')],
 ];
 
 export function closedTrait<S extends Subject>({ test, withSubject }: Run<S>): void {

@@ -1,0 +1,145 @@
+/**
+ * A Honcho ledger's live consumers: `follow()`, which hands out the records as they are taken
+ * into the state, and `waitForOutbox()`, which waits for work, both without polling. They hear
+ * of every batch the state takes in: the ledger's own appends, and what a catch-up took in of
+ * other writers' appends (`others.ts`).
+ *
+ * @module
+ */
+import { ClosedError, type LedgerError } from '../errors.js';
+import type { Position } from '../log.js';
+import type { Counts, Record } from './record.js';
+
+/** A record as a live consumer sees it: with its position in the log. */
+export interface LogEntry {
+  readonly position: Position;
+  readonly record: Record;
+}
+
+/** What the live consumers ask of their ledger. */
+export interface Source {
+  readonly name: string;
+  /** The records `[from, to)` as the log holds them. */
+  read(from: Position, to: Position): AsyncIterable<Record>;
+  /** The head the state reflects. */
+  applied(): Position;
+  counts(): Promise<Counts>;
+  /** Whether `close` was called. */
+  closed(): boolean;
+  /** The failure that stopped the ledger (live consumers end with it), or `null`. */
+  broken(): LedgerError | null;
+  /** Starts hearing of other writers' appends, where the log can tell of them. */
+  listen(): void;
+}
+
+/** The live consumers of one ledger. */
+export class Live {
+  /** Told of each batch the state takes in. */
+  private readonly listeners = new Set<(from: Position, records: readonly Record[]) => void>();
+  /** The resolvers of waits that a close (or a stopped ledger) must end. */
+  private readonly wakers = new Set<() => void>();
+  /** Set once `close` has written what was queued: live consumers end when they have it all. */
+  private ended = false;
+
+  constructor(private readonly source: Source) {}
+
+  /** Tells every consumer of records the state took in, the first at `from`. */
+  tell(from: Position, records: readonly Record[]): void {
+    for (const listener of this.listeners) listener(from, records);
+  }
+
+  /** Wakes every wait: the ledger stopped, and each consumer ends with the failure. */
+  wake(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  /** Ends every consumer, once it has every record told so far. */
+  end(): void {
+    this.ended = true;
+    this.wake();
+    this.wakers.clear();
+  }
+
+  /** See `HonchoLedger.follow`. */
+  async *follow(from: Position, signal?: AbortSignal): AsyncIterable<LogEntry> {
+    const live: LogEntry[] = [];
+    let wake: (() => void) | null = null;
+    const listener = (first: Position, records: readonly Record[]): void => {
+      records.forEach((record, n) => live.push({ position: first + n, record }));
+      wake?.();
+    };
+    const stop = (): void => wake?.();
+    // Listening first, then reading what the state holds: nothing taken in between is missed,
+    // and what both give is told once (by position).
+    this.listeners.add(listener);
+    signal?.addEventListener('abort', stop);
+    this.source.listen();
+    try {
+      let next = from;
+      for await (const record of this.source.read(from, this.source.applied())) yield { position: next++, record };
+      for (;;) {
+        while (live.length > 0) {
+          const appended = live.shift() as LogEntry;
+          if (appended.position < next) continue;
+          next = appended.position + 1;
+          yield appended;
+        }
+        if (this.ended || signal?.aborted === true) return;
+        const broken = this.source.broken();
+        if (broken !== null) throw broken;
+        await new Promise<void>((resolve) => {
+          const done = (): void => {
+            this.wakers.delete(done);
+            wake = null;
+            resolve();
+          };
+          wake = done;
+          this.wakers.add(done);
+        });
+      }
+    } finally {
+      this.listeners.delete(listener);
+      signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  /** See `HonchoLedger.waitForOutbox`. */
+  async waitForOutbox(signal?: AbortSignal): Promise<void> {
+    this.source.listen();
+    for (;;) {
+      if (this.source.closed()) throw new ClosedError(this.source.name);
+      const broken = this.source.broken();
+      if (broken !== null) throw broken;
+      signal?.throwIfAborted();
+      // listening before looking: an item that arrives while the counts are read wakes the wait
+      let woken = false;
+      let wake = (): void => {
+        woken = true;
+      };
+      const done = (): void => {
+        this.listeners.delete(listener);
+        this.wakers.delete(done);
+        signal?.removeEventListener('abort', done);
+        wake();
+      };
+      const listener = (_: Position, records: readonly Record[]): void => {
+        if (records.some((r) => r.type === 'decided' && r.action.type !== 'skip')) done();
+      };
+      this.listeners.add(listener);
+      this.wakers.add(done);
+      signal?.addEventListener('abort', done);
+      let waiting: number;
+      try {
+        ({ waiting } = await this.source.counts());
+      } catch (e) {
+        done();
+        throw e;
+      }
+      if (waiting > 0) {
+        done();
+        return;
+      }
+      if (!woken) await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * What other writers append, as a Honcho ledger takes it in (`ledger.ts`, "Several writers"):
+ * the catch-up, and the watch of the log that calls for one.
+ *
+ * - **The catch-up** moves the log to the store's head (`refresh`), reads the records from
+ *   `applied` up to it, checks each against the rules with the records before it in the
+ *   catch-up applied, takes them into the state, moves `applied`, and tells the live
+ *   consumers. All or nothing: a record that breaks the rules is damage ({@link DamagedError}
+ *   at its position), and none of what was read is taken in.
+ * - **What stops the ledger**: that damage, a log that went back (`LogWentBackError`),
+ *   a state that could not take the records in ({@link IndexBehindError}), a watch that cannot
+ *   follow the log any more. The ledger is told once, and every later catch-up fails with it.
+ * - **A passing failure** (a lost connection) takes in nothing; a catch-up the watch called for
+ *   is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
+ * - **The watch** starts with the first live consumer, and each head it tells of past what
+ *   was heard is a catch-up due; one that cannot start is tried again after such a pause.
+ *
+ * @module
+ */
+import { DamagedError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
+import type { EventLog, Position, Unwatch } from '../log.js';
+import { ItemMap } from './item-map.js';
+import type { Record } from './record.js';
+import { type ItemState, refusal, stateAfter } from './rules.js';
+import type { LedgerState } from './state.js';
+
+/** The first pause before a failed catch-up (or watch) is tried again, doubled each time up to {@link MAX_RETRY_MS}. */
+const FIRST_RETRY_MS = 100;
+/** The longest pause before a failed catch-up (or watch) is tried again. */
+export const MAX_RETRY_MS = 5000;
+
+/** What the catch-up works on, and whom it tells. */
+export interface Catching {
+  /** The ledger's name, for messages. */
+  readonly name: string;
+  readonly log: EventLog<Record>;
+  readonly state: LedgerState;
+  /** Told of the records taken in, the first at `from` (the live consumers). */
+  readonly told: (from: Position, records: readonly Record[]) => void;
+  /** Told once, of the failure that stops the ledger. */
+  readonly stopped: (failure: LedgerError) => void;
+  /** Runs the ledger's flush, which makes the catch-ups that are due ({@link Others.due}). */
+  readonly kick: () => void;
+}
+
+/** Where a ledger is in the log, and how it catches up with what others appended. */
+export class Others {
+  /** The head the state reflects: every record below it is in the state. */
+  private reached: Position;
+  /** The highest head a watch told of: above `applied`, a catch-up is due. */
+  private heard: Position;
+  /** Catch-ups asked for ({@link Others.ask}), settled by the next one. */
+  private readonly asked: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  /** The watch of the log, once started; `null` before (or while it is to be tried again). */
+  private watch: Promise<Unwatch | null> | null = null;
+  /** A pause before a failed catch-up or watch is tried again; `null` when none is running. */
+  private retry: NodeJS.Timeout | null = null;
+  private retryMs = FIRST_RETRY_MS;
+  private failure: LedgerError | null = null;
+  private closed = false;
+
+  constructor(private readonly on: Catching) {
+    this.reached = on.log.head;
+    this.heard = on.log.head;
+  }
+
+  /** The head the state reflects. */
+  get applied(): Position {
+    return this.reached;
+  }
+
+  /** The failure that stopped the ledger, or `null`. */
+  get broken(): LedgerError | null {
+    return this.failure;
+  }
+
+  /** The ledger's own append reached `head`, and the state took it in. */
+  advanced(head: Position): void {
+    this.reached = head;
+  }
+
+  /** Whether a catch-up is to be made now: asked for, or a head heard past the state. */
+  due(): boolean {
+    if (this.asked.length > 0) return true;
+    return this.heard > this.reached && this.failure === null && this.retry === null && !this.closed;
+  }
+
+  /**
+   * A catch-up when the ledger's flush finds one due: those who asked for it hear how it went;
+   * a passing failure is tried again later. Never rejects.
+   */
+  async runDue(): Promise<void> {
+    const asked = this.asked.splice(0);
+    try {
+      await this.now();
+      this.retryMs = FIRST_RETRY_MS;
+      for (const { resolve } of asked) resolve();
+    } catch (e) {
+      for (const { reject } of asked) reject(e);
+      if (this.failure === null) this.tryAgainLater(() => this.on.kick());
+    }
+  }
+
+  /** A catch-up, made by the ledger's flush: resolves once it is made. */
+  ask(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.asked.push({ resolve, reject });
+      this.on.kick();
+    });
+  }
+
+  /**
+   * The catch-up (see the module's comment), run by the ledger's flush, between its writes.
+   * @throws a passing failure of the log: nothing was taken in
+   * @throws the failure that stopped the ledger
+   */
+  async now(): Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    const { log, state, name } = this.on;
+    const from = this.reached;
+    let head: Position;
+    const records: Record[] = [];
+    try {
+      head = await log.refresh();
+      if (head > from) for await (const record of log.read(from, head)) records.push(record);
+    } catch (e) {
+      if (isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED')) throw this.stop(e);
+      throw e;
+    }
+    this.heard = Math.max(this.heard, head);
+    if (records.length < head - from)
+      throw this.stop(
+        new DamagedError(name, from + records.length + 1, `the log's head is ${head}, but it ends before`),
+      );
+    if (records.length === 0) return;
+    const states = await state.statesOf(records.map((r) => r.item));
+    const staged = new ItemMap<ItemState>();
+    records.forEach((record, n) => {
+      const refused = refusal(record, staged.get(record.item) ?? states[n]);
+      if (refused !== null) throw this.stop(new DamagedError(name, from + n + 1, refused.message, { cause: refused }));
+      staged.set(record.item, stateAfter(record));
+    });
+    try {
+      await state.apply(records, () => log.resumePoint());
+    } catch (e) {
+      throw this.stop(new IndexBehindError(name, e instanceof Error ? e : new Error(String(e))));
+    }
+    this.reached = head;
+    this.on.told(from, records);
+  }
+
+  /** Stops the ledger with `failure` (the first one told); gives the failure that stopped it. */
+  stop(failure: LedgerError): LedgerError {
+    if (this.failure === null) {
+      this.failure = failure;
+      this.on.stopped(failure);
+    }
+    return this.failure;
+  }
+
+  /** Starts, once, the watch of the log, where it has one: each head it tells of past what was heard is a catch-up due. */
+  listen(): void {
+    const { log } = this.on;
+    const watch = log.watch?.bind(log);
+    if (watch === undefined || this.watch !== null || this.closed || this.failure !== null) return;
+    this.watch = watch({
+      onHead: (head) => {
+        if (head <= this.heard) return;
+        this.heard = head;
+        this.on.kick();
+      },
+      onFailure: (failure) => {
+        this.stop(failure);
+      },
+    }).catch(() => {
+      this.watch = null;
+      this.tryAgainLater(() => this.listen());
+      return null;
+    });
+  }
+
+  /** Runs `again` after a pause that grows with each failure in a row. */
+  private tryAgainLater(again: () => void): void {
+    if (this.retry !== null || this.closed) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      again();
+    }, this.retryMs);
+    this.retryMs = Math.min(2 * this.retryMs, MAX_RETRY_MS);
+  }
+
+  /** No catch-up is due from now on; the watch is stopped. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.retry !== null) clearTimeout(this.retry);
+    this.retry = null;
+    const unwatch = await this.watch;
+    await unwatch?.().catch(() => undefined);
+  }
+}
