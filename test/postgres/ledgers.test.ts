@@ -133,7 +133,12 @@ test('a Ledger writer process killed with SIGKILL while three decide the same it
   try {
     await Promise.all(writers.map((writer) => writer.said('ready')));
     for (const writer of writers) writer.send('go');
-    await victim.waitFor((lines) => lines.filter((l) => l.startsWith('ack ')).length >= 20, '20 acknowledgements');
+    // Twenty outcomes, not twenty acknowledgements: a writer that loses the race for the head
+    // again and again may see the others decide every item before it lands twenty of its own.
+    await victim.waitFor(
+      (lines) => lines.filter((l) => l.startsWith('ack ') || l.startsWith('refused ')).length >= 20,
+      'twenty outcomes from writer 0',
+    );
     victim.process.kill('SIGKILL');
     assert.equal(await victim.exited, { code: null, signal: 'SIGKILL' });
     await Promise.all(others.map((writer) => writer.said('done')));
