@@ -50,3 +50,10 @@ export const gatedTurns: ProjectionDefinition<Record, TurnQueries> = {
     apply(records, rows, first);
   },
 };
+
+/** Version 2 of the turns projection (the same rows), for a soak that bumps it. */
+export const turnsVersion2: ProjectionDefinition<Record, TurnQueries> = {
+  ...turnsPerSession,
+  version: 2,
+  worker: { module: import.meta.url, export: 'turnsVersion2' },
+};
