@@ -48,6 +48,7 @@ demo: build
 bench: build
 	node dist/bench/run.js
 	node dist/bench/read-model.js
+	node dist/bench/rebuild.js
 
 clean:
 	rm -rf dist demo bench/data

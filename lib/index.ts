@@ -56,18 +56,32 @@ export type {
   Conclusion,
   Decision,
   HonchoLedger,
+  IndexDatabase,
   LedgerOptions,
   LogEntry,
   OutboxCursor,
   OutboxPage,
 } from './honcho/ledger.js';
-export type { IndexDatabase } from './honcho/read-model/read-model.js';
+export { type CountQueries, countsProjection } from './honcho/read-model/counts.js';
+export { type ItemQueries, itemsProjection } from './honcho/read-model/items.js';
+export { type OutboxQueries, outboxProjection } from './honcho/read-model/outbox.js';
+export { type StackQueries, stacksProjection } from './honcho/read-model/stacks.js';
+export { HONCHO_PROJECTIONS } from './honcho/read-model/state.js';
 export * from './honcho/record.js';
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger } from './ledger.js';
 export type * from './log.js';
 export { checkedEncoder, lineTooLong, MAX_LINE_BYTES } from './log.js';
 export { type Batches, LogBase, type LogSpec, StoredLog } from './log-base.js';
+export type {
+  Loadable,
+  ProjectionDefinition,
+  ProjectionProgress,
+  RangeOptions,
+  RowReader,
+  Rows,
+} from './projections/definition.js';
+export { BACKGROUND_FROM, ProjectionSet, type ProjectionSetOptions } from './projections/set.js';
 export { describeSystemError, systemErrorName } from './system-errors.js';
 export { backendFor, SCHEMES, type Target, TargetError } from './target.js';
 export { type AnswerDigests, answerDigests, differences } from './verify.js';

@@ -7,8 +7,10 @@
  *
  * @module
  */
+import * as path from 'node:path';
 import { HonchoLedger, type LedgerOptions } from './honcho/ledger.js';
-import { backendFor, type Target } from './target.js';
+import type { Loadable } from './projections/definition.js';
+import { backendFor, jsonlPathOf, type Target } from './target.js';
 
 /** An open Honcho ledger. */
 export class Ledger extends HonchoLedger {
@@ -22,6 +24,23 @@ export class Ledger extends HonchoLedger {
    * @throws `LockedError` when another writer has it open (or another process the read model)
    */
   static override async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
-    return super.open(backendFor(target), options);
+    const worker = options.worker ?? workerFor(target);
+    return super.open(backendFor(target), worker === undefined ? options : { ...options, worker });
   }
+}
+
+/**
+ * How a worker thread opens the ledger at `target` by itself, to build a read model there: for a
+ * JSONL file, which a reader may read beside its writer; `undefined` for others (a LevelDB folder
+ * admits one open, a log in memory is this thread's).
+ */
+function workerFor(target: Target): Loadable | undefined {
+  if (typeof target !== 'string') return undefined;
+  const file = jsonlPathOf(target);
+  if (file === null) return undefined;
+  return {
+    module: new URL('./target.js', import.meta.url).href,
+    export: 'backendFor',
+    args: [`jsonl:${path.resolve(file)}`],
+  };
 }

@@ -110,6 +110,27 @@ export type Found =
   /** Not a folder of this kind: files that are not LevelDB's, or a marker of the other kind. */
   | { readonly state: 'foreign'; readonly why: string };
 
+/**
+ * The fields of the marker file in `folder`, why it is not one (damaged), or `null` when there is
+ * none.
+ * @throws {@link LedgerIoError} when it cannot be read
+ */
+export function markerOf(folder: string): Marker | string | null {
+  const file = path.join(folder, MARKER);
+  try {
+    return readMarker(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new LedgerIoError(file, e);
+  }
+}
+
+/** Whether `name` is one of the marker's temporary files (`LEDGERSTORE.tmp-<pid>`). */
+export const isMarkerTemporary = (name: string): boolean => MARKER_TEMPORARY.test(name);
+
+/** Whether `name` is one of LevelDB's file names. */
+export const isLevelDbName = (name: string): boolean => LEVELDB_NAME.test(name);
+
 /** The fields of a marker file, or why it is not one. */
 function readMarker(file: string): Marker | string {
   const text = fs.readFileSync(file, 'utf8');
@@ -188,6 +209,13 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
   const others = entries.filter(
     (entry) => entry.name !== MARKER && !MARKER_TEMPORARY.test(entry.name) && !LEVELDB_NAME.test(entry.name),
   );
+  // a read model's folder (its databases in folders of their own) is told as what it is, not by its files
+  const markerEntry = entries.find((entry) => entry.name === MARKER);
+  if (others.length > 0 && markerEntry?.isFile() === true) {
+    const found = readFile(folder, MARKER, (file) => readMarker(file));
+    if (typeof found !== 'string' && found.format !== format)
+      return { state: 'foreign', why: `it holds ${FORMAT_NAME[found.format]}, not ${FORMAT_NAME[format]}` };
+  }
   if (others.length > 0) {
     const listed = others
       .slice(0, 3)

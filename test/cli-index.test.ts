@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SCHEMA } from '../lib/honcho/read-model/read-model.js';
+import { SCHEMA } from '../lib/projections/layout.js';
 import {
   expectRun,
   FIXTURE_COUNTS,
@@ -64,6 +64,7 @@ test('--index keeps a read model: queries answer from it, index status says wher
         `checkpoint: record 11 of ${home.path}`,
         'log:        up to date',
         'counts:     7 decided (sent 3, waiting 2, failed 1, skipped 1)',
+        'projections: items 1 ready, outbox 1 ready, counts 1 ready, stacks 1 ready',
         '',
       ].join('\n'),
       '',
@@ -239,6 +240,8 @@ test('index status --json and verify --index --json: one object each', async () 
       behind: null,
       rebuildsAtNextOpen: true,
       counts: null,
+      projections: [],
+      openIn: null,
     });
     assert.is((await ledgerstore(['index', 'build', home.path, '--index', index])).code, 0);
     writeFileSync(home.path, `${FIXTURE_TEXT}${lineOf(sent(turn('chat-1', 5), ['m-5']))}`);
@@ -254,6 +257,13 @@ test('index status --json and verify --index --json: one object each', async () 
       behind: 1,
       rebuildsAtNextOpen: false,
       counts: JSON.parse(FIXTURE_COUNTS) as unknown,
+      projections: ['items', 'outbox', 'counts', 'stacks'].map((name) => ({
+        name,
+        version: 1,
+        state: 'ready',
+        why: null,
+      })),
+      openIn: null,
     });
     const verified = await ledgerstore(['verify', home.path, '--index', index, '--json']);
     assert.is(verified.code, 0, verified.stderr);

@@ -47,6 +47,12 @@ run 3: {"decided":7,"sent":4,"waiting":0,"failed":2,"skipped":1}
 Honcho received 4 items, each once
 the conclusion an undo would delete: obj-5, from part 0 of edit 2026-09-28-0001
 `,
+  'turns-per-session': `chat-1: 2 turns decided
+chat-1: 3 turns decided, after the catch-up
+notice: <dir>/index: rebuilding the projection turns from <dir>/honcho.jsonl: it is of version 1, and this ledgerstore reads version 2
+chat-1: 2 turns decided, not skipped
+items 1 ready, outbox 1 ready, counts 1 ready, stacks 1 ready, turns 2 ready
+`,
 };
 
 function examples(): UserProgram[] {

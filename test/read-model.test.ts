@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ReadModel } from '../lib/honcho/read-model/read-model.js';
+
 import { workload } from '../lib/honcho/synthetic.js';
 import {
   answerDigests,
@@ -22,8 +22,9 @@ import {
   type Record,
   type Workspace,
 } from '../lib/index.js';
+import { SCHEMA } from '../lib/projections/layout.js';
 import { countingReplays } from './support/counting-backend.js';
-import { markerText, rowValue, sealedRow, withIndexDb } from './support/index-db.js';
+import { databaseOf, markerOf, markerText, rowValue, sealedRow, servingOf, withIndexDb } from './support/index-db.js';
 import { collect, decided, failed, type Home, rejects, sent, skip, turn, withHome } from './support/ledger.js';
 import { filesOf, flipBits } from './support/level-db.js';
 
@@ -186,16 +187,10 @@ test('a read model of another schema version is rebuilt', async () => {
     await withIndexed(home.path, index, async (ledger) => {
       for (const record of generated.slice(0, 300)) await ledger.append(record);
     });
-    await withIndexDb(index, async (_, sublevel) => {
-      const meta = sublevel('meta');
-      const checkpoint = await meta.get(Buffer.from('checkpoint'));
-      assert.ok(checkpoint !== undefined);
-      const old = { ...(rowValue(checkpoint as Uint8Array) as object), schema: 0 };
-      await meta.put(Buffer.from('checkpoint'), sealedRow('meta', Buffer.from('checkpoint'), old));
-    });
+    writeFileSync(join(index, 'LEDGERSTORE'), markerText({ ...markerOf(index), schema: SCHEMA - 1 }));
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.equal(notices, [
-        `${index}: rebuilding the index from ${home.path}: it is of schema version 0, and this ledgerstore reads version 2`,
+        `${index}: rebuilding the index from ${home.path}: it is of schema version ${SCHEMA - 1}, and this ledgerstore reads version ${SCHEMA}`,
       ]);
       assert.equal(await answers(ledger, generated.slice(0, 300)), await replayed(home.path, generated.slice(0, 300)));
     });
@@ -205,13 +200,14 @@ test('a read model of another schema version is rebuilt', async () => {
 test('a build that a crash cut short is started again', async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
-    // 25,000 good records, then a line that breaks a rule: the build writes two batches, marked
-    // unfinished, before the damage stops it, as a crash would
+    // 25,000 good records, then a line that breaks a rule: the build in the open (as `index
+    // build` runs it) registers its rows before it writes them, and the damage stops it, as a
+    // crash would
     const many = [...workload({ records: 25_000, seed: 5 })];
     const bad = decided(many.find((r) => r.type === 'decided')?.item as Item);
     writeFileSync(home.path, [...many, bad].map((r) => `${encodeRecord(r)}\n`).join(''));
     try {
-      await Ledger.open(home.path, { index, onNotice: () => undefined });
+      await Ledger.open(home.path, { index, waitForIndex: true, onNotice: () => undefined });
       assert.unreachable('opened a damaged ledger');
     } catch (e) {
       assert.ok(isLedgerError(e, 'LEDGER_DAMAGED'), String(e));
@@ -307,7 +303,7 @@ test('a read model that lost its CURRENT is discarded and built again, with a no
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const records = await tableAndLog(home, index);
-    rmSync(join(index, 'CURRENT'));
+    rmSync(join(databaseOf(index), 'CURRENT'));
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.equal(notices.length, 1);
       assert.match(
@@ -325,13 +321,14 @@ test("a byte flipped in the read model's write-ahead log, with its later batches
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const records = await tableAndLog(home, index);
-    const wal = readdirSync(index)
+    const db = databaseOf(index);
+    const wal = readdirSync(db)
       .filter((name) => name.endsWith('.log'))
       .sort()
       .at(-1) as string;
-    const bytes = readFileSync(join(index, wal));
+    const bytes = readFileSync(join(db, wal));
     flipBits(bytes, 1000, 0x10); // in the first block: LevelDB would drop the rest of it and keep the checkpoint after
-    writeFileSync(join(index, wal), bytes);
+    writeFileSync(join(db, wal), bytes);
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.match(
         notices.join('\n'),
@@ -348,19 +345,24 @@ test('a state byte changed in a table of the read model is a rebuild: its blocks
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const records = await tableAndLog(home, index);
-    const table = readdirSync(index).find((name) => name.endsWith('.ldb')) as string;
-    const bytes = readFileSync(join(index, table));
-    // a sent item's row, [seq, "s", [id], ...]: its state made "w", waiting, as a bit flip would
-    const at = bytes.indexOf(Buffer.from([0x61, 0x73, 0x81]));
-    assert.ok(at > 0, 'a row of a sent item in the table');
-    flipBits(bytes, at + 1, 0x73 ^ 0x77);
-    writeFileSync(join(index, table), bytes);
+    const db = databaseOf(index);
+    // a skipped item's row, "k": made "w", waiting, as a bit flip would
+    const skipped = Buffer.from([0x61, 0x6b]);
+    const table = readdirSync(db).find(
+      (name) => name.endsWith('.ldb') && readFileSync(join(db, name)).includes(skipped),
+    ) as string;
+    const bytes = readFileSync(join(db, table));
+    const at = bytes.indexOf(skipped);
+    assert.ok(at > 0, 'a row of a skipped item in the table');
+    flipBits(bytes, at + 1, 0x6b ^ 0x77);
+    writeFileSync(join(db, table), bytes);
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.match(
         notices.join('\n'),
         new RegExp(
           `rebuilding the index from ${home.path}: the table ${table} is damaged: the block at byte \\d+ does not match its checksum; it was discarded$`,
         ),
+        notices.join('\n'),
       );
       await rulesHold(ledger, records, home.path);
     });
@@ -375,22 +377,22 @@ test('a row that does not match its checksum stops the ledger at the append that
       await ledger.append(decided(item));
       await ledger.append(sent(item));
     });
-    // the row says "waiting" now, and keeps the checksum of "sent"
-    await withIndexDb(index, async (_, sublevel) => {
-      const items = sublevel('items');
-      const key = Buffer.from('tr\n1');
-      const stored = (await items.get(key)) as Uint8Array;
+    const id = servingOf(index, 'items').id;
+    // the row says another id now, and keeps the checksum of the one it said
+    await withIndexDb(index, 'items', async (db, key) => {
+      const row = key('ritr\n1');
+      const stored = (await db.get(row)) as Uint8Array;
       const changed = Buffer.from(stored);
-      const state = changed.indexOf(Buffer.from([0x61, 0x73]));
-      flipBits(changed, state + 1, 0x73 ^ 0x77);
-      assert.equal(rowValue(changed), [0, 'w', ['msg-1'], null]);
-      await items.put(key, changed);
+      const at = changed.indexOf(Buffer.from('msg-1'));
+      flipBits(changed, at + 4, 0x01 ^ 0x02);
+      assert.equal(rowValue(changed), ['msg-2']);
+      await db.put(row, changed);
     });
     await withIndexed(home.path, index, async (ledger) => {
       const e = await rejects(
         ledger.append(sent(item, ['msg-2'])),
         'LEDGER_STOPPED',
-        new RegExp(`^${index}: the read model is damaged \\(a row of !items! does not match its checksum`),
+        new RegExp(`^${databaseOf(index)}: the read model is damaged \\(a row of ${id} does not match its checksum`),
       );
       assert.instance(e, IndexDamagedError);
       await rejects(ledger.append(decided(turn('r', 2))), 'LEDGER_STOPPED');
@@ -398,7 +400,7 @@ test('a row that does not match its checksum stops the ledger at the append that
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.match(
         notices.join('\n'),
-        /rebuilding the index .*: a row of !items! does not match its checksum .*; it was discarded$/,
+        new RegExp(`rebuilding the index .*: a row of ${id} does not match its checksum .*; it was discarded$`),
       );
       await rulesHold(ledger, [decided(item), sent(item)], home.path);
     });
@@ -412,18 +414,15 @@ test('counts that do not add up to the checkpoint are a rebuild', async () => {
     await withIndexed(home.path, index, async (ledger) => {
       for (const record of records) await ledger.append(record);
     });
-    await withIndexDb(index, async (_, sublevel) => {
-      const meta = sublevel('meta');
-      const totals = rowValue((await meta.get(Buffer.from('totals'))) as Uint8Array) as number[];
-      await meta.put(
-        Buffer.from('totals'),
-        sealedRow('meta', Buffer.from('totals'), [(totals[0] as number) - 1, ...totals.slice(1)]),
-      );
+    await withIndexDb(index, 'counts', async (db, key) => {
+      const row = key('rc');
+      const counts = rowValue((await db.get(row)) as Uint8Array) as number[];
+      await db.put(row, sealedRow(row, [(counts[0] as number) - 1, ...counts.slice(1)]));
     });
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.match(
         notices.join('\n'),
-        /rebuilding the index .*: its counts \(\d+ decided, \d+ sent, \d+ failed\) do not add up to its checkpoint's 500 records$/,
+        /rebuilding the projection counts .*: its counts \(\d+ decided, \d+ sent, \d+ failed\) do not add up to its checkpoint's 500 records$/,
       );
       await rulesHold(ledger, records, home.path);
     });
@@ -434,14 +433,17 @@ test('a rebuild stopped before it finished is never trusted: the next open disca
   await withHome(async (home) => {
     const index = join(home.dir, 'index');
     const records = await tableAndLog(home, index);
-    // as `index rebuild` leaves it when killed after marking the folder and deleting a manifest
-    const model = await ReadModel.open(index);
-    await model.close();
+    // as a discard of its database leaves it when killed after marking the folder and deleting a manifest
+    const db = databaseOf(index);
     writeFileSync(
-      join(index, 'LEDGERSTORE'),
-      markerText({ format: 'ledgerstore/read-model', schema: 2, discard: 'a rebuild from the log did not finish' }),
+      join(db, 'LEDGERSTORE'),
+      markerText({
+        format: 'ledgerstore/read-model',
+        schema: SCHEMA,
+        discard: 'a rebuild from the log did not finish',
+      }),
     );
-    rmSync(join(index, readFileSync(join(index, 'CURRENT'), 'utf8').trim()));
+    rmSync(join(db, readFileSync(join(db, 'CURRENT'), 'utf8').trim()));
     await withIndexed(home.path, index, async (ledger, notices) => {
       assert.equal(notices, [
         `${index}: rebuilding the index from ${home.path}: a rebuild from the log did not finish; it was discarded`,
@@ -463,9 +465,8 @@ test("verify's digests compare every item's state: a row whose state alone diffe
     const fresh = await answerDigests(replay);
     await replay.close();
     // failed made skipped, written as the layout has it: no other answer changes (no ids, not in the outbox, the same counts)
-    await withIndexDb(index, async (_, sublevel) => {
-      const key = Buffer.from('tr\n1');
-      await sublevel('items').put(key, sealedRow('items', key, [0, 'k', null, null]));
+    await withIndexDb(index, 'items', async (db, key) => {
+      await db.put(key('ritr\n1'), sealedRow(key('ritr\n1'), 'k'));
     });
     const indexed = await Ledger.open(home.path, { readOnly: true, index, onNotice: () => undefined });
     assert.is(await indexed.stateOf(item), 'skipped');
@@ -663,9 +664,13 @@ test('a read model whose write fails: every queued append settles, and close rel
     await ledger.append(decided(turn('e', 0)));
     // the read model's batches fail from now on, as on a full disk
     interface Batch {
-      write(): Promise<void>;
+      write(sync: boolean): Promise<void>;
     }
-    const db = (ledger as unknown as { state: { store: { db: { batch(): Batch } } } }).state.store.db;
+    interface Set {
+      slots: Map<string, { serving: { db: { batch(): Batch } } }>;
+    }
+    const db = (ledger as unknown as { state: { set: Set } }).state.set.slots.get('items')?.serving.db;
+    assert.ok(db !== undefined, 'the rows of the items projection');
     const batch = db.batch.bind(db);
     db.batch = () =>
       Object.assign(batch(), {

@@ -32,26 +32,21 @@
  *
  * @module
  */
-import {
-  ClosedError,
-  ConflictError,
-  IndexBehindError,
-  IndexDamagedError,
-  type LedgerError,
-  ResumeMismatchError,
-} from '../errors.js';
+import { ClosedError, ConflictError, IndexBehindError, type LedgerError } from '../errors.js';
 import type { EventLog, Lease, LogBackend, Position, Repair } from '../log.js';
+import type { Db as IndexDatabase } from '../projections/database.js';
+import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
 import { normalizeRecord } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { Live, type LogEntry } from './live.js';
 import { Others } from './others.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
-import { CatchUp } from './read-model/catch-up.js';
-import { type IndexDatabase, ReadModel } from './read-model/read-model.js';
+import { IndexedState } from './read-model/state.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
 
+export type { Db as IndexDatabase } from '../projections/database.js';
 export type { LogEntry } from './live.js';
 export { MAX_RETRY_MS } from './others.js';
 export type { Conclusion, Decision } from './projection.js';
@@ -78,6 +73,26 @@ export interface LedgerOptions {
    * built or rebuilt from the log, and why. Default: a line on stderr.
    */
   readonly onNotice?: (message: string) => void;
+  /**
+   * Projections to keep beside the ledger's own (`docs/read-model.md` says how to write one):
+   * in the read model with `index`, else in memory. Their queries: {@link HonchoLedger.projection}.
+   */
+  readonly projections?: readonly ProjectionDefinition<Record>[];
+  /**
+   * With `index`: the open returns only once the read model is ready, building what it must in
+   * the open, as `ledgerstore index build` does. Default `false`: a build of a long ledger runs in
+   * a worker thread while the ledger serves (answering from an older version of the rows, or from
+   * the ledger replayed in memory, meanwhile).
+   */
+  readonly waitForIndex?: boolean;
+  /**
+   * How a worker thread opens this ledger's log by itself, read-only, to build the read model
+   * there: a module's export that gives the backend. `Ledger.open` sets it for a JSONL file.
+   * Without it, builds run in the open.
+   */
+  readonly worker?: Loadable;
+  /** The fewest records a build of the read model runs in the background for. Default 50,000. */
+  readonly backgroundFrom?: number;
 }
 
 /** The most records one write carries. */
@@ -150,7 +165,7 @@ export class HonchoLedger {
    */
   static async open(backend: LogBackend<Record>, options: LedgerOptions = {}): Promise<HonchoLedger> {
     const readOnly = options.readOnly ?? false;
-    if (options.index === undefined) {
+    if (options.index === undefined && (options.projections ?? []).length === 0) {
       const projection = new Projection();
       const log = await backend.open({
         readOnly,
@@ -162,14 +177,16 @@ export class HonchoLedger {
       });
       return new this(log, new MemoryState(projection));
     }
-    const model = await ReadModel.open(options.index);
-    try {
-      const log = await openIndexed(backend, model, readOnly, options.onNotice ?? noticeOnStderr);
-      return new this(log, model);
-    } catch (e) {
-      await model.close().catch(() => undefined);
-      throw e;
-    }
+    const { state, log } = await IndexedState.open(backend, {
+      index: options.index ?? null,
+      projections: options.projections ?? [],
+      readOnly,
+      onNotice: options.onNotice ?? noticeOnStderr,
+      waitForIndex: options.waitForIndex ?? false,
+      worker: options.worker,
+      backgroundFrom: options.backgroundFrom,
+    });
+    return new this(log, state);
   }
 
   /** The log's name: the file's path for the JSONL backend. */
@@ -422,6 +439,32 @@ export class HonchoLedger {
     return this.state.decisions();
   }
 
+  /**
+   * Where each projection of the read model stands: ready, or building (how far, how fast, and
+   * what answers meanwhile). Empty without a read model or projections.
+   */
+  projections(): readonly ProjectionProgress[] {
+    return this.state.projections();
+  }
+
+  /**
+   * Resolves once the projection `name` (every projection, without a name) is ready: answered
+   * by rows of its version. At once when it is.
+   * @throws the build's failure; `ClosedError` if the ledger closes first; `signal`'s reason
+   */
+  whenReady(name?: string, signal?: AbortSignal): Promise<void> {
+    return this.state.whenReady(name, signal);
+  }
+
+  /**
+   * The queries of a projection the ledger was opened with (`projections`), answered by its
+   * rows, or while they are built by what answers in their place.
+   * @throws TypeError when the ledger was not opened with it
+   */
+  projection<Q extends object>(definition: ProjectionDefinition<Record, Q>): Q {
+    return this.state.queriesOf(definition);
+  }
+
   /** The records from `from` (default 0), in order, as the log holds them. */
   records(from = 0): AsyncIterable<Record> {
     return this.log.read(from);
@@ -462,53 +505,5 @@ export class HonchoLedger {
     } finally {
       await this.state.close();
     }
-  }
-}
-
-/**
- * Opens the log resumed at the read model's checkpoint, replaying what follows it into the read
- * model; or, when the read model cannot be caught up (new, of another schema, unfinished,
- * damaged, or the log does not hold its checkpoint any more), rebuilds it from the log's start.
- */
-async function openIndexed(
-  backend: LogBackend<Record>,
-  model: ReadModel,
-  readOnly: boolean,
-  notice: (message: string) => void,
-): Promise<EventLog<Record>> {
-  const reason = model.rebuildReason;
-  if (reason !== null) {
-    notice(`${model.folder}: rebuilding the index from ${backend.name}: ${reason}`);
-    await model.reset();
-  }
-  const checkpoint = model.checkpoint;
-  const replayInto = async (resume: boolean): Promise<EventLog<Record>> => {
-    const catchUp = new CatchUp(model, backend.name);
-    const log = await backend.open({
-      readOnly,
-      ...(resume && checkpoint !== null ? { resume: checkpoint.resume } : {}),
-      replay: (record) => catchUp.replay(record),
-    });
-    try {
-      await catchUp.finish(await log.resumePoint());
-    } catch (e) {
-      await log.close().catch(() => undefined);
-      throw e;
-    }
-    if (checkpoint === null && catchUp.count > 0 && reason === null)
-      notice(`${model.folder}: built the index of ${backend.name} (${catchUp.count} records)`);
-    return log;
-  };
-  try {
-    return await replayInto(checkpoint !== null);
-  } catch (e) {
-    // Damage the catch-up found in the rows it read (a checksum that does not match): the rows
-    // are thrown away and built again, as for a log that does not hold the checkpoint.
-    if (!(e instanceof ResumeMismatchError || (e instanceof IndexDamagedError && checkpoint !== null))) throw e;
-    notice(
-      `${model.folder}: rebuilding the index from ${backend.name}: ${e instanceof ResumeMismatchError ? e.message : e.why}`,
-    );
-    await model.reset();
-    return replayInto(false);
   }
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ResumePoint } from '../log.js';
+import type { ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
 import type { Conclusion, Decision, Projection } from './projection.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import type { ItemState } from './rules.js';
@@ -40,6 +41,12 @@ export interface LedgerState {
   counts(): Promise<Counts>;
   /** Every decided item with its action, in decision order. */
   decisions(): AsyncIterable<Decision>;
+  /** Where each projection of a read model stands (none in memory). */
+  projections(): readonly ProjectionProgress[];
+  /** Resolves once the projection `name` (every one, without a name) is ready. */
+  whenReady(name?: string, signal?: AbortSignal): Promise<void>;
+  /** The queries of a projection the ledger was opened with. */
+  queriesOf<Q extends object>(definition: ProjectionDefinition<Record, Q>): Q;
   close(): Promise<void>;
 }
 
@@ -81,6 +88,18 @@ export class MemoryState implements LedgerState {
 
   async *decisions(): AsyncIterable<Decision> {
     yield* this.projection.decisions();
+  }
+
+  projections(): readonly ProjectionProgress[] {
+    return [];
+  }
+
+  async whenReady(name?: string): Promise<void> {
+    if (name !== undefined) throw new TypeError(`the ledger was not opened with the projection ${name}`);
+  }
+
+  queriesOf<Q extends object>(definition: ProjectionDefinition<Record, Q>): Q {
+    throw new TypeError(`the ledger was not opened with the projection ${definition.name}`);
   }
 
   async close(): Promise<void> {}

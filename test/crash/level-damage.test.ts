@@ -18,7 +18,7 @@
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
@@ -196,7 +196,10 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
         return recordsOf(reader).finally(() => reader.close());
       })(),
     );
-    const names = readdirSync(index).sort();
+    // the folder's own files, and those of its databases (`db-<n>/`)
+    const names = readdirSync(index, { recursive: true, encoding: 'utf8' })
+      .filter((name) => statSync(join(index, name)).isFile())
+      .sort();
     let trial = 0;
     for (const name of names) {
       for (const damage of damagesOf(statSync(join(index, name)).size, rng)) {
@@ -216,7 +219,7 @@ test(`every kind of damage to every file of a read model's folder: rebuilt or ca
         );
         if (outcome === 'refused')
           assert.equal(filesOf(join(dir, 'index')), before, `${context}: refused, and the folder was changed`);
-        tally.add(kindOf(name), outcome);
+        tally.add(kindOf(basename(name)), outcome);
         rmSync(dir, { recursive: true, force: true });
       }
     }

@@ -22,13 +22,14 @@
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { encodeRecord, Ledger, type Record } from '../../lib/index.js';
 import { Random } from '../../lib/random.js';
 import { recordsOf } from '../support/guarantees.js';
+import { databaseOf } from '../support/index-db.js';
 import { checkIndexPromise, replayDigests, ruleBreakers } from '../support/index-promises.js';
 import { reportFigures } from '../support/level-figures.js';
 import { SCALE, scaled } from '../support/scale.js';
@@ -113,7 +114,9 @@ test(`power loss in a read model's unsynced write-ahead log: caught up or rebuil
     }
     const digests = await replayDigests(log);
     const breakers = ruleBreakers(records);
-    const wal = newestLog(index);
+    // the write-ahead log of the database the rows are in, as a path inside the read model's folder
+    const database = relative(index, databaseOf(index));
+    const wal = join(database, newestLog(join(index, database)));
     bytes = readFileSync(join(index, wal));
     for (const state of statesOf(bytes.length, 0, rng)) {
       const dir = join(home, `state-${states++}`);

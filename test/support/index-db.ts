@@ -1,42 +1,85 @@
 /**
- * What the read-model tests share: the read model's LevelDB database opened directly with
- * classic-level, under the ledger, and its rows written as the layout has them
- * (`lib/honcho/read-model.ts`: a row's CBOR, then the CRC-32C of its whole key and its CBOR as a
- * 4-byte CBOR byte string), as a writer of the layout would.
+ * What the read-model tests share: a read model's folder looked into as the layout has it
+ * (`lib/projections/layout.ts`: the marker's registry names each projection's rows and the
+ * database `db-<n>/` they are in; a row's key is `!<id>!r<key>`, the engine's own `!<id>!m<name>`;
+ * a value is its CBOR, then the CRC-32C of its whole key and its CBOR as a 4-byte CBOR byte
+ * string), and a database opened directly with classic-level to change rows as a writer of the
+ * layout would.
  */
-import type { AbstractSublevel } from 'abstract-level';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import { crc32c } from '../../lib/level-files.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
-/** A sublevel of the read model's database, keys and values as bytes. */
-export type Sublevel = AbstractSublevel<Db, string | Buffer | Uint8Array, Uint8Array, Uint8Array>;
 
 const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
 const VIEW = { keyEncoding: 'view', valueEncoding: 'view' } as const;
 
-/** A row of `sublevel` as the read model stores it under `key`. */
-export function sealedRow(sublevel: string, key: Uint8Array, value: unknown): Buffer {
+/** A generation of rows as the registry lists it. */
+export interface RegistryEntry {
+  readonly id: string;
+  readonly projection: string;
+  readonly version: number;
+  readonly db: string | null;
+  readonly role: string;
+}
+
+/** The fields of the read model's marker in `index` (its checksum line not checked). */
+export function markerOf(index: string): { [field: string]: unknown } {
+  const [line] = readFileSync(join(index, 'LEDGERSTORE'), 'utf8').split('\n');
+  return JSON.parse(line as string) as { [field: string]: unknown };
+}
+
+/** The generations the registry of the read model in `index` lists. */
+export function registryOf(index: string): readonly RegistryEntry[] {
+  return (markerOf(index)['registry'] as { generations: RegistryEntry[] }).generations;
+}
+
+/** The generation that serves `projection` in the read model in `index`. */
+export function servingOf(index: string, projection: string): RegistryEntry {
+  const entry = registryOf(index).find((g) => g.projection === projection && g.role === 'serving');
+  if (entry === undefined) throw new Error(`${index}: no rows serve the projection ${projection}`);
+  return entry;
+}
+
+/** The folder of the database the rows of `projection` are in (the only one, for a read model built at once). */
+export function databaseOf(index: string, projection = 'items'): string {
+  return join(index, servingOf(index, projection).db as string);
+}
+
+/** The key of a generation's row (`r<key>`) or of what the engine keeps of it (`m<name>`). */
+export const keyOf = (id: string, key: string): Buffer => Buffer.from(`!${id}!${key}`, 'utf8');
+
+/** A value as the read model stores it under `key`. */
+export function sealedRow(key: Uint8Array, value: unknown): Buffer {
   const body = encoder.encode(value);
-  const whole = Buffer.concat([Buffer.from(`!${sublevel}!`, 'latin1'), key]);
   const check = Buffer.alloc(5);
   check[0] = 0x44;
-  check.writeUInt32BE(crc32c(body, crc32c(whole)), 1);
+  check.writeUInt32BE(crc32c(body, crc32c(key)), 1);
   return Buffer.concat([body, check]);
 }
 
-/** What a stored row holds (its checksum stripped, not checked). */
+/** What a stored value holds (its checksum stripped, not checked). */
 export const rowValue = (bytes: Uint8Array): unknown => encoder.decode(bytes.subarray(0, bytes.length - 5));
 
-/** Runs `change` on the read model's database in `index`, opened directly, and closes it. */
+/**
+ * Runs `change` on the database of the read model in `index` that holds the rows of
+ * `projection`, opened directly, with the key of its rows (`key('r...')`), and closes it.
+ */
 export async function withIndexDb<T>(
   index: string,
-  change: (db: Db, sublevel: (name: string) => Sublevel) => Promise<T>,
+  projection: string,
+  change: (db: Db, key: (suffix: string) => Buffer) => Promise<T>,
 ): Promise<T> {
-  const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(index, { ...VIEW, createIfMissing: false });
+  const entry = servingOf(index, projection);
+  const db: Db = new ClassicLevel<Uint8Array, Uint8Array>(join(index, entry.db as string), {
+    ...VIEW,
+    createIfMissing: false,
+  });
   try {
-    return await change(db, (name) => db.sublevel<Uint8Array, Uint8Array>(name, VIEW));
+    return await change(db, (suffix) => keyOf(entry.id, suffix));
   } finally {
     await db.close();
   }

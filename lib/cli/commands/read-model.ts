@@ -5,11 +5,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { ResumeMismatchError } from '../../errors.js';
-import { indexStatus, resetIndex, SCHEMA } from '../../honcho/read-model/read-model.js';
+import type { CountQueries } from '../../honcho/read-model/counts.js';
+import { HONCHO_PROJECTIONS } from '../../honcho/read-model/state.js';
 import type { Counts } from '../../honcho/record.js';
+import type { ProjectionProgress } from '../../projections/definition.js';
+import { resetIndex, SCHEMA, type StoredProjection, withStanding } from '../../projections/status.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
-import { describeOutcomes, plural } from '../describe.js';
+import { describeOutcomes, grouped, plural } from '../describe.js';
 import { countsJson } from '../json.js';
 import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } from '../open.js';
 
@@ -53,6 +56,17 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   return 0;
 }
 
+/** One projection, as `index status` tells it. */
+interface ProjectionLine {
+  readonly name: string;
+  readonly version: number | null;
+  /** `ready`; `building` (by the process that has the index open); or `rebuilt at the next open`. */
+  readonly state: 'ready' | 'building' | 'stale';
+  readonly why: string | null;
+  /** While building: how far, and what answers meanwhile. */
+  readonly progress: ProjectionProgress | null;
+}
+
 /** Where a read model stands, for `index status`. */
 interface Standing {
   readonly folder: string;
@@ -67,32 +81,102 @@ interface Standing {
   /** Why the log does not hold the checkpoint any more, or `null`. */
   readonly mismatch: string | null;
   readonly counts: Counts | null;
+  readonly projections: readonly ProjectionLine[];
+  /** The process that has the read model open (and said where it stands), or `null` when none does. */
+  readonly heldBy: { readonly pid: number | null; readonly written: string | null } | null;
 }
 
 /** Where the read model in `folder` stands against the ledger `path`: changes nothing, makes nothing. */
 async function standingOf(path: string, folder: string): Promise<Standing> {
-  const empty = { schema: null, checkpoint: null, building: false, behind: null, mismatch: null, counts: null };
-  const status = await indexStatus(folder);
-  if (status === 'missing' || status === 'empty')
-    return { folder, none: status === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
-  const found = { folder, none: null, schema: status.schema, building: status.building, counts: status.counts };
-  const checkpoint = status.checkpoint;
-  if (checkpoint === null || status.building) return { ...empty, ...found };
-  const at = { position: checkpoint.resume.position, log: checkpoint.log };
-  try {
-    const log = await backendAt(path).open({ readOnly: true, resume: checkpoint.resume });
-    const behind = log.head - checkpoint.resume.position;
-    await log.close();
-    return { ...found, checkpoint: at, behind, mismatch: null };
-  } catch (e) {
-    if (!(e instanceof ResumeMismatchError)) throw e;
-    return { ...found, checkpoint: at, behind: null, mismatch: e.message };
-  }
+  const empty = {
+    schema: null,
+    checkpoint: null,
+    building: false,
+    behind: null,
+    mismatch: null,
+    counts: null,
+    projections: [],
+    heldBy: null,
+  };
+  return withStanding(folder, HONCHO_PROJECTIONS, async (found) => {
+    if (found.state === 'missing' || found.state === 'empty')
+      return { folder, none: found.state === 'missing' ? 'no such folder' : 'no read model in the folder', ...empty };
+    if (found.state === 'held') {
+      const projections = (found.status?.projections ?? []).map(
+        (p): ProjectionLine => ({ name: p.name, version: p.version, state: p.state, why: p.why, progress: p }),
+      );
+      return {
+        folder,
+        none: null,
+        ...empty,
+        schema: found.schema,
+        building: projections.some((p) => p.state !== 'ready'),
+        projections,
+        heldBy: { pid: found.status?.pid ?? null, written: found.status?.written ?? null },
+      };
+    }
+    const projections = found.projections.map(
+      (p): ProjectionLine => ({
+        name: p.name,
+        version: p.version,
+        state: p.ready ? 'ready' : 'stale',
+        why: p.why,
+        progress: null,
+      }),
+    );
+    const building = found.projections.some((p) => !p.ready);
+    const counts = found.projections.find((p) => p.name === 'counts')?.queries as CountQueries | null | undefined;
+    const opened = {
+      folder,
+      none: null,
+      schema: found.schema,
+      building,
+      counts: counts === null || counts === undefined ? null : await counts.counts(),
+      projections,
+      heldBy: null,
+    };
+    const checkpoint = earliest(found.projections);
+    if (checkpoint === null) return { ...opened, checkpoint: null, behind: null, mismatch: null };
+    const at = { position: checkpoint.resume.position, log: checkpoint.log };
+    try {
+      const log = await backendAt(path).open({ readOnly: true, resume: checkpoint.resume });
+      const behind = log.head - checkpoint.resume.position;
+      await log.close();
+      return { ...opened, checkpoint: at, behind, mismatch: null };
+    } catch (e) {
+      if (!(e instanceof ResumeMismatchError)) throw e;
+      return { ...opened, checkpoint: at, behind: null, mismatch: e.message };
+    }
+  });
 }
 
-/** Whether the next open with the read model builds it again from the log's start. */
+/** The checkpoint the open would resume the log at: the earliest of the ready rows'. */
+function earliest<R>(projections: readonly StoredProjection<R>[]): StoredProjection<R>['checkpoint'] {
+  let first: StoredProjection<R>['checkpoint'] = null;
+  for (const p of projections) {
+    if (!p.ready || p.checkpoint === null) continue;
+    if (first === null || p.checkpoint.resume.position < first.resume.position) first = p.checkpoint;
+  }
+  return first;
+}
+
+/** Whether the next open with the read model builds some of it again from the log's start. */
 function rebuildsAtNextOpen(s: Standing): boolean {
-  return s.checkpoint === null || s.mismatch !== null || (s.checkpoint.position > 0 && s.schema !== SCHEMA);
+  return s.checkpoint === null || s.mismatch !== null || s.projections.some((p) => p.state !== 'ready');
+}
+
+/** A projection in words: `items 1 ready`, `outbox 2 building (1,200 of 5,000 records, ...)`. */
+function projectionWords(p: ProjectionLine): string {
+  const name = `${p.name} ${p.version ?? '(none)'}`;
+  if (p.state === 'ready') return `${name} ready`;
+  if (p.state === 'stale') return `${name}: rebuilt at the next open${p.why === null ? '' : ` (${p.why})`}`;
+  const progress = p.progress;
+  if (progress === null || progress.total === 0) return `${name} building`;
+  const meanwhile =
+    progress.answering === 'previous version'
+      ? 'answered by the previous version meanwhile'
+      : 'answered from memory meanwhile';
+  return `${name} building (${grouped(progress.done)} of ${grouped(progress.total)} records, ${grouped(progress.rate)} records/s; ${meanwhile})`;
 }
 
 /** What `index status` says, for people. */
@@ -104,6 +188,13 @@ function standingLines(s: Standing): string[] {
       `checkpoint: none: there is no index at ${folder} (${s.none}); the next open with --index ${folder} builds it`,
     ];
   const lines = [`index:      ${folder}`, `schema:     ${s.schema ?? 'none'} (this ledgerstore: ${SCHEMA})`];
+  if (s.heldBy !== null) {
+    lines.push(
+      `open:       in process ${s.heldBy.pid ?? 'unknown'}${s.heldBy.written === null ? '' : `, which said at ${s.heldBy.written}:`}`,
+    );
+    if (s.projections.length > 0) lines.push(`projections: ${s.projections.map(projectionWords).join(', ')}`);
+    return lines;
+  }
   const checkpoint = s.checkpoint;
   if (checkpoint === null) {
     lines.push(
@@ -119,9 +210,8 @@ function standingLines(s: Standing): string[] {
         ? 'up to date'
         : `${plural(s.behind, 'record')} behind (caught up at the next open)`;
   lines.push(`log:        ${behind}`);
-  if (checkpoint.position > 0 && s.schema !== SCHEMA)
-    lines.push('            and it is of another schema: the next open rebuilds it');
   if (s.counts !== null) lines.push(`counts:     ${s.counts.decided} decided ${describeOutcomes(s.counts)}`);
+  lines.push(`projections: ${s.projections.map(projectionWords).join(', ')}`);
   return lines;
 }
 
@@ -138,6 +228,18 @@ function standingJson(s: Standing): string {
     `"behind":${s.behind ?? 'null'}`,
     `"rebuildsAtNextOpen":${rebuildsAtNextOpen(s)}`,
     `"counts":${s.counts === null ? 'null' : countsJson(s.counts)}`,
+    `"projections":${JSON.stringify(
+      s.projections.map((p) => ({
+        name: p.name,
+        version: p.version,
+        state: p.state,
+        why: p.why,
+        ...(p.progress === null
+          ? {}
+          : { done: p.progress.done, total: p.progress.total, rate: p.progress.rate, answering: p.progress.answering }),
+      })),
+    )}`,
+    `"openIn":${s.heldBy === null ? 'null' : JSON.stringify(s.heldBy)}`,
   ];
   return `{${fields.join(',')}}`;
 }
@@ -153,8 +255,9 @@ export const INDEX: Command = {
     "  rebuild  empty it and build it again from the ledger's first record",
     'The ledger is never changed. build and rebuild refuse a ledger that is not there.',
     'status --json writes one JSON object:',
-    '  {"index":"idx","exists":true,"schema":1,"ledgerstoreSchema":1,"checkpoint":{"position":11,',
-    '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...}}',
+    '  {"index":"idx","exists":true,"schema":3,"ledgerstoreSchema":3,"checkpoint":{"position":11,',
+    '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...},',
+    '   "projections":[{"name":"items","version":1,"state":"ready","why":null},...],"openIn":null}',
     '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint)',
   ],
   args: ['build|status|rebuild', '<ledger>'],

@@ -1,0 +1,91 @@
+/**
+ * The projection of every item's state and of decision order: what the rules check an append
+ * against, what `isDecided`, `sentIds` and `decisions()` read. It keeps the rules too: a record
+ * that breaks them is refused, so that a log read through into it (at open, in a build) is damage
+ * at that record's line.
+ *
+ * Its rows (`lib/projections/layout.ts` says where they are):
+ *
+ * | key | value |
+ * |---|---|
+ * | `i<item key>` | the item's state: `"w"` waiting, `"k"` skipped, `"f"` failed, or, sent, the ids of its `sent` record (an array) |
+ * | `d<seq>` | the decisions of a batch, from decision `seq` (12 hex digits) on: `[[item, action], ...]` |
+ * | `n` | the next decision's number |
+ *
+ * An append writes one `d` row for its batch; a build, one for each chunk it applies (4,096
+ * records), so that decision order costs a build a few thousand rows rather than one a decision.
+ *
+ * @module
+ */
+import type { ProjectionDefinition } from '../../projections/definition.js';
+import type { Decision } from '../projection.js';
+import { type Action, type Item, itemKey, type Record } from '../record.js';
+import { type ItemState, refusal } from '../rules.js';
+
+/** What the items projection answers. */
+export interface ItemQueries {
+  /** The items' states (`undefined`: not decided), in the items' order. */
+  statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]>;
+  isDecided(item: Item): Promise<boolean>;
+  /** The ids of the item's `sent` record, or `null`. */
+  sentIds(item: Item): Promise<readonly string[] | null>;
+  /** Every decided item with its action, in decision order. */
+  decisions(): AsyncIterable<Decision>;
+}
+
+/** An item's row: its state, or a sent item's ids. */
+type StateRow = 'w' | 'k' | 'f' | readonly string[];
+
+const STATE_OF: { readonly [code in 'w' | 'k' | 'f']: ItemState } = { w: 'waiting', k: 'skipped', f: 'failed' };
+
+const stateOf = (row: StateRow | undefined): ItemState | undefined =>
+  row === undefined ? undefined : typeof row === 'string' ? STATE_OF[row] : 'sent';
+
+/** A decision number as a key's 12 hex digits, which sort as the numbers do. */
+export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
+
+export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
+  name: 'items',
+  version: 1,
+  worker: { module: import.meta.url, export: 'itemsProjection' },
+
+  apply(records, rows) {
+    let next = rows.get<number>('n') ?? 0;
+    const from = next;
+    const decided: [Item, Action][] = [];
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n] as Record;
+      const key = `i${itemKey(record.item)}`;
+      const row = rows.get<StateRow>(key);
+      const refused = refusal(record, stateOf(row));
+      if (refused !== null) rows.refuse(n, refused);
+      if (record.type === 'decided') {
+        rows.put(key, record.action.type === 'skip' ? 'k' : 'w');
+        decided.push([record.item, record.action]);
+        next++;
+      } else {
+        rows.put(key, record.type === 'sent' ? record.ids : 'f');
+      }
+    }
+    if (decided.length === 0) return;
+    rows.insert(`d${seqText(from)}`, decided);
+    rows.put('n', next);
+  },
+
+  queries: (rows) => ({
+    async statesOf(items) {
+      return Promise.all(items.map(async (item) => stateOf(await rows.get<StateRow>(`i${itemKey(item)}`))));
+    },
+    async isDecided(item) {
+      return (await rows.get(`i${itemKey(item)}`)) !== undefined;
+    },
+    async sentIds(item) {
+      const row = await rows.get<StateRow>(`i${itemKey(item)}`);
+      return row === undefined || typeof row === 'string' ? null : row;
+    },
+    async *decisions() {
+      for await (const [, batch] of rows.range<[Item, Action][]>({ prefix: 'd' }))
+        for (const [item, action] of batch) yield { item, action };
+    },
+  }),
+};

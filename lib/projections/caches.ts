@@ -1,0 +1,94 @@
+/**
+ * A generation's two caches: the rows seen last, and a filter of the keys a generation built in
+ * this process has written, so that a build or an append seldom asks LevelDB.
+ *
+ * @module
+ */
+
+/**
+ * The values seen last, at least `size / 2` and at most `size` of them: two generations, the
+ * younger replacing the older when it is full. (Evicting a Map's oldest entry one at a time
+ * makes V8 skip ever more deleted entries to find it.)
+ */
+export class RowCache<V> {
+  private young = new Map<string, V>();
+  private old = new Map<string, V>();
+  constructor(private readonly size: number) {}
+
+  get(key: string): V | undefined {
+    return this.young.get(key) ?? this.old.get(key);
+  }
+
+  set(key: string, value: V): void {
+    if (this.young.size >= this.size / 2) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
+  }
+
+  clear(): void {
+    this.young.clear();
+    this.old.clear();
+  }
+}
+
+/**
+ * A Bloom filter of strings that grows with them: `has` is never wrong when it says no, and says
+ * yes of a string it was not given about 2% of the time. A filter of 12 bits a string (3 hashes)
+ * is added, twice as large as the last, whenever the last holds as many as it was made for, so
+ * that a small projection costs a few KiB and 5 million keys about 16 MiB.
+ */
+export class KeyFilter {
+  private readonly filters: Uint8Array[] = [];
+  private bits = 0;
+  private held = 0;
+
+  constructor(private readonly firstBits = 1 << 16) {
+    this.grow();
+  }
+
+  private grow(): void {
+    this.bits = this.filters.length === 0 ? this.firstBits : this.bits * 2;
+    this.filters.push(new Uint8Array(this.bits / 8));
+    this.held = 0;
+  }
+
+  add(key: string): void {
+    if (this.held >= this.bits / 12) this.grow();
+    this.held++;
+    const filter = this.filters[this.filters.length - 1] as Uint8Array;
+    const mask = this.bits - 1;
+    const [h1, h2] = hashes(key);
+    for (let k = 0; k < 3; k++) {
+      const bit = (h1 + k * h2) & mask;
+      filter[bit >>> 3] = (filter[bit >>> 3] as number) | (1 << (bit & 7));
+    }
+  }
+
+  has(key: string): boolean {
+    const [h1, h2] = hashes(key);
+    for (const filter of this.filters) {
+      const mask = filter.length * 8 - 1;
+      let all = true;
+      for (let k = 0; k < 3 && all; k++) {
+        const bit = (h1 + k * h2) & mask;
+        all = ((filter[bit >>> 3] as number) & (1 << (bit & 7))) !== 0;
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+}
+
+/** Two 32-bit FNV-1a hashes of `key`'s UTF-16 code units, with different offsets, for double hashing. */
+export function hashes(key: string): [number, number] {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let n = 0; n < key.length; n++) {
+    const c = key.charCodeAt(n);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193);
+  }
+  return [a >>> 0, (b >>> 0) | 1];
+}

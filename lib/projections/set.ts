@@ -1,0 +1,908 @@
+/**
+ * The projections of one log, kept in a read model: opened with the log, caught up from their
+ * checkpoints as the log is read through, changed by every append once it is durable, and built
+ * again from the log's start when their rows cannot be used (a new read model, another version,
+ * damage, a log that no longer holds their checkpoint).
+ *
+ * - **At open**, the log is read from the earliest checkpoint of the rows that can be used (from
+ *   its start when something must be built or copied into memory), each record applied to the
+ *   rows whose checkpoint is before it. The checkpoints of those rows are checked against the
+ *   log (the one resumed at by the open itself, any other by a read-only open), so that rows are
+ *   never ahead of the log, nor of another log. A record a projection refuses is damage at its
+ *   line, and the log is left as it was.
+ * - **A build** runs during the open's read-through when the log is short (`backgroundFrom`) or
+ *   no worker thread can run it, and the open returns with the rows built. Otherwise it runs in a
+ *   worker thread after the open (`background.ts`), into a database of its own, up to where the
+ *   log was; the open does not wait for it. Meanwhile rows of an older version answer the queries
+ *   they still answer right (`answersSince`), kept up to date by every append, and the others are
+ *   answered from a copy in memory (the caller's own, or one the engine keeps), fed from the log's
+ *   start during the open. When the build is done, its rows catch up with what was appended
+ *   since and take over in one step (the registry, rewritten once, in the same turn as no append),
+ *   and what answered in their place is released.
+ * - **A crash at any moment** leaves the registry before a step or after it; rows being built are
+ *   marked until their last batch, and the next open throws them away and builds them again.
+ *
+ * Longer than most files, and earned: one class, the life of a log's projections (open, append,
+ * build, takeover, release, close), and this doc of its promises.
+ *
+ * @module
+ */
+import { MemoryLevel } from 'memory-level';
+import { ClosedError, DamagedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
+import type { EventLog, LogBackend, Position, ResumePoint } from '../log.js';
+import { BackgroundBuild } from './background.js';
+import type { Database, Db } from './database.js';
+import {
+  checkDefinitions,
+  type Loadable,
+  type ProjectionDefinition,
+  type ProjectionProgress,
+  type RowReader,
+} from './definition.js';
+import { Feeder, submit, type Target } from './feeder.js';
+import { ModelFolder } from './folder.js';
+import { Generation, type GenerationEntry, refusalOf } from './generation.js';
+import { after, type Checkpoint } from './layout.js';
+import { databasesOf, newDatabase, type Registry, withGenerations, without, withRole } from './registry.js';
+import { DatabaseStore, FolderStore, type Store } from './store.js';
+
+/** How to open a log's projections. */
+export interface ProjectionSetOptions<R> {
+  /**
+   * Where the rows are: a folder of their own (created if missing), a caller's abstract-level
+   * database of bytes (left open at close), or `null` for a database in memory (built at every
+   * open).
+   */
+  readonly index: string | Db | null;
+  readonly projections: readonly ProjectionDefinition<R>[];
+  /** The log is opened read-only; the rows are still brought up to date (they are the read model's own). */
+  readonly readOnly?: boolean;
+  /** Told, once, of a build: of a new read model, or why rows are built again. */
+  readonly onNotice?: (message: string) => void;
+  /** Every build runs during the open, which returns once every projection is ready. */
+  readonly waitForIndex?: boolean;
+  /** How a worker thread opens this log, read-only, to build projections there (without it, builds run in the open). */
+  readonly worker?: Loadable;
+  /** The fewest records a build runs in the background for; shorter logs are built in the open. Default 50,000. */
+  readonly backgroundFrom?: number;
+  /** Projections whose queries the caller answers itself while no rows do (the engine keeps no copy of them). */
+  readonly answeredElsewhere?: readonly string[];
+  /**
+   * Asked once, when the read model is looked at, with the queries of `answeredElsewhere`
+   * projections that no rows will answer while they are built: gives what to call with every
+   * record from the log's start (the caller's copy in memory), or `null`.
+   */
+  readonly fallback?: (
+    unanswered: ReadonlyMap<string, readonly string[]>,
+  ) => ((record: R, position: Position) => void) | null;
+  /**
+   * Called with every record of the log from its start, before the projections: the caller's own
+   * state in memory, kept whatever the rows are (it may refuse a record, which is then damage).
+   */
+  readonly replay?: (record: R, position: Position) => void;
+  /** Told whenever what answers a projection changes (a build took over). */
+  readonly onChange?: () => void;
+}
+
+/** The fewest records a build runs in the background for, by default. */
+export const BACKGROUND_FROM = 50_000;
+/** How often the status file is rewritten while a build runs. */
+const STATUS_MS = 1000;
+/** Records appended meanwhile left for the takeover's own turn; those before are caught up beside the appends. */
+const LAST_CATCH_UP = 4096;
+
+/** One projection and the rows that answer it. */
+interface Slot<R> {
+  readonly definition: ProjectionDefinition<R>;
+  /** Rows of its version, caught up: they answer every query. */
+  serving: Generation<R> | null;
+  /** Rows of an older version, kept up to date while its version is built: they answer what they still answer right. */
+  previous: Generation<R> | null;
+  /** The engine's copy in memory while it is built (when the caller keeps none). */
+  copy: Generation<R> | null;
+  /** The build in a worker thread, while it runs. */
+  build: BackgroundBuild<R> | null;
+  /** Why it is built, while it is. */
+  why: string | null;
+  /** Settles once it is ready (rejects if its build fails or the set closes first). */
+  readonly ready: Promise<void>;
+  readonly settle: { resolve: () => void; reject: (e: Error) => void };
+}
+
+/** How a projection that must be built is built at this open: in the open, tried in the open (kept if the log is short), or in the background. */
+type Mode = 'open' | 'tried' | 'background';
+
+/** What the open does with one projection. */
+interface Plan<R> {
+  readonly slot: Slot<R>;
+  /** Rows of its version to catch up (serving, or built and not taken over before a crash). */
+  readonly current: Generation<R> | null;
+  /** Rows of an older version that answer some queries while it is built. */
+  readonly previous: Generation<R> | null;
+  /** Rows found and not used: thrown away. */
+  readonly unused: readonly Generation<R>[];
+  readonly why: string | null;
+  readonly mode: Mode | null;
+}
+
+/** The projections of a log, open. */
+export class ProjectionSet<R> {
+  private readonly slots = new Map<string, Slot<R>>();
+  /** Appends and takeovers, one at a time. */
+  private turn: Promise<unknown> = Promise.resolve();
+  /** The checkpoint after the last batch taken in. */
+  private applied: Checkpoint | null = null;
+  private readonly builds = new Set<BackgroundBuild<R>>();
+  private closed = false;
+  private statusAt = 0;
+  private readonly notice: (message: string) => void;
+  /** A store in memory for the engine's copies, made when one is needed. */
+  private copies: DatabaseStore | null = null;
+  /** Releases under way (closed after them). */
+  private releasing: Promise<void> = Promise.resolve();
+
+  private constructor(
+    private readonly store: Store,
+    private readonly options: ProjectionSetOptions<R>,
+    private readonly logName: string,
+  ) {
+    this.notice = options.onNotice ?? (() => undefined);
+    for (const definition of options.projections) {
+      let settle = { resolve: (): void => undefined, reject: (_: Error): void => undefined };
+      const ready = new Promise<void>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      ready.catch(() => undefined); // told to whoever waits
+      this.slots.set(definition.name, {
+        definition,
+        serving: null,
+        previous: null,
+        copy: null,
+        build: null,
+        why: null,
+        ready,
+        settle,
+      });
+    }
+  }
+
+  /**
+   * Opens the projections of the log `backend` opens, and the log (read through as the
+   * projections need it). Gives both; closing the set does not close the log.
+   * @throws `DamagedError` when a record does not read or a projection refuses it (the log is unchanged)
+   * @throws `LockedError` when another process (or open) has the read model
+   * @throws `ForeignFolderError` when the folder holds anything but a read model
+   */
+  static async open<R>(
+    backend: LogBackend<R>,
+    options: ProjectionSetOptions<R>,
+  ): Promise<{ readonly set: ProjectionSet<R>; readonly log: EventLog<R> }> {
+    checkDefinitions(options.projections);
+    const store = await openStore(options.index);
+    const set = new ProjectionSet(store, options, backend.name);
+    try {
+      const log = await set.start(backend);
+      return { set, log };
+    } catch (e) {
+      await set.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** The read model's folder, or its database's name. */
+  get name(): string {
+    return this.store.name;
+  }
+
+  // -- the open -------------------------------------------------------------------------------
+
+  private async start(backend: LogBackend<R>): Promise<EventLog<R>> {
+    const generations = await this.loadGenerations();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.readThrough(backend, this.plan(generations));
+      } catch (e) {
+        // Rows that turned out not to hold (the log does not hold their checkpoint, a row read
+        // back damaged) are not used, and the open is tried again without them, once.
+        if (attempt > 0 || !(await this.distrust(e, generations))) throw e;
+      }
+    }
+  }
+
+  /** Every generation the registry names of a projection opened with, loaded. */
+  private async loadGenerations(): Promise<Generation<R>[]> {
+    const loaded: Generation<R>[] = [];
+    for (const entry of this.store.registry.generations) {
+      const definition = this.slots.get(entry.projection)?.definition;
+      if (definition === undefined) continue;
+      const { database, discarded } = await this.store.database(entry.db);
+      const generation = new Generation(entry, definition, database);
+      if (discarded !== null) generation.distrust = `${discarded}; it was discarded`;
+      else generation.load();
+      if (usable(generation) && definition.verify !== undefined) {
+        const position = (generation.checkpoint as Checkpoint).resume.position;
+        generation.distrust = await definition.verify(generation.reader, position);
+      }
+      loaded.push(generation);
+    }
+    return loaded;
+  }
+
+  /** What to do with each projection, from the rows found. */
+  private plan(generations: readonly Generation<R>[]): Plan<R>[] {
+    const found = [...this.slots.values()].map((slot) => {
+      const { definition } = slot;
+      const mine = generations.filter((g) => g.entry.projection === definition.name);
+      const serving = mine.find((g) => g.entry.role === 'serving');
+      const building = mine.find((g) => g.entry.role === 'building');
+      const lost = serving ?? building;
+      const ofVersion = (g: Generation<R> | undefined): boolean =>
+        g !== undefined && usable(g) && g.entry.version === definition.version;
+      // built, and not taken over before a crash: it takes over now
+      const current = ofVersion(building) ? building : ofVersion(serving) ? serving : undefined;
+      const previous =
+        current === undefined &&
+        serving !== undefined &&
+        usable(serving) &&
+        answeredBy(definition, serving.entry.version).length > 0
+          ? serving
+          : undefined;
+      return {
+        slot,
+        current: current ?? null,
+        previous: previous ?? null,
+        unused: mine.filter((g) => g !== current && g !== previous),
+        why: current === undefined ? whyBuilt(lost, definition, this.store.discarded) : null,
+      };
+    });
+    const known = Math.max(
+      0,
+      ...found.flatMap((p) => [p.current, p.previous].map((g) => g?.checkpoint?.resume.position ?? 0)),
+    );
+    return found.map((plan) => {
+      if (plan.current !== null) return { ...plan, mode: null };
+      const inWorker =
+        this.options.waitForIndex !== true &&
+        this.options.worker !== undefined &&
+        plan.slot.definition.worker !== undefined &&
+        this.store.folder !== null;
+      const mode: Mode = !inWorker ? 'open' : known >= this.backgroundFrom ? 'background' : 'tried';
+      return { ...plan, mode };
+    });
+  }
+
+  private get backgroundFrom(): number {
+    return this.options.backgroundFrom ?? BACKGROUND_FROM;
+  }
+
+  /**
+   * Reads the log through for the plans: rows caught up from their checkpoints, built in the open
+   * or tried there, copies fed; then commits what it did and starts the builds left.
+   */
+  private async readThrough(backend: LogBackend<R>, plans: readonly Plan<R>[]): Promise<EventLog<R>> {
+    const caughtUp = plans.flatMap((p) => [p.current, p.previous]).filter((g): g is Generation<R> => g !== null);
+    const targets: Target<R>[] = caughtUp.map((generation) => ({
+      generation,
+      from: (generation.checkpoint as Checkpoint).resume.position,
+    }));
+    // new rows for the builds in the open (registered first: they are written as the log is read)
+    // and for those tried (registered only if kept)
+    const inOpen = plans.filter((p) => p.mode === 'open' || p.mode === 'tried');
+    const made = await this.newGenerations(inOpen, caughtUp);
+    const built = made.filter((_, n) => inOpen[n]?.mode === 'open');
+    const tried = made.filter((_, n) => inOpen[n]?.mode === 'tried');
+    for (const generation of built) targets.push({ generation, from: 0 });
+    for (const generation of tried) targets.push({ generation, from: 0, holdUpTo: this.backgroundFrom });
+    // copies of what no rows answer while they are built in the background
+    const unanswered = new Map<string, string[]>();
+    const elsewhere = new Set(this.options.answeredElsewhere ?? []);
+    for (const plan of plans) {
+      plan.slot.copy = null;
+      if (plan.mode === null || plan.mode === 'open') continue;
+      const missing = queriesOf(plan.slot.definition).filter(
+        (q) => plan.previous === null || !answeredBy(plan.slot.definition, plan.previous.entry.version).includes(q),
+      );
+      if (missing.length === 0) continue;
+      if (elsewhere.has(plan.slot.definition.name)) unanswered.set(plan.slot.definition.name, missing);
+      else {
+        plan.slot.copy = await this.copyOf(plan.slot.definition);
+        targets.push({ generation: plan.slot.copy, from: 0 });
+      }
+    }
+    const fallback = unanswered.size > 0 ? (this.options.fallback?.(unanswered) ?? null) : null;
+    const replay = this.options.replay;
+    const hook =
+      replay === undefined
+        ? fallback
+        : fallback === null
+          ? replay
+          : (record: R, position: Position): void => {
+              replay(record, position);
+              fallback(record, position);
+            };
+    const fromStart = made.length > 0 || hook !== null || plans.some((p) => p.slot.copy !== null);
+    const resume = fromStart ? undefined : earliest(caughtUp);
+    for (const checkpoint of distinct(caughtUp.map((g) => g.checkpoint as Checkpoint))) {
+      if (resume !== undefined && pointKey(checkpoint) === pointKey(resume)) continue;
+      // another point the rows are at: the log must hold it too (read-only, nothing is changed)
+      const checked = await backend.open({ readOnly: true, resume: checkpoint.resume });
+      await checked.close();
+    }
+    const feeder = new Feeder(targets, this.logName);
+    let log: EventLog<R>;
+    try {
+      log = await backend.open({
+        readOnly: this.options.readOnly ?? false,
+        ...(resume === undefined ? {} : { resume: resume.resume }),
+        replay: (record, position) => {
+          hook?.(record, position);
+          return feeder.push(record, position);
+        },
+      });
+    } catch (e) {
+      await feeder.settle();
+      // A record the log could not read: one refused before it, not applied yet, comes first.
+      if (e instanceof DamagedError) feeder.flushChunk();
+      throw e;
+    }
+    try {
+      const checkpoint: Checkpoint = { resume: await log.resumePoint(), log: this.logName };
+      const kept = tried.filter((g) => !feeder.dropped.includes(g));
+      // rows that took in nothing and are at the point already need no batch (a warm open writes nothing)
+      await feeder.finish(checkpoint, made.length > 0, (g) => changed(g, checkpoint));
+      this.applied = checkpoint;
+      await this.commit(plans, [...built, ...kept], checkpoint, feeder.count);
+      return log;
+    } catch (e) {
+      await log.close().catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /**
+   * After the read-through: the registry says which rows serve now (those built in the open,
+   * those tried and kept, those built before a crash), the slots answer from them, the builds
+   * left start in the background, and what is not used any more is released.
+   */
+  private async commit(
+    plans: readonly Plan<R>[],
+    built: readonly Generation<R>[],
+    checkpoint: Checkpoint,
+    fed: number,
+  ): Promise<void> {
+    const serving = [...built, ...plans.flatMap((p) => (p.current === null ? [] : [p.current]))];
+    const replaced = plans.flatMap((p) =>
+      p.previous !== null && built.some((g) => g.entry.projection === p.slot.definition.name) ? [p.previous] : [],
+    );
+    const released = [...plans.flatMap((p) => p.unused), ...replaced];
+    let registry = registryWith(this.store.registry, serving, 'serving');
+    registry = withRole(
+      registry,
+      released.map((g) => g.entry.id),
+      'retired',
+    );
+    if (JSON.stringify(registry) !== JSON.stringify(this.store.registry)) await this.store.writeRegistry(registry);
+    for (const plan of plans) {
+      const slot = plan.slot;
+      slot.serving = serving.find((g) => g.entry.projection === slot.definition.name) ?? null;
+      slot.previous = slot.serving === null ? plan.previous : null;
+      if (slot.serving !== null) slot.copy = null;
+      slot.why = slot.serving === null ? plan.why : null;
+    }
+    const left = plans.filter((p) => p.slot.serving === null);
+    this.noticeBuilds(plans, left, checkpoint.resume.position, fed);
+    if (left.length > 0)
+      await this.startBuild(
+        left.map((p) => p.slot),
+        checkpoint.resume,
+      );
+    for (const slot of this.slots.values()) if (slot.serving !== null) slot.settle.resolve();
+    this.release(released);
+    this.writeStatus(true);
+  }
+
+  /**
+   * Rows for the plans' builds in the open, in a database that holds rows already when there is
+   * one. Those built in the open are registered (building) before anything of them is written;
+   * those tried, only if they are kept (their ids are taken all the same).
+   */
+  private async newGenerations(
+    plans: readonly Plan<R>[],
+    caughtUp: readonly Generation<R>[],
+  ): Promise<Generation<R>[]> {
+    if (plans.length === 0) return [];
+    let registry = this.store.registry;
+    let db = caughtUp.find((g) => g.db.damaged === null)?.entry.db;
+    if (db === undefined) {
+      if (this.store.folder === null) db = null;
+      else ({ registry, name: db } = newDatabase(registry));
+    }
+    const { registry: next, entries } = withGenerations(
+      registry,
+      plans.map((p) => ({
+        projection: p.slot.definition.name,
+        version: p.slot.definition.version,
+        db,
+        role: 'building',
+      })),
+    );
+    const inOpen = new Set(plans.flatMap((p, n) => (p.mode === 'open' ? [entries[n]?.id] : [])));
+    await this.store.writeRegistry({
+      next: next.next,
+      generations: next.generations.filter((g) => !entries.some((e) => e.id === g.id) || inOpen.has(g.id)),
+    });
+    const { database } = await this.store.database(db);
+    return entries.map((entry, n) => {
+      const generation = new Generation(entry, (plans[n] as Plan<R>).slot.definition, database);
+      generation.startEmpty();
+      return generation;
+    });
+  }
+
+  /** The engine's copy in memory of a projection, fed from the log's start. */
+  private async copyOf(definition: ProjectionDefinition<R>): Promise<Generation<R>> {
+    this.copies ??= await DatabaseStore.open(
+      new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
+      'memory',
+      true,
+    );
+    const { database } = await this.copies.database();
+    const entry: GenerationEntry = {
+      id: `${definition.name}.copy`,
+      projection: definition.name,
+      version: definition.version,
+      db: null,
+      role: 'serving',
+    };
+    const copy = new Generation(entry, definition, database);
+    copy.startEmpty();
+    return copy;
+  }
+
+  /**
+   * An open that failed because rows did not hold: marks them not to be used. Gives whether the
+   * failure was of that kind (and the open is to be tried again).
+   */
+  private async distrust(e: unknown, generations: readonly Generation<R>[]): Promise<boolean> {
+    if (e instanceof ResumeMismatchError) {
+      const at = generations.filter((g) => g.checkpoint?.resume.position === e.position);
+      for (const generation of at) generation.distrust = e.message;
+      return at.length > 0;
+    }
+    if (e instanceof IndexDamagedError) {
+      const damaged = generations.filter((g) => g.db.damaged !== null);
+      for (const generation of damaged) generation.distrust = `${e.why}; it was discarded`;
+      for (const name of new Set(damaged.map((g) => g.entry.db))) {
+        // its marker says to discard it: opened again, it is thrown away and made anew
+        if (name !== null) await this.store.removeDatabase(name);
+      }
+      return damaged.length > 0;
+    }
+    return false;
+  }
+
+  /** Says once what the open builds, and why. */
+  private noticeBuilds(plans: readonly Plan<R>[], left: readonly Plan<R>[], records: Position, fed: number): void {
+    const builds = plans.filter((p) => p.mode !== null);
+    if (builds.length === 0) return;
+    const where = left.length > 0 ? ' (in the background)' : '';
+    const everything = builds.length === plans.length;
+    const whys = new Set(builds.map((p) => p.why));
+    if (everything && whys.size === 1) {
+      const [why] = whys;
+      if (why !== null && why !== undefined)
+        this.notice(`${this.name}: rebuilding the index from ${this.logName}${where}: ${why}`);
+      else if (records > 0 && (fed > 0 || left.length > 0))
+        this.notice(`${this.name}: built the index of ${this.logName} (${records} records)${where}`);
+      return;
+    }
+    for (const why of whys) {
+      const names = builds.filter((p) => p.why === why).map((p) => p.slot.definition.name);
+      const what = `${names.length === 1 ? 'the projection' : 'the projections'} ${names.join(', ')}`;
+      this.notice(
+        `${this.name}: ${why === null ? 'building' : 'rebuilding'} ${what} from ${this.logName}${where}${why === null ? '' : `: ${why}`}`,
+      );
+    }
+  }
+
+  // -- appends --------------------------------------------------------------------------------
+
+  /**
+   * Takes in records the log has made durable, in log order (`point` gives the log's point after
+   * them): every set of rows that is kept up to date changes, in one batch per database with its
+   * checkpoint, and the builds running keep them for their catch-up.
+   * @throws the refusal of a projection's `apply` (the rows are left as they were)
+   */
+  apply(records: readonly R[], point: () => Promise<ResumePoint>): Promise<void> {
+    return this.inTurn(async () => {
+      if (this.closed) throw new ClosedError(this.name);
+      const resume = await point();
+      const first = resume.position - records.length;
+      const checkpoint: Checkpoint = { resume, log: this.logName };
+      const kept = this.kept();
+      try {
+        for (const generation of kept) generation.apply(records, first);
+      } catch (e) {
+        for (const generation of kept) generation.dropStaged();
+        throw refusalOf(e)?.refusal ?? e;
+      }
+      for (const build of this.builds) build.appended.push({ first, records });
+      this.applied = checkpoint;
+      await Promise.all(
+        [...byDatabase(kept)].map(([database, generations]) => submit(database, generations, checkpoint, false, false)),
+      );
+    });
+  }
+
+  /** The rows every append changes: those that serve, those of an older version still answering, the copies. */
+  private kept(): Generation<R>[] {
+    const kept: Generation<R>[] = [];
+    for (const slot of this.slots.values()) {
+      for (const generation of [slot.serving, slot.previous, slot.copy]) if (generation !== null) kept.push(generation);
+    }
+    return kept;
+  }
+
+  private inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(step, step);
+    this.turn = run.catch(() => undefined);
+    return run;
+  }
+
+  // -- builds in the background ---------------------------------------------------------------
+
+  /** Starts a worker thread building `slots` up to `limit`, into a new database, then takes over with them. */
+  private async startBuild(slots: readonly Slot<R>[], limit: ResumePoint): Promise<void> {
+    const { registry: numbered, name } = newDatabase(this.store.registry);
+    const { registry, entries } = withGenerations(
+      numbered,
+      slots.map((s) => ({ projection: s.definition.name, version: s.definition.version, db: name, role: 'building' })),
+    );
+    await this.store.writeRegistry(registry);
+    const build = new BackgroundBuild<R>(
+      {
+        log: this.options.worker as Loadable,
+        logName: this.logName,
+        folder: this.store.pathOf(name),
+        generations: entries.map((entry, n) => ({
+          entry,
+          definition: (slots[n] as Slot<R>).definition.worker as Loadable,
+        })),
+        limit,
+      },
+      name,
+      () => this.writeStatus(false),
+    );
+    this.builds.add(build);
+    for (const slot of slots) slot.build = build;
+    this.takeOver(build).catch((e: unknown) => this.buildFailed(build, e instanceof Error ? e : new Error(String(e))));
+  }
+
+  /**
+   * Once `build` is done: opens its rows, catches them up with what was appended since its
+   * limit (the most of it beside the appends, the last of it in a turn of its own), and lets
+   * them take over in one step.
+   */
+  private async takeOver(build: BackgroundBuild<R>): Promise<void> {
+    await build.finished;
+    if (this.closed) return;
+    const { database, discarded } = await this.store.database(build.database);
+    if (discarded !== null) throw new IndexDamagedError(database.name, discarded);
+    const generations = build.generations.map((entry) => {
+      const generation = new Generation(entry, (this.slots.get(entry.projection) as Slot<R>).definition, database);
+      generation.load();
+      if (!usable(generation) || generation.checkpoint?.resume.position !== build.limit.position)
+        throw new IndexDamagedError(
+          database.name,
+          `the rows built of ${entry.id} are not at the point they were built to`,
+        );
+      return generation;
+    });
+    const feeder = new Feeder(
+      generations.map((generation) => ({ generation, from: build.limit.position })),
+      this.logName,
+    );
+    const catchUp = async (leave: number): Promise<void> => {
+      while (build.appended.length > leave) {
+        const { first, records } = build.appended.shift() as { first: Position; records: readonly R[] };
+        for (let n = 0; n < records.length; n++) {
+          const waited = feeder.push(records[n] as R, first + n);
+          if (waited !== undefined) await waited;
+        }
+      }
+    };
+    await catchUp(LAST_CATCH_UP);
+    await this.inTurn(async () => {
+      if (this.closed) return;
+      await catchUp(0);
+      await feeder.finish(this.applied as Checkpoint, true);
+      const slots = generations.map((g) => this.slots.get(g.entry.projection) as Slot<R>);
+      const replaced = slots.flatMap((s) => [s.serving, s.previous]).filter((g): g is Generation<R> => g !== null);
+      const copies = slots.flatMap((s) => (s.copy === null ? [] : [s.copy]));
+      let registry = withRole(
+        this.store.registry,
+        generations.map((g) => g.entry.id),
+        'serving',
+      );
+      registry = withRole(
+        registry,
+        replaced.map((g) => g.entry.id),
+        'retired',
+      );
+      await this.store.writeRegistry(registry);
+      slots.forEach((slot, n) => {
+        slot.serving = generations[n] as Generation<R>;
+        slot.previous = null;
+        slot.copy = null;
+        slot.build = null;
+        slot.why = null;
+      });
+      this.builds.delete(build);
+      this.release(replaced);
+      for (const copy of copies) copy.dropStaged();
+      for (const slot of slots) slot.settle.resolve();
+    });
+    this.options.onChange?.();
+    this.writeStatus(true);
+  }
+
+  private buildFailed(build: BackgroundBuild<R>, e: Error): void {
+    this.builds.delete(build);
+    if (this.closed) return;
+    for (const slot of this.slots.values()) {
+      if (slot.build !== build) continue;
+      slot.build = null;
+      slot.why = `its build failed: ${e.message}`;
+      slot.settle.reject(e);
+    }
+    this.notice(
+      `${this.name}: a build of ${this.logName} failed (${e.message}); its queries are answered as before, and the next open builds it again`,
+    );
+    this.writeStatus(true);
+  }
+
+  // -- releasing rows -------------------------------------------------------------------------
+
+  /**
+   * Deletes the rows of `generations`, which nothing answers from any more: a database that holds
+   * nothing else is removed, others have their keys cleared; then the registry forgets them.
+   * Runs beside appends; a failure leaves them retired, for the next open to delete.
+   */
+  private release(generations: readonly Generation<R>[]): void {
+    if (generations.length === 0) return;
+    const ids = generations.map((g) => g.entry.id);
+    this.releasing = this.releasing.then(async () => {
+      try {
+        const registry = this.store.registry;
+        const keep = without(registry, ids);
+        const databases = new Set(databasesOf(keep));
+        for (const generation of generations) {
+          const db = generation.entry.db;
+          if (db !== null && !databases.has(db)) continue;
+          await generation.db.clear(generation.prefix, after(generation.prefix));
+        }
+        await this.store.writeRegistry(without(this.store.registry, ids));
+        for (const db of databasesOf(registry)) if (!databases.has(db)) await this.store.removeDatabase(db);
+      } catch {
+        // left retired: the next open deletes them
+      }
+    });
+  }
+
+  // -- queries and progress -------------------------------------------------------------------
+
+  /**
+   * The queries of `definition` over rows that answer `query` right now: its rows, an older
+   * version's that still answer it, or the engine's copy in memory; `null` when none does (the
+   * caller answers it from its own copy).
+   */
+  answering<Q extends object>(definition: ProjectionDefinition<R, Q>, query: keyof Q & string): Q | null {
+    const slot = this.slots.get(definition.name);
+    if (slot === undefined) throw new TypeError(`the ledger was not opened with the projection ${definition.name}`);
+    const generation =
+      slot.serving ??
+      (slot.previous !== null && answeredBy(slot.definition, slot.previous.entry.version).includes(query)
+        ? slot.previous
+        : slot.copy);
+    return generation === null ? null : (generation.queries as Q);
+  }
+
+  /**
+   * The queries of `definition`, each answered by whatever answers it when it is called (see
+   * {@link answering}), so that a caller holds one object across a takeover.
+   */
+  queries<Q extends object>(definition: ProjectionDefinition<R, Q>): Q {
+    const routed: { [name: string]: (...args: unknown[]) => unknown } = {};
+    for (const name of queriesOf(definition)) {
+      routed[name] = (...args: unknown[]): unknown => {
+        const answering = this.answering(definition, name as keyof Q & string);
+        if (answering === null)
+          throw new TypeError(`the projection ${definition.name} has no rows or copy that answer ${name} yet`);
+        return (answering as { [name: string]: (...args: unknown[]) => unknown })[name]?.(...args);
+      };
+    }
+    return routed as unknown as Q;
+  }
+
+  /** Where each projection stands. */
+  progress(): ProjectionProgress[] {
+    return [...this.slots.values()].map((slot) => ({
+      name: slot.definition.name,
+      version: slot.definition.version,
+      state: slot.serving !== null ? 'ready' : 'building',
+      answering: slot.serving !== null ? 'rows' : slot.previous !== null ? 'previous version' : 'memory',
+      done: slot.build?.done ?? 0,
+      total: slot.build?.total ?? 0,
+      rate: slot.build?.rate ?? 0,
+      why: slot.why,
+    }));
+  }
+
+  /**
+   * Resolves once the projection `name` (every projection, without a name) is ready: answered by
+   * rows of its version.
+   * @throws the build's failure, `ClosedError` when the set closes first, or `signal`'s reason
+   */
+  async whenReady(name?: string, signal?: AbortSignal): Promise<void> {
+    const slots = name === undefined ? [...this.slots.values()] : [this.slots.get(name)];
+    const waits = slots.map((slot) => {
+      if (slot === undefined) throw new TypeError(`the ledger was not opened with the projection ${String(name)}`);
+      return slot.ready;
+    });
+    if (signal === undefined) {
+      await Promise.all(waits);
+      return;
+    }
+    signal.throwIfAborted();
+    await new Promise<void>((resolve, reject) => {
+      const aborted = (): void => reject(signal.reason);
+      signal.addEventListener('abort', aborted, { once: true });
+      Promise.all(waits)
+        .then(() => resolve(), reject)
+        .finally(() => signal.removeEventListener('abort', aborted));
+    });
+  }
+
+  /** Rewrites the status file: at once when `now`, else at most once a second. */
+  private writeStatus(now: boolean): void {
+    const at = performance.now();
+    if (!now && at - this.statusAt < STATUS_MS) return;
+    this.statusAt = at;
+    this.store.writeStatus({
+      pid: process.pid,
+      written: new Date().toISOString(),
+      log: this.logName,
+      open: !this.closed,
+      projections: this.progress(),
+    });
+  }
+
+  /** Stops the builds running (the next open starts them again), waits for the appends taken, and closes the read model. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.turn;
+    for (const build of this.builds) await build.stop();
+    this.builds.clear();
+    await this.releasing;
+    for (const slot of this.slots.values()) slot.settle.reject(new ClosedError(this.name));
+    this.writeStatus(true);
+    try {
+      await this.copies?.close();
+    } finally {
+      await this.store.close();
+    }
+  }
+}
+
+/** Opens where the rows are. */
+async function openStore(index: string | Db | null): Promise<Store> {
+  if (index === null)
+    return DatabaseStore.open(
+      new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
+      'memory',
+      true,
+    );
+  if (typeof index !== 'string') return DatabaseStore.open(index, `index:${index.constructor.name}`, false);
+  const { model, discarded } = await ModelFolder.open(index);
+  return new FolderStore(model, discarded);
+}
+
+/** Whether rows can be caught up from their checkpoint. */
+function usable<R>(g: Generation<R>): boolean {
+  return g.distrust === null && !g.building && g.checkpoint !== null && g.storedVersion === g.entry.version;
+}
+
+/** Why a projection is built, from the rows it had (none: `discarded`, the store's reason, or a new read model). */
+function whyBuilt<R>(
+  serving: Generation<R> | undefined,
+  definition: ProjectionDefinition<R>,
+  discarded: string | null,
+): string | null {
+  if (serving === undefined) return discarded;
+  if (serving.entry.role === 'building' && serving.distrust === null) return 'an earlier build did not finish';
+  if (serving.distrust !== null) return serving.distrust;
+  if (serving.building) return 'an earlier build did not finish';
+  if (serving.checkpoint === null) return 'it has no checkpoint';
+  if (serving.entry.version !== definition.version)
+    return `it is of version ${serving.entry.version}, and this ledgerstore reads version ${definition.version}`;
+  return `its rows are of version ${String(serving.storedVersion)}, and its registry says ${serving.entry.version}`;
+}
+
+const NO_ROWS: RowReader = {
+  get: async () => undefined,
+  range: async function* () {},
+};
+
+/** The names of a projection's queries. */
+function queriesOf<R>(definition: ProjectionDefinition<R>): string[] {
+  return Object.keys(definition.queries(NO_ROWS));
+}
+
+/** The queries rows of `version` answer as `definition`'s version does. */
+function answeredBy<R>(definition: ProjectionDefinition<R>, version: number): string[] {
+  const since = (definition.answersSince ?? {}) as { readonly [query: string]: number | undefined };
+  return queriesOf(definition).filter((q) => {
+    const from = since[q];
+    return from !== undefined && from <= version && version < definition.version;
+  });
+}
+
+/** What tells two checkpoints apart: the position and the fingerprint of the log there. */
+const pointKey = (c: Checkpoint): string => `${c.resume.position}:${c.resume.fingerprint}`;
+
+/** The distinct checkpoints of a list (by position and fingerprint). */
+function distinct(checkpoints: readonly Checkpoint[]): Checkpoint[] {
+  const seen = new Map<string, Checkpoint>();
+  for (const c of checkpoints) seen.set(pointKey(c), c);
+  return [...seen.values()];
+}
+
+/** The earliest checkpoint of the generations (the read-through resumes there). */
+function earliest<R>(generations: readonly Generation<R>[]): Checkpoint | undefined {
+  let first: Checkpoint | undefined;
+  for (const g of generations) {
+    const c = g.checkpoint as Checkpoint;
+    if (first === undefined || c.resume.position < first.resume.position) first = c;
+  }
+  return first;
+}
+
+/** Whether rows need a batch at the end of the read-through: staged records, or a checkpoint behind. */
+function changed<R>(g: Generation<R>, checkpoint: Checkpoint): boolean {
+  const c = g.checkpoint;
+  return (
+    g.staged > 0 ||
+    g.building ||
+    c === null ||
+    c.resume.position !== checkpoint.resume.position ||
+    c.resume.fingerprint !== checkpoint.resume.fingerprint ||
+    JSON.stringify(c.resume.cursor) !== JSON.stringify(checkpoint.resume.cursor)
+  );
+}
+
+/** The registry with `generations` in it, in `role` (added when they are not in it). */
+function registryWith<R>(
+  registry: Registry,
+  generations: readonly Generation<R>[],
+  role: 'serving' | 'building',
+): Registry {
+  const ids = new Set(registry.generations.map((g) => g.id));
+  const added = generations.filter((g) => !ids.has(g.entry.id)).map((g) => ({ ...g.entry, role }));
+  return withRole(
+    { ...registry, generations: [...registry.generations, ...added] },
+    generations.map((g) => g.entry.id),
+    role,
+  );
+}
+
+/** Generations by the database they are in. */
+function byDatabase<R>(generations: readonly Generation<R>[]): Map<Database, Generation<R>[]> {
+  const grouped = new Map<Database, Generation<R>[]>();
+  for (const generation of generations) {
+    const list = grouped.get(generation.db);
+    if (list === undefined) grouped.set(generation.db, [generation]);
+    else list.push(generation);
+  }
+  return grouped;
+}
