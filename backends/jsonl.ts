@@ -113,6 +113,7 @@ import {
   type Chunk,
   changedWhileOpen,
   DEFAULT_CHUNK,
+  growingTo,
   isOverlong,
   lineChunks,
   overlongWhy,
@@ -121,6 +122,11 @@ import {
   SEEK_STRIDE,
   sizeOf,
 } from './jsonl-lines.js';
+
+/** The bytes of a read's first chunk (they grow to the chunk size): see {@link JsonlLog._read}. */
+const FIRST_READ = 64 << 10;
+/** The most records a read decodes before it hands them over (from one, twice as many each time). */
+const READ_BATCH = 256;
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -471,8 +477,21 @@ class JsonlLog<R> extends StoredLog<R> {
     const stride = Math.floor(from / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     const offset = this.starts[stride] as number;
-    for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
-      const records: R[] = [];
+    // A read from a position is often after one record (a sent item's ids): the first reads are
+    // small and the records are decoded a few at a time, so that it costs what it takes.
+    const chunks = lineChunks(
+      this.io,
+      fd,
+      this.name,
+      offset,
+      end,
+      Math.min(FIRST_READ, this.chunkSize),
+      true,
+      growingTo(this.chunkSize),
+    );
+    let batch = 1;
+    for (const chunk of chunks) {
+      let records: R[] = [];
       let start = 0;
       for (const lineEnd of chunk.ends) {
         if (position >= from) {
@@ -481,6 +500,11 @@ class JsonlLog<R> extends StoredLog<R> {
           } catch (e) {
             yield records; // the records before it, then it fails in its place
             throw e;
+          }
+          if (records.length >= batch) {
+            yield records;
+            records = [];
+            batch = Math.min(2 * batch, READ_BATCH);
           }
         }
         position++;

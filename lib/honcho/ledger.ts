@@ -112,13 +112,9 @@ export class HonchoLedger {
       const projection = new Projection();
       const log = await backend.open({
         readOnly,
-        replay: (record) => {
-          const refused = refusal(record, projection.stateOf(record.item));
-          if (refused !== null) throw refused;
-          projection.apply(record);
-        },
+        replay: (record) => projection.replay(record),
       });
-      return new this(log, new MemoryState(projection));
+      return new this(log, new MemoryState(projection, log));
     }
     const model = await ReadModel.open(options.index);
     try {

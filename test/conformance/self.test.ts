@@ -49,6 +49,8 @@ const CAUGHT: readonly [Flaw, string[]][] = [
       'reading from a position gives the records from there',
       'a large batch is one append',
       'an open resumed at a point replays only the records after it, and reads all',
+      // the ledger reads a sent item's ids back from the log at the position of its `sent`
+      'the ledger answers every query as a replay in memory does, for a workload of thousands of records',
     ],
   ],
   [
