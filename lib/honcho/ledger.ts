@@ -113,6 +113,7 @@ export class HonchoLedger {
       const log = await backend.open({
         readOnly,
         replay: (record) => projection.replay(record),
+        replayLine: (line) => projection.replayLine(line),
       });
       return new this(log, new MemoryState(projection, log));
     }
