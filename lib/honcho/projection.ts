@@ -331,14 +331,8 @@ export class Projection {
       return;
     }
     const taken = this.waiting.take(seq);
-    if (kind === FAILED_LINE) {
-      this.states[seq] = FAILED;
-      this.failed++;
-      return;
-    }
-    this.states[seq] = SENT;
-    this.sentAt[seq] = position;
-    this.sent++;
+    this.ended(seq, kind === FAILED_LINE, position);
+    if (kind === FAILED_LINE) return;
     const action = typeof taken === 'number' ? lines.actionIndexAt(taken) : ACTION_INDEX[taken.type];
     // only a conclusion's sending changes more than the item's state
     if (action === CONCLUDE || action === UNCONCLUDE) {
@@ -360,6 +354,18 @@ export class Projection {
     const position = this.applied++;
     if (position % DETACH_EVERY === 0) this.waiting.detach();
     return position;
+  }
+
+  /** Notes the item at `seq` (taken out of the waiting ones) failed, or sent by the record at `position`. */
+  private ended(seq: number, failed: boolean, position: number): void {
+    if (failed) {
+      this.states[seq] = FAILED;
+      this.failed++;
+      return;
+    }
+    this.states[seq] = SENT;
+    this.sentAt[seq] = position;
+    this.sent++;
   }
 
   /** Notes the item at `seq` (just added) decided, skipped or waiting. */
@@ -387,14 +393,8 @@ export class Projection {
     const seq = this.seqOf(record.item);
     // a record's state leaves nothing pending: only a run of lines does, and it settles as it ends
     const action = this.waiting.take(seq) as Action;
-    if (record.type === 'failed') {
-      this.states[seq] = FAILED;
-      this.failed++;
-      return;
-    }
-    this.states[seq] = SENT;
-    this.sentAt[seq] = position;
-    this.sent++;
+    this.ended(seq, record.type === 'failed', position);
+    if (record.type === 'failed') return;
     if (action.type === 'conclude' || action.type === 'unconclude') this.conclusionSent(seq, action, record.ids[0]);
   }
 
