@@ -29,6 +29,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
@@ -99,6 +100,26 @@ function replayBare(file: string): Timing {
   return { count, seconds };
 }
 
+/**
+ * What a user would write by hand to replay the file: `readline` over a stream, `JSON.parse` of
+ * each line, and each item's last record type in a `Map` keyed by the item's JSON (no checks).
+ */
+async function replayUser(file: string): Promise<Timing> {
+  const start = now();
+  const states = new Map<string, string>();
+  let count = 0;
+  const lines = readline.createInterface({ input: fs.createReadStream(file), crlfDelay: Number.POSITIVE_INFINITY });
+  for await (const line of lines) {
+    if (line.length === 0) continue;
+    const record = JSON.parse(line) as { type: string; item: unknown };
+    states.set(JSON.stringify(record.item), record.type);
+    count++;
+  }
+  const seconds = now() - start;
+  if (states.size === 0 && count > 0) throw new Error(`${file}: no item`);
+  return { count, seconds };
+}
+
 /** Which backend a measurement runs on. */
 type Flavor = 'jsonl' | 'level' | 'memory';
 
@@ -166,6 +187,22 @@ async function appendBareAsync(file: string, n: number): Promise<Timing> {
   }
 }
 
+/** What a user would write by hand for a durable append: `appendFile` of the line on a handle, then `datasync`. */
+async function appendUser(file: string, n: number): Promise<Timing> {
+  const { lines } = appendWorkload(n);
+  const handle = await fs.promises.open(file, 'a', 0o600);
+  try {
+    const start = now();
+    for (const line of lines) {
+      await handle.appendFile(line);
+      await handle.datasync();
+    }
+    return { count: lines.length, seconds: now() - start };
+  } finally {
+    await handle.close();
+  }
+}
+
 /** `appenders` callers, each awaiting its append before the next; one caller is the plain case. */
 async function appendEngine(file: string, n: number, appenders: number, flavor: Flavor): Promise<Timing> {
   const { records } = appendWorkload(n);
@@ -194,7 +231,9 @@ type Kind =
   | 'replay-level'
   | 'replay-memory'
   | 'replay-threads'
+  | 'replay-user'
   | 'append-bare'
+  | 'append-user'
   | 'append-bare-async'
   | 'append-engine'
   | 'append-engine-concurrent'
@@ -214,6 +253,10 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
       return replayEngine(file, 'memory');
     case 'replay-threads':
       return replayEngine(file, 'jsonl', n);
+    case 'replay-user':
+      return replayUser(file);
+    case 'append-user':
+      return appendUser(file, n);
     case 'append-bare':
       return appendBare(file, n);
     case 'append-bare-async':
@@ -313,6 +356,8 @@ interface ReplayResult {
   readonly level: { readonly bytes: number; readonly engine: Rate; readonly ratio: number };
   /** The same records in the in-memory backend: `Ledger.open` of it against the same bare loop. */
   readonly memory: { readonly engine: Rate; readonly ratio: number };
+  /** The loop a user would write by hand (`readline`, `JSON.parse`, a `Map`), against the same bare loop. */
+  readonly user?: { readonly engine: Rate; readonly ratio: number };
   /** Of the largest ledger, the JSONL replay on 1, 2, 4, ... threads (up to the machine's), against the same bare loop. */
   readonly threads?: readonly { readonly threads: number; readonly engine: Rate; readonly ratio: number }[];
 }
@@ -343,6 +388,8 @@ interface Results {
     readonly meanLineBytes: number;
     readonly bare: Rate;
     readonly bareAsync: Rate;
+    /** The loop a user would write by hand (`appendFile` + `datasync` on a handle), against the same bare loop. */
+    readonly user?: Rate;
     readonly engine: Rate;
     readonly ratio: number;
     /** One appender and the bare loop taking turns in one process: every pair, and the median of their ratios. */
@@ -473,6 +520,15 @@ function rows(results: Results): string[][] {
       ratioText(r.ratio),
       '≥ 2.00',
     ]);
+    if (r.user !== undefined) {
+      out.push([
+        `Replay ${formatCount(r.records)} records by hand: \`readline\` + \`JSON.parse\` + a \`Map\` of item states (no checks)`,
+        `${formatRate(r.user.engine.perSecond)} records/s`,
+        `${formatRate(r.bare.perSecond)} records/s`,
+        ratioText(r.user.ratio),
+        '—',
+      ]);
+    }
     for (const t of r.threads ?? []) {
       out.push([
         `Replay ${formatCount(r.records)} records on ${t.threads} thread${t.threads === 1 ? '' : 's'} in all (\`scan: { threads: ${t.threads} }\`)`,
@@ -540,6 +596,15 @@ function rows(results: Results): string[][] {
     ratioText(a.memory.ratio),
     '—',
   ]);
+  if (a.user !== undefined) {
+    out.push([
+      'Append by hand: `appendFile` + `datasync` on a file handle, 1 appender',
+      `${formatRate(a.user.perSecond)} appends/s`,
+      `${formatRate(a.bare.perSecond)} appends/s`,
+      ratioText(ratioOf(a.user, a.bare)),
+      '—',
+    ]);
+  }
   out.push([
     'For reference: the bare loop through the thread pool (`fs.promises`)',
     `${formatRate(a.bareAsync.perSecond)} appends/s`,
@@ -614,11 +679,18 @@ async function main(): Promise<void> {
       const label = `replay ${formatCount(records)}`;
       // the thread curve of the largest ledger only: the smaller starts no worker
       const curve = records === REPLAY_SIZES[REPLAY_SIZES.length - 1] ? threadCounts() : [];
-      const [bare, engine, level, memory, ...threaded] = (await rates([
+      const [bare, engine, level, memory, user, ...threaded] = (await rates([
         { label: `${label}: bare JSON.parse loop`, kind: 'replay-bare', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open`, kind: 'replay-engine', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open, LevelDB`, kind: 'replay-level', file: () => folder, n: 0, expected: records },
         { label: `${label}: Ledger.open, in memory`, kind: 'replay-memory', file: () => file, n: 0, expected: records },
+        {
+          label: `${label}: readline + JSON.parse + Map`,
+          kind: 'replay-user',
+          file: () => file,
+          n: 0,
+          expected: records,
+        },
         ...curve.map(
           (threads): Spec => ({
             label: `${label}: Ledger.open on ${threads} thread${threads === 1 ? '' : 's'}`,
@@ -628,8 +700,9 @@ async function main(): Promise<void> {
             expected: records,
           }),
         ),
-      ])) as [Rate, Rate, Rate, Rate, ...Rate[]];
+      ])) as [Rate, Rate, Rate, Rate, Rate, ...Rate[]];
       replay.push({
+        user: { engine: user, ratio: ratioOf(user, bare) },
         threads: curve.map((threads, t) => {
           const rate = threaded[t] as Rate;
           return { threads, engine: rate, ratio: ratioOf(rate, bare) };
@@ -646,7 +719,7 @@ async function main(): Promise<void> {
     const { lines } = appendWorkload(APPENDS);
     const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
     const concurrentRecords = APPENDS * APPENDERS;
-    const [bare, bareAsync, engine, concurrent, level, levelConcurrent, memory] = (await rates([
+    const [bare, bareAsync, engine, concurrent, level, levelConcurrent, memory, user] = (await rates([
       {
         label: 'append: bare write+fdatasync loop',
         kind: 'append-bare',
@@ -696,7 +769,14 @@ async function main(): Promise<void> {
         n: APPENDS,
         expected: APPENDS,
       },
-    ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate];
+      {
+        label: 'append: appendFile + datasync, by hand',
+        kind: 'append-user',
+        file: freshFile,
+        n: APPENDS,
+        expected: APPENDS,
+      },
+    ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate];
     progress('append: the bare loop and 1 appender, paired');
     const pairs = await childSays<Pair[]>([SCRIPT, '--paired', scratch, String(APPENDS)], 'paired appends');
     const paired = {
@@ -724,6 +804,7 @@ async function main(): Promise<void> {
         meanLineBytes,
         bare,
         bareAsync,
+        user,
         engine,
         ratio: ratioOf(engine, bare),
         paired,
@@ -755,7 +836,9 @@ const KINDS: readonly Kind[] = [
   'replay-level',
   'replay-memory',
   'replay-threads',
+  'replay-user',
   'append-bare',
+  'append-user',
   'append-bare-async',
   'append-engine',
   'append-engine-concurrent',
