@@ -31,7 +31,7 @@ export interface OverlongLine {
   readonly length: number;
 }
 
-export const isOverlong = (piece: Chunk | OverlongLine): piece is OverlongLine => 'overlong' in piece;
+export const isOverlong = <T extends object>(piece: T | OverlongLine): piece is OverlongLine => 'overlong' in piece;
 
 /** Reads up to `length` bytes at `at` into `into[offset...]`; the count read. */
 export function readAt(
@@ -50,44 +50,55 @@ export function readAt(
   }
 }
 
+/** Whole lines of the file in a buffer: `buffer[0, length)` is at `position`, and ends with a newline. */
+export interface LineRun {
+  readonly buffer: Buffer;
+  readonly position: number;
+  readonly length: number;
+}
+
 /**
- * The complete lines of the file's bytes `[from, to)`, a chunk at a time (the first line of a
- * chunk starts at `buffer[0]`, each next one after the previous newline). The buffer is reused:
- * a chunk is valid until the next is asked for, and holds at most one line of the longest a
- * line may be, so that no line is held whole past {@link MAX_LINE_BYTES}: a longer one is
- * scanned for its end in bounded pieces and given as an {@link OverlongLine}, after which
- * nothing more is read. A file that ends before `to`, or whose bytes up to `to` end without a
- * newline, stops the lines there when `to` is only what `fstat` said (an open: the rest is a
- * tail, however long), and is an error when the log held those lines (`held`): someone cut or
- * changed the file while the log was open, and reading on would find nothing.
+ * Where the runs of {@link lineRuns} are read into: after a run is handed over, the buffer the
+ * next is read into (the unfinished line at its end is copied to that one's start), at least
+ * `least` bytes long.
  */
-export function lineChunks(
+export type NextBuffer = (done: Buffer, least: number) => Buffer;
+
+/** The same buffer, for as long as it is long enough: a run is valid until the next is asked for. */
+const reuse: NextBuffer = (done, least) => (least <= done.length ? done : Buffer.allocUnsafe(least));
+
+/**
+ * Buffers twice as long each time up to `limit`, then the same one: for a read that may want
+ * only its first few lines (a record looked up by position) and may go on to the end.
+ */
+export const growingTo =
+  (limit: number): NextBuffer =>
+  (done, least) =>
+    done.length >= Math.max(limit, least)
+      ? done
+      : Buffer.allocUnsafe(Math.max(least, Math.min(2 * done.length, limit)));
+
+/**
+ * The whole lines of the file's bytes `[from, to)`, a run at a time, each in the buffer
+ * `nextBuffer` gives (at most one line of the longest a line may be, so that no line is held
+ * whole past {@link MAX_LINE_BYTES}: a longer one is scanned for its end in bounded pieces and
+ * given as an {@link OverlongLine}, after which nothing more is read). A file that ends before
+ * `to`, or whose bytes up to `to` end without a newline, stops the lines there when `to` is only
+ * what `fstat` said (an open: the rest is a tail, however long), and is an error when the log
+ * held those lines (`held`): someone cut or changed the file while the log was open, and reading
+ * on would find nothing.
+ */
+export function* lineRuns(
   io: FileIO,
   fd: Fd,
   name: string,
   from: number,
   to: number,
   chunkSize: number,
-  held: true,
-): Generator<Chunk>;
-export function lineChunks(
-  io: FileIO,
-  fd: Fd,
-  name: string,
-  from: number,
-  to: number,
-  chunkSize: number,
-): Generator<Chunk | OverlongLine>;
-export function* lineChunks(
-  io: FileIO,
-  fd: Fd,
-  name: string,
-  from: number,
-  to: number,
-  chunkSize: number,
-  held = false,
-): Generator<Chunk | OverlongLine> {
-  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(chunkSize, to - from)));
+  held: boolean,
+  nextBuffer: NextBuffer = reuse,
+): Generator<LineRun | OverlongLine> {
+  let buffer = nextBuffer(Buffer.alloc(0), Math.max(1, Math.min(chunkSize, to - from)));
   let carried = 0; // bytes of an unfinished line kept at the start of `buffer`
   let position = from; // the file offset of buffer[0]
   while (position + carried < to) {
@@ -117,20 +128,66 @@ export function* lineChunks(
       return; // the file is shorter than fstat said: stop at what was read, the rest is a tail
     }
     const filled = carried + got;
+    const length = buffer.lastIndexOf(10, filled - 1) + 1;
+    if (length > 0) yield { buffer, position, length };
+    const next = length === 0 ? buffer : nextBuffer(buffer, buffer.length);
+    buffer.copy(next, 0, length, filled);
+    buffer = next;
+    carried = filled - length;
+    position += length;
+  }
+  if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
+}
+
+/**
+ * The complete lines of the file's bytes `[from, to)`, a chunk at a time, as {@link lineRuns}
+ * reads them (the first line of a chunk starts at `buffer[0]`, each next one after the previous
+ * newline), with every line's end. The buffer is reused: a chunk is valid until the next is
+ * asked for.
+ */
+export function lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+  held: true,
+  nextBuffer?: NextBuffer,
+): Generator<Chunk>;
+export function lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+): Generator<Chunk | OverlongLine>;
+export function* lineChunks(
+  io: FileIO,
+  fd: Fd,
+  name: string,
+  from: number,
+  to: number,
+  chunkSize: number,
+  held = false,
+  nextBuffer: NextBuffer = reuse,
+): Generator<Chunk | OverlongLine> {
+  for (const run of lineRuns(io, fd, name, from, to, chunkSize, held, nextBuffer)) {
+    if (isOverlong(run)) {
+      yield run;
+      continue;
+    }
+    const { buffer, position, length } = run;
     const ends: number[] = [];
     for (
-      let newline = buffer.indexOf(10, carried);
-      newline !== -1 && newline < filled;
+      let newline = buffer.indexOf(10);
+      newline !== -1 && newline < length;
       newline = buffer.indexOf(10, newline + 1)
     )
       ends.push(newline);
-    if (ends.length > 0) yield { buffer, position, ends };
-    const start = ends.length === 0 ? 0 : (ends[ends.length - 1] as number) + 1;
-    buffer.copy(buffer, 0, start, filled);
-    carried = filled - start;
-    position += start;
+    yield { buffer, position, ends };
   }
-  if (held && carried > 0) throw changedWhileOpen(name, sizeOf(io, fd, name), to);
 }
 
 /** Where the first newline at or after `at` (and before `to`) is, looked for a piece at a time; `null` when there is none. */

@@ -85,6 +85,7 @@ import {
   LockedError,
   ResumeMismatchError,
 } from '../lib/errors.js';
+import type { ScannedLines } from '../lib/line-scan.js';
 import {
   checkedEncoder,
   type HeadWatcher,
@@ -116,6 +117,7 @@ import {
   type Chunk,
   changedWhileOpen,
   DEFAULT_CHUNK,
+  growingTo,
   isOverlong,
   lineChunks,
   overlongWhy,
@@ -124,6 +126,12 @@ import {
   SEEK_STRIDE,
   sizeOf,
 } from './jsonl-lines.js';
+import { type ScannedRun, type ScanOptions, scannedRuns } from './jsonl-scan.js';
+
+/** The bytes of a read's first chunk (they grow to the chunk size): see {@link JsonlLog._read}. */
+const FIRST_READ = 64 << 10;
+/** The most records a read decodes before it hands them over (from one, twice as many each time). */
+const READ_BATCH = 256;
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -135,6 +143,11 @@ export interface JsonlOptions<R> {
   readonly chunkSize?: number;
   /** How long a watch waits between two looks at the file besides what the system tells (default 1,000 ms). */
   readonly heartbeatMs?: number;
+  /**
+   * How the read-through at open spreads its work over threads, with a codec that can scan lines
+   * (`RecordCodec.lineScan`): see `jsonl-scan.ts`.
+   */
+  readonly scan?: ScanOptions;
 }
 
 const CAPABILITIES: LogCapabilities = {
@@ -225,6 +238,7 @@ class JsonlLog<R> extends StoredLog<R> {
   private readonly encode: (record: R) => string;
   private readonly io: FileIO;
   private readonly chunkSize: number;
+  private readonly scanOptions: ScanOptions;
   private readonly absolute: string;
   private fd: Fd | null = null;
   /** Which file `fd` is (its device and inode), for a writer to tell whether it is still the one at the path. */
@@ -251,6 +265,7 @@ class JsonlLog<R> extends StoredLog<R> {
     this.io = options.io ?? nodeFileIO;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    this.scanOptions = options.scan ?? {};
     this.absolute = absolute;
   }
 
@@ -289,14 +304,23 @@ class JsonlLog<R> extends StoredLog<R> {
    * is reached (after the lines before it were replayed); then the tail after the last newline,
    * cut (by a writer) once every line before it was taken.
    */
-  protected *_entries(from: Position): Generator<Iterable<R>> {
-    const { io, fd, name: file } = this;
+  protected *_entries(from: Position): Generator<Iterable<R> | ScannedLines<R>> {
+    const { io, fd, name: file, codec } = this;
     if (fd === null) return;
-    let count = from;
-    for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
-      if (isOverlong(piece)) throw new DamagedError(file, count + 1, overlongWhy(piece.length));
-      yield this.decoded(piece, count);
-      count += piece.ends.length;
+    const read = { count: from };
+    if (codec.lineScan === undefined) {
+      for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
+        if (isOverlong(piece)) throw new DamagedError(file, read.count + 1, overlongWhy(piece.length));
+        yield this.decoded(piece, read);
+      }
+    } else {
+      const runs = scannedRuns(io, fd, file, this.length, this.size, this.chunkSize, codec.lineScan, this.scanOptions);
+      for (const piece of runs) {
+        if (isOverlong(piece)) throw new DamagedError(file, read.count + 1, overlongWhy(piece.length));
+        yield piece.lines;
+        // every line of the run was taken (a refused one ends the read-through before this)
+        this.runTaken(piece, read);
+      }
     }
     if (this.length < this.size) {
       if (this.length === 0)
@@ -312,19 +336,41 @@ class JsonlLog<R> extends StoredLog<R> {
     }
   }
 
-  /** The records of a chunk read through at open, the first at `count`, noting where they start and end. */
-  private *decoded({ buffer, position, ends }: Chunk, count: Position): Generator<R> {
-    const starts = this.starts;
+  /** The records of a chunk read through at open, the first at `read.count`, noting where they start and end. */
+  private *decoded({ buffer, position, ends }: Chunk, read: { count: Position }): Generator<R> {
     let start = 0;
     for (const end of ends) {
-      if (starts !== null && count % SEEK_STRIDE === 0) starts.push(position + start);
+      this.lineStarts(position + start, read.count);
       // with its newline, as memoryd hands the line to serde: errors at the end read alike
       yield this.codec.decode(buffer, start, end + 1);
-      this.lastLineStart = position + start;
-      count++;
+      this.lineTaken(position + start, position + end + 1, read);
       start = end + 1;
-      this.length = position + start;
     }
+  }
+
+  /** The lines of a scanned run were all taken: notes where they start and end, as {@link JsonlLog.decoded} does line by line. */
+  private runTaken({ position, lines }: ScannedRun<R>, read: { count: Position }): void {
+    const ends = lines.lineEnds();
+    if (ends.length === 0) return;
+    if (this.starts !== null) {
+      for (let n = (SEEK_STRIDE - (read.count % SEEK_STRIDE)) % SEEK_STRIDE; n < ends.length; n += SEEK_STRIDE)
+        this.starts.push(n === 0 ? position : position + (ends[n - 1] as number) + 1);
+    }
+    this.lastLineStart = ends.length === 1 ? position : position + (ends[ends.length - 2] as number) + 1;
+    this.length = position + (ends[ends.length - 1] as number) + 1;
+    read.count += ends.length;
+  }
+
+  /** Notes where the record at `count` starts, when it falls on a `SEEK_STRIDE` boundary. */
+  private lineStarts(offset: number, count: Position): void {
+    if (this.starts !== null && count % SEEK_STRIDE === 0) this.starts.push(offset);
+  }
+
+  /** A line of the read-through taken: `[start, after)` of the file, its newline included. */
+  private lineTaken(start: number, after: number, read: { count: Position }): void {
+    this.lastLineStart = start;
+    this.length = after;
+    read.count++;
   }
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
@@ -534,8 +580,21 @@ class JsonlLog<R> extends StoredLog<R> {
     const stride = Math.floor(from / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     const offset = this.starts[stride] as number;
-    for (const chunk of lineChunks(this.io, fd, this.name, offset, end, this.chunkSize, true)) {
-      const records: R[] = [];
+    // A read from a position is often after one record (a sent item's ids): the first reads are
+    // small and the records are decoded a few at a time, so that it costs what it takes.
+    const chunks = lineChunks(
+      this.io,
+      fd,
+      this.name,
+      offset,
+      end,
+      Math.min(FIRST_READ, this.chunkSize),
+      true,
+      growingTo(this.chunkSize),
+    );
+    let batch = 1;
+    for (const chunk of chunks) {
+      let records: R[] = [];
       let start = 0;
       for (const lineEnd of chunk.ends) {
         if (position >= from) {
@@ -544,6 +603,11 @@ class JsonlLog<R> extends StoredLog<R> {
           } catch (e) {
             yield records; // the records before it, then it fails in its place
             throw e;
+          }
+          if (records.length >= batch) {
+            yield records;
+            records = [];
+            batch = Math.min(2 * batch, READ_BATCH);
           }
         }
         position++;

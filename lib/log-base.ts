@@ -50,6 +50,7 @@ import {
 } from './errors.js';
 import { assertExpectedHead } from './expected-head.js';
 import { fingerprintOf } from './fingerprint.js';
+import { isScannedLines, type ScannedLines } from './line-scan.js';
 import type {
   Appended,
   AppendOptions,
@@ -69,9 +70,14 @@ import type {
  * Records as a backend hands them over: in order, a batch at a time (a chunk of a file, a page
  * of rows). A batch may be lazy (each record decoded as it is reached, so that a record that
  * does not read fails in its place, after the records before it were replayed); it is gone
- * through whole before the next is asked for.
+ * through whole before the next is asked for. A batch of the read-through at open may be a run
+ * of lines its codec scanned ({@link ScannedLines}), each handed to `replayLine` when the open
+ * has one.
  */
 export type Batches<R> = Iterable<Iterable<R>> | AsyncIterable<Iterable<R>>;
+
+/** The read-through's batches: records, or runs of scanned lines. */
+export type EntryBatches<R> = Iterable<Iterable<R> | ScannedLines<R>> | AsyncIterable<Iterable<R> | ScannedLines<R>>;
 
 /** What a log is, for the base: fixed when it is made. */
 export interface LogSpec {
@@ -457,7 +463,7 @@ export abstract class StoredLog<R> extends LogBase<R> {
    * @throws {@link ResumeMismatchError} when the log does not hold `resume`
    * @throws {@link DamagedError} when a record does not read or `replay` refuses it
    */
-  protected async start({ replay, resume }: OpenOptions<R>): Promise<this> {
+  protected async start({ replay, replayLine, resume }: OpenOptions<R>): Promise<this> {
     // Taken before the first await: no other open can slip in between the look and the taking.
     if (!this.readOnly && this.writerKey !== null) {
       if (writers.has(this.writerKey)) throw new LockedError(this.name);
@@ -473,6 +479,20 @@ export abstract class StoredLog<R> extends LogBase<R> {
       }
       try {
         for await (const batch of this._entries(position)) {
+          if (isScannedLines(batch)) {
+            while (batch.next()) {
+              // read whether or not there is a replay: an open reads every record through
+              const replayed =
+                replayLine !== undefined
+                  ? replayLine(batch, position)
+                  : replay === undefined
+                    ? void batch.record()
+                    : replay(batch.record(), position);
+              if (replayed instanceof Promise) await replayed;
+              position++;
+            }
+            continue;
+          }
           for (const record of batch) {
             // read whether or not there is a replay: an open reads every record through
             const replayed = replay?.(record, position);
@@ -543,10 +563,11 @@ export abstract class StoredLog<R> extends LogBase<R> {
 
   /**
    * The records from `from` (0, or the resume point's position) to the end, for the read-through,
-   * in batches; a record that does not read is thrown in its place, as {@link LogBase._read}
-   * does. Decoded lazily, a record is read only once every record before it was replayed.
+   * in batches (of records, or runs of scanned lines); a record that does not read is thrown in
+   * its place, as {@link LogBase._read} does. Decoded lazily, a record is read only once every
+   * record before it was replayed.
    */
-  protected abstract _entries(from: Position): Batches<R>;
+  protected abstract _entries(from: Position): EntryBatches<R>;
 
   /** The stored form of the last record (at `head - 1`; called only when there is one), or `undefined` when it is missing. */
   protected abstract _storedLast(): Uint8Array | string | undefined | Promise<Uint8Array | string | undefined>;

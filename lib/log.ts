@@ -34,6 +34,7 @@
  * @module
  */
 import type { LedgerError } from './errors.js';
+import type { LineScan, ScannedLines } from './line-scan.js';
 
 /** A position in a log: the number of records before it. 0 is the start; `head` is the end. */
 export type Position = number;
@@ -75,6 +76,13 @@ export interface OpenOptions<R> {
    * and nothing is changed. When it returns a promise, the next record waits for it.
    */
   readonly replay?: (record: R, position: Position) => void | Promise<void>;
+  /**
+   * Called instead of `replay` for each line of a log read with its codec's line scan
+   * (`RecordCodec.lineScan`), with the line as the scan found it: for a replay that can take a
+   * line without its record being made (`line.record()` makes it). What it throws is as what
+   * `replay` throws. A log read otherwise calls `replay`.
+   */
+  readonly replayLine?: (line: ScannedLines<R>, position: Position) => void | Promise<void>;
   /**
    * Read through from this point only, trusting what comes before it: `replay` sees the records
    * from `resume.position` on. The point must be one this log gave (`resumePoint()`) and still
@@ -245,6 +253,11 @@ export interface RecordCodec<R> {
    * are taken for a cut-off line.
    */
   readonly lineStarts?: readonly string[];
+  /**
+   * How to read many lines at once, on worker threads when the log is large (`line-scan.ts`).
+   * Without it, a line-oriented backend decodes each line with `decode`, on this thread.
+   */
+  readonly lineScan?: LineScan<R>;
 }
 
 /**

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { ScannedLines } from './line-scan.js';
 import type { LogBackend, Position } from './log.js';
 
 /**
@@ -14,15 +15,21 @@ export function withReplayHook<R>(
   backend: LogBackend<R>,
   hook: (position: Position) => void | Promise<void>,
 ): LogBackend<R> {
+  const after = (replayed: void | Promise<void>, position: Position): void | Promise<void> =>
+    replayed instanceof Promise ? replayed.then(() => hook(position)) : hook(position);
   return {
     ...backend,
     open: (options) =>
       backend.open({
         ...options,
-        replay: (record, position) => {
-          const replayed = options?.replay?.(record, position);
-          return replayed instanceof Promise ? replayed.then(() => hook(position)) : hook(position);
-        },
+        replay: (record, position) => after(options?.replay?.(record, position), position),
+        // a replay that takes scanned lines is hooked the same way, line by line
+        ...(options?.replayLine === undefined
+          ? {}
+          : {
+              replayLine: (line: ScannedLines<R>, position: Position) =>
+                after(options.replayLine?.(line, position), position),
+            }),
       }),
   };
 }

@@ -116,8 +116,9 @@ class ArrayLog extends StoredLog<Record> {
   protected _append(records: readonly Record[]): void {
     for (const record of records) this.lines.push(honchoCodec.encode(record));
   }
-  protected _read(from: Position): Record[][] {
-    return this.records(from, this.head);
+  protected *_read(from: Position): Generator<Record[]> {
+    // a record a batch: the ledger reads a sent item's ids back by position, one record
+    for (let position = from; position < this.head; position++) yield* this.records(position, position + 1);
   }
   protected _close(): void {}
 }

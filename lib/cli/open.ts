@@ -44,7 +44,16 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
       bytes += end - start;
       return decode(line, start, end);
     };
-    backend = jsonlBackend(file, { codec: { ...honchoCodec, decode: counting } });
+    // A scanned run's bytes are counted as it is handed over (its lines are not decoded one by one).
+    const { lineScan } = honchoCodec;
+    const scanned: typeof lineScan = lineScan && {
+      ...lineScan,
+      lines: (run, start, end, found) => {
+        bytes += end - start;
+        return lineScan.lines(run, start, end, found);
+      },
+    };
+    backend = jsonlBackend(file, { codec: { ...honchoCodec, decode: counting, lineScan: scanned } });
   }
   let inBytes = false;
   let from = 0;

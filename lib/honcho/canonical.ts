@@ -1,325 +1,300 @@
 /**
- * The fast way to read a line that is in canonical form, the form memoryd and ledgerstore write
- * (`codec.ts`): the bytes are matched against that form directly, without building serde's
- * buffered content. At the first byte that differs from the form (another key order, whitespace,
- * a number that is not a plain integer in range, a value that is not valid) it gives
- * up and returns `null`, and the line is read the serde way, which accepts or refuses it with
- * serde_json's words. Escapes are read here (canonical lines have them), but for surrogates. So this only ever accepts what the serde way accepts, with the same record:
- * the tests hold both to that (`test/codec.test.ts`).
+ * The fast way to read lines in canonical form, the form memoryd and ledgerstore write
+ * (`codec.ts`): a scan (`scan.ts`) checks each line's bytes against that form and says where its
+ * values are, and the records are made from that, with no second look at the bytes. A line the
+ * scan does not vouch for (another key order, whitespace, a number that is not a plain integer
+ * in range, a value that is not valid, a surrogate escape) is read the serde way (`decode.ts`),
+ * which accepts or refuses it with serde_json's words. So this only ever accepts what the serde
+ * way accepts, with the same record: the tests hold both to that (`test/codec.test.ts`).
+ *
+ * The ASCII strings of a chunk's records are cut from one string of the chunk's bytes (a slice
+ * costs a tenth of a string made from bytes), and such a slice keeps the whole chunk's string
+ * alive: whoever keeps a string of a record for longer than the record (a state, the action of
+ * an item that waits, a session's name) keeps a copy ({@link detached}).
  *
  * @module
  */
-import { isUtf8 } from 'node:buffer';
-import {
-  type Action,
-  type Item,
-  isSessionId,
-  isTime,
-  MAX_PART,
-  MAX_STATUS,
-  MAX_TURN,
-  type Record,
-  type Workspace,
-} from './record.js';
 
-const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
+import type { ScannedLines } from '../line-scan.js';
+import { decodeRecordSerde } from './decode.js';
+import type { Action, Item, Record, Workspace } from './record.js';
+import { ASCII, DECIDED, EDIT_ITEM, ESCAPED, SENT, SERDE, scanLine, scanLines, TURN_DIGITS, UTF8 } from './scan.js';
 
-// The fixed bytes of the canonical form, each starting after the string or number before it.
-const RECORD_START = bytes('{"type":"');
-const TIME = bytes(',"time":"');
-const ITEM = bytes(',"item":{"type":"');
-const SESSION = bytes(',"session":"');
-const TURN = bytes(',"turn":');
-const ID = bytes(',"id":"');
-const PART = bytes(',"part":');
-const ACTION = bytes(',"action":{"type":"');
-const IDS = bytes(',"ids":[');
-const STATUS = bytes(',"status":');
-const NULL = bytes('null');
-const KIND = bytes(',"kind":"');
-const WORKSPACE = bytes(',"workspace":"');
-const SPEAKER = bytes(',"speaker":"');
-const PEER = bytes(',"peer":"');
-const TEXT = bytes(',"text":"');
-const WHY = bytes(',"why":"');
+const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
+/** Strings shorter than this are copied when sliced (V8 makes a slice only of longer ones). */
+const SHORTEST_SLICE = 13;
 
-/** The value of four hex digits at `buf[at...]`, or -1. */
-function hex4(buf: Buffer, at: number): number {
-  let n = 0;
-  for (let k = at; k < at + 4; k++) {
-    const c = buf[k] as number;
-    const d =
-      c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
-    if (d < 0) return -1;
-    n = n * 16 + d;
-  }
-  return n;
+/**
+ * `text` as a string of its own: not a slice that keeps a larger string alive. For the strings a
+ * state keeps beyond the record they came in.
+ */
+export function detached(text: string): string {
+  return text.length < SHORTEST_SLICE ? text : `${text} `.slice(0, -1);
 }
 
-/** Thrown inside to give up; caught once, at the top. */
-const GIVE_UP = Symbol('not canonical');
+/**
+ * The lines of a scanned run of bytes, read one after another: {@link CanonicalLines.next}
+ * moves to the next line, then {@link CanonicalLines.end} says where its newline is and
+ * {@link CanonicalLines.record} makes its record (the serde way, for a line the scan left to it,
+ * throwing the `DecodeError` that says why it is no record).
+ *
+ * A state that can take a line without its record (`projection.ts`) reads what the scan found
+ * through {@link CanonicalLines.kind} and the getters after it, and may ask to be told when the
+ * run ends ({@link CanonicalLines.whenDone}), while its bytes are still there.
+ */
+export class CanonicalLines implements ScannedLines<Record> {
+  readonly bytes: Buffer;
+  /** The bytes scanned as latin1 text, made when a record first needs a string: ASCII strings are slices of it. */
+  private text: string | null = null;
+  private readonly from: number;
+  private readonly to: number;
+  private readonly slots: Int32Array;
+  private readonly length: number;
+  /** The slot of the line at hand's header; -1 before the first. */
+  private at = -1;
+  /** Where the slots of the line after it start. */
+  private nextAt = 0;
+  /** Where the line at hand starts. */
+  private start: number;
+  /** Called once the last line was moved past. */
+  private done: (() => void) | null = null;
 
-class Cursor {
-  i: number;
-  constructor(
-    readonly buf: Buffer,
-    start: number,
-    readonly end: number,
-  ) {
-    this.i = start;
+  /**
+   * @param bytes the bytes scanned, `[from, to)`
+   * @param slots what {@link scanLines} gave for them, `length` slots of it
+   */
+  constructor(bytes: Buffer, from: number, to: number, slots: Int32Array, length: number) {
+    this.bytes = bytes;
+    this.from = from;
+    this.slots = slots;
+    this.length = length;
+    this.to = to;
+    this.start = from;
   }
 
-  /** Consumes `literal`, or gives up. */
-  expect(literal: Buffer): void {
-    const n = literal.length;
-    if (this.i + n > this.end) throw GIVE_UP;
-    for (let k = 0; k < n; k++) if (this.buf[this.i + k] !== literal[k]) throw GIVE_UP;
-    this.i += n;
+  /** Scans `bytes[from, to)` (every line with its newline) here, on this thread. */
+  static scan(bytes: Buffer, from: number, to: number): CanonicalLines {
+    const { slots, length } = scanLines(bytes, from, to);
+    return new CanonicalLines(bytes, from, to, slots, length);
   }
 
-  /** Consumes `literal` if it is next. */
-  accept(literal: Buffer): boolean {
-    const n = literal.length;
-    if (this.i + n > this.end) return false;
-    for (let k = 0; k < n; k++) if (this.buf[this.i + k] !== literal[k]) return false;
-    this.i += n;
+  /** Moves to the next line: `false` when there is none (and then {@link CanonicalLines.whenDone}'s call is made). */
+  next(): boolean {
+    if (this.at >= 0) this.start = (this.slots[this.at + 1] as number) + 1;
+    if (this.nextAt >= this.length) {
+      const done = this.done;
+      this.done = null;
+      done?.();
+      return false;
+    }
+    this.at = this.nextAt;
+    this.nextAt = this.slotsAfter(this.at);
     return true;
   }
 
-  /** Consumes one byte `c`, or gives up. */
-  byte(c: number): void {
-    if (this.i >= this.end || this.buf[this.i] !== c) throw GIVE_UP;
-    this.i++;
+  /** Calls `done` once the run's last line was moved past (its bytes are still there then, not after). */
+  whenDone(done: () => void): void {
+    this.done = done;
   }
 
-  peek(): number {
-    return this.i < this.end ? (this.buf[this.i] as number) : -1;
+  /** Where the newline of every line moved to is, in order: after the last, every line of the run. */
+  lineEnds(): Int32Array {
+    // found again in the slots (once a run), not noted line by line: a line read alone makes no array
+    const ends: number[] = [];
+    for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) ends.push(this.slots[at + 1] as number);
+    return Int32Array.from(ends);
   }
+
+  // -- what the scan found on the line at hand, for a state that takes it without its record ---
 
   /**
-   * A string's text up to its closing quote (which it consumes), the opening quote consumed
-   * already. Gives up at a control character, at a surrogate escape (the serde way pairs or
-   * refuses those), and at bytes that are not UTF-8.
+   * The line's kind ({@link DECIDED}, {@link SENT}, {@link FAILED}) when the scan vouched for it
+   * and it has a plain item (its name without escapes, its number a double's); otherwise 0, and
+   * only {@link CanonicalLines.record} tells.
    */
-  text(): string {
-    const { buf, end } = this;
-    const from = this.i;
-    let ascii = true;
-    for (let j = from; j < end; j++) {
-      const c = buf[j] as number;
-      if (c === 0x22) {
-        this.i = j + 1;
-        return this.slice(from, j, ascii);
-      }
-      if (c === 0x5c) return this.escaped(from, j, ascii);
-      if (c < 0x20) throw GIVE_UP;
-      if (c >= 0x80) ascii = false;
-    }
-    throw GIVE_UP;
+  get kind(): number {
+    const slots = this.slots;
+    const header = slots[this.at] as number;
+    if ((header & TURN_DIGITS) !== 0 || ((slots[this.at + 4] as number) & 3) === ESCAPED) return SERDE;
+    return header & 3;
   }
 
-  /** The rest of a string from its first escape at `at`, with `[from, at)` before it. */
-  private escaped(from: number, at: number, ascii: boolean): string {
-    const { buf, end } = this;
-    let out = this.slice(from, at, ascii);
-    let segment = at;
-    ascii = true;
-    for (let j = at; j < end; ) {
-      const c = buf[j] as number;
-      if (c === 0x22) {
-        this.i = j + 1;
-        return out + this.slice(segment, j, ascii);
-      }
-      if (c === 0x5c) {
-        out += this.slice(segment, j, ascii);
-        const e = j + 1 < end ? buf[j + 1] : -1;
-        const simple =
-          e === 0x22
-            ? '"'
-            : e === 0x5c
-              ? '\\'
-              : e === 0x2f
-                ? '/'
-                : e === 0x62
-                  ? '\b'
-                  : e === 0x66
-                    ? '\f'
-                    : e === 0x6e
-                      ? '\n'
-                      : e === 0x72
-                        ? '\r'
-                        : e === 0x74
-                          ? '\t'
-                          : null;
-        if (simple !== null) {
-          out += simple;
-          j += 2;
-        } else if (e === 0x75 && j + 6 <= end) {
-          const unit = hex4(buf, j + 2);
-          if (unit < 0 || (unit >= 0xd800 && unit <= 0xdfff)) throw GIVE_UP;
-          out += String.fromCharCode(unit);
-          j += 6;
-        } else {
-          throw GIVE_UP;
-        }
-        segment = j;
-        ascii = true;
-        continue;
-      }
-      if (c < 0x20) throw GIVE_UP;
-      if (c >= 0x80) ascii = false;
-      j++;
-    }
-    throw GIVE_UP;
+  /** Whether the item is an edit (else a turn). */
+  get isEdit(): boolean {
+    return ((this.slots[this.at] as number) & EDIT_ITEM) !== 0;
   }
 
-  /** The raw bytes `[from, to)` of a string as text; gives up when they are not UTF-8. */
-  private slice(from: number, to: number, ascii: boolean): string {
-    if (ascii) return this.buf.latin1Slice(from, to);
-    if (!isUtf8(this.buf.subarray(from, to))) throw GIVE_UP;
-    return this.buf.utf8Slice(from, to);
+  /** Where the item's name (its session or id, as UTF-8) starts in {@link CanonicalLines.bytes}. */
+  get nameStart(): number {
+    return this.slots[this.at + 3] as number;
   }
 
-  /** A plain unsigned integer up to `max` (no sign, no leading zero, no fraction). */
-  integer(max: number): number {
-    const { buf, end } = this;
-    const from = this.i;
-    let value = 0;
-    let j = from;
-    for (; j < end; j++) {
-      const c = buf[j] as number;
-      if (c < 0x30 || c > 0x39) break;
-      value = value * 10 + (c - 0x30);
+  /** How many bytes the item's name takes. */
+  get nameLength(): number {
+    return (this.slots[this.at + 4] as number) >>> 2;
+  }
+
+  /** The item's turn or part. */
+  get number(): number {
+    return (this.slots[this.at + 5] as number) * 0x1_0000_0000 + ((this.slots[this.at + 6] as number) >>> 0);
+  }
+
+  /** The item's name, as a string of its own. */
+  name(): string {
+    return this.ownString(this.at + 3);
+  }
+
+  /** Of a `decided` line, the action's type, in `ACTION_VARIANTS`' order (5: `skip`). */
+  get actionIndex(): number {
+    return ((this.slots[this.at] as number) >> 3) & 7;
+  }
+
+  /** Of the `decided` line whose slots are at `slot`, the action's type, as {@link CanonicalLines.actionIndex}. */
+  actionIndexAt(slot: number): number {
+    return ((this.slots[slot] as number) >> 3) & 7;
+  }
+
+  /** Where the line at hand's slots are: to make its action later in the run ({@link CanonicalLines.actionAt}). */
+  get slot(): number {
+    return this.at;
+  }
+
+  /** The action of the `decided` line whose slots are at `slot`, its strings of their own (a state keeps it). */
+  actionAt(slot: number): Action {
+    return this.action(this.slots[slot] as number, slot + 7, true);
+  }
+
+  /** Of a `sent` line, its first id, as a string of its own; `undefined` when it has none. */
+  firstId(): string | undefined {
+    return (this.slots[this.at + 7] as number) === 0 ? undefined : this.ownString(this.at + 8);
+  }
+
+  /** Where the line at hand's newline is. */
+  get end(): number {
+    return this.slots[this.at + 1] as number;
+  }
+
+  /** The record of the line at hand. @throws `DecodeError` when it is none */
+  record(): Record {
+    const { slots, at } = this;
+    const header = slots[at] as number;
+    return (
+      ((header & 3) === SERDE ? null : this.made(header, at)) ??
+      decodeRecordSerde(this.bytes, this.start, (slots[at + 1] as number) + 1)
+    );
+  }
+
+  /** The record of the line at hand when the scan vouched for it, else `null` (the serde way decides). */
+  canonicalRecord(): Record | null {
+    const header = this.slots[this.at] as number;
+    return (header & 3) === SERDE ? null : this.made(header, this.at);
+  }
+
+  /** Where the slots of the line after the one at `at` start. */
+  private slotsAfter(at: number): number {
+    const { slots } = this;
+    const header = slots[at] as number;
+    const kind = header & 3;
+    if (kind === SERDE) return at + 2;
+    if (kind === DECIDED) return at + 7 + 2 * (ACTION_STRINGS[(header >> 3) & 7] as number);
+    if (kind === SENT) return at + 8 + 2 * (slots[at + 7] as number);
+    return at + 10;
+  }
+
+  /** The record a scanned line holds; `null` when the serde way must say (a turn past a u64). */
+  private made(header: number, at: number): Record | null {
+    const { slots } = this;
+    const time = this.ascii(slots[at + 2] as number, 24);
+    const item = this.item(header, at);
+    if (item === null) return null;
+    const kind = header & 3;
+    if (kind === DECIDED) return { type: 'decided', time, item, action: this.action(header, at + 7, false) };
+    if (kind === SENT) {
+      const count = slots[at + 7] as number;
+      const ids: string[] = new Array(count);
+      for (let n = 0; n < count; n++) ids[n] = this.string(at + 8 + 2 * n);
+      return { type: 'sent', time, item, ids };
     }
-    const digits = j - from;
-    if (digits === 0 || digits > 16 || (digits > 1 && buf[from] === 0x30) || value > max) throw GIVE_UP;
-    const next = j < end ? buf[j] : -1;
-    if (next === 0x2e || next === 0x65 || next === 0x45) throw GIVE_UP; // a fraction or an exponent
-    this.i = j;
-    return value;
+    const status = slots[at + 7] as number;
+    return { type: 'failed', time, item, status: status < 0 ? null : status, kind: this.string(at + 8) };
+  }
+
+  private item(header: number, at: number): Item | null {
+    const { slots } = this;
+    const name = this.string(at + 3);
+    const high = slots[at + 5] as number;
+    const low = slots[at + 6] as number;
+    if ((header & EDIT_ITEM) !== 0) return { type: 'edit', id: name, part: high * 0x1_0000_0000 + (low >>> 0) };
+    if ((header & TURN_DIGITS) === 0) return { type: 'turn', session: name, turn: high * 0x1_0000_0000 + (low >>> 0) };
+    const turn = BigInt(this.ascii(high, low));
+    return turn <= BigInt(Number.MAX_SAFE_INTEGER) ? { type: 'turn', session: name, turn: Number(turn) } : null;
+  }
+
+  /** The action whose strings' slots start at `at`; with `own`, each string one of its own. */
+  private action(header: number, at: number, own: boolean): Action {
+    const text = (n: number): string => (own ? this.ownString(n) : this.string(n));
+    switch ((header >> 3) & 7) {
+      case 0:
+        return { type: 'turn', workspace: workspaceOf(header), speaker: text(at) };
+      case 1:
+        return {
+          type: 'conclude',
+          workspace: workspaceOf(header),
+          peer: text(at),
+          session: text(at + 2),
+          text: text(at + 4),
+        };
+      case 2:
+        return { type: 'unconclude', workspace: workspaceOf(header), text: text(at) };
+      case 3:
+        return { type: 'fleet', session: text(at), text: text(at + 2) };
+      case 4:
+        return { type: 'retract', session: text(at), text: text(at + 2) };
+      default:
+        return { type: 'skip', why: text(at) };
+    }
+  }
+
+  /** ASCII text at `start`, `length` bytes, cut from the chunk's string. */
+  private ascii(start: number, length: number): string {
+    this.text ??= this.bytes.latin1Slice(this.from, this.to);
+    const from = start - this.from;
+    return this.text.slice(from, from + length);
+  }
+
+  /** The string whose two slots are at `at`. */
+  private string(at: number): string {
+    const start = this.slots[at] as number;
+    const written = this.slots[at + 1] as number;
+    const length = written >>> 2;
+    const how = written & 3;
+    if (how === ASCII) return this.ascii(start, length);
+    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+  }
+
+  /** The string whose two slots are at `at`, as a string of its own (never a slice of the chunk's). */
+  private ownString(at: number): string {
+    const start = this.slots[at] as number;
+    const written = this.slots[at + 1] as number;
+    const length = written >>> 2;
+    const how = written & 3;
+    if (how === ASCII)
+      return length < SHORTEST_SLICE ? this.ascii(start, length) : this.bytes.latin1Slice(start, start + length);
+    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+  }
+
+  /** A string with escapes (the scan checked them: none of a surrogate), its quotes around `[start, start + length)`. */
+  private unescaped(start: number, length: number): string {
+    // JSON.parse reads the escapes a scanned string may hold exactly as serde does
+    return JSON.parse(this.bytes.utf8Slice(start - 1, start + length + 1)) as string;
   }
 }
 
-function session(c: Cursor): string {
-  const s = c.text();
-  if (!isSessionId(s)) throw GIVE_UP;
-  return s;
-}
+/** How many strings each action has, in `ACTION_VARIANTS`' order. */
+const ACTION_STRINGS: readonly number[] = [1, 3, 1, 2, 2, 1];
 
-function workspace(c: Cursor): Workspace {
-  const w = c.text();
-  if (w !== 'trusted' && w !== 'untrusted' && w !== 'fleet') throw GIVE_UP;
-  return w;
-}
-
-/** The item after `{"type":"`, up to and including its closing brace. */
-function item(c: Cursor): Item {
-  const tag = c.text();
-  let result: Item;
-  if (tag === 'turn') {
-    c.expect(SESSION);
-    const s = session(c);
-    c.expect(TURN);
-    result = { type: 'turn', session: s, turn: c.integer(MAX_TURN) };
-  } else if (tag === 'edit') {
-    c.expect(ID);
-    const id = c.text();
-    c.expect(PART);
-    result = { type: 'edit', id, part: c.integer(MAX_PART) };
-  } else {
-    throw GIVE_UP;
-  }
-  c.byte(0x7d);
-  return result;
-}
-
-/** `,"<field>":"` and the string after it. */
-function field(c: Cursor, literal: Buffer): string {
-  c.expect(literal);
-  return c.text();
-}
-
-/** The action after `{"type":"`, up to and including its closing brace. */
-function action(c: Cursor): Action {
-  const tag = c.text();
-  let result: Action;
-  switch (tag) {
-    case 'turn': {
-      c.expect(WORKSPACE);
-      const w = workspace(c);
-      result = { type: 'turn', workspace: w, speaker: field(c, SPEAKER) };
-      break;
-    }
-    case 'conclude': {
-      c.expect(WORKSPACE);
-      const w = workspace(c);
-      const peer = field(c, PEER);
-      c.expect(SESSION);
-      const s = session(c);
-      result = { type: 'conclude', workspace: w, peer, session: s, text: field(c, TEXT) };
-      break;
-    }
-    case 'unconclude': {
-      c.expect(WORKSPACE);
-      const w = workspace(c);
-      result = { type: 'unconclude', workspace: w, text: field(c, TEXT) };
-      break;
-    }
-    case 'fleet':
-    case 'retract': {
-      c.expect(SESSION);
-      const s = session(c);
-      result = { type: tag, session: s, text: field(c, TEXT) };
-      break;
-    }
-    case 'skip':
-      result = { type: 'skip', why: field(c, WHY) };
-      break;
-    default:
-      throw GIVE_UP;
-  }
-  c.byte(0x7d);
-  return result;
-}
-
-function ids(c: Cursor): string[] {
-  const out: string[] = [];
-  if (c.peek() === 0x5d) {
-    c.i++;
-    return out;
-  }
-  for (;;) {
-    c.byte(0x22);
-    out.push(c.text());
-    const next = c.peek();
-    c.i++;
-    if (next === 0x5d) return out;
-    if (next !== 0x2c) throw GIVE_UP;
-  }
-}
-
-function record(c: Cursor): Record {
-  c.expect(RECORD_START);
-  const type = c.text();
-  if (type !== 'decided' && type !== 'sent' && type !== 'failed') throw GIVE_UP;
-  const time = field(c, TIME);
-  if (!isTime(time)) throw GIVE_UP;
-  c.expect(ITEM);
-  const it = item(c);
-  let result: Record;
-  if (type === 'decided') {
-    c.expect(ACTION);
-    result = { type, time, item: it, action: action(c) };
-  } else if (type === 'sent') {
-    c.expect(IDS);
-    result = { type, time, item: it, ids: ids(c) };
-  } else {
-    c.expect(STATUS);
-    const status = c.accept(NULL) ? null : c.integer(MAX_STATUS);
-    result = { type, time, item: it, status, kind: field(c, KIND) };
-  }
-  c.byte(0x7d);
-  return result;
+function workspaceOf(header: number): Workspace {
+  return WORKSPACES[(header >> 6) & 3] as Workspace;
 }
 
 /**
@@ -327,17 +302,8 @@ function record(c: Cursor): Record {
  * then read it with the serde way, which decides.
  */
 export function readCanonical(bytes: Buffer, start: number, end: number): Record | null {
-  try {
-    const c = new Cursor(bytes, start, end);
-    const result = record(c);
-    for (let j = c.i; j < end; j++) {
-      // only JSON whitespace may follow: the line's newline, a CR before it
-      const b = bytes[j];
-      if (b !== 0x0a && b !== 0x0d && b !== 0x20 && b !== 0x09) return null;
-    }
-    return result;
-  } catch (e) {
-    if (e === GIVE_UP) return null;
-    throw e;
-  }
+  const { slots, length } = scanLine(bytes, start, end);
+  const lines = new CanonicalLines(bytes, start, end, slots, length);
+  lines.next();
+  return lines.canonicalRecord();
 }

@@ -19,6 +19,7 @@
  */
 import { InvalidRecordError } from '../errors.js';
 import { lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../log.js';
+import { CanonicalLines } from './canonical.js';
 import { ACTION_VARIANTS, decodeRecord, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
 import {
   type Action,
@@ -34,6 +35,7 @@ import {
   WORKSPACES,
   type Workspace,
 } from './record.js';
+import { scanLines } from './scan.js';
 
 export { decodeItemText, decodeRecord, decodeRecordSerde, decodeRecordText } from './decode.js';
 
@@ -294,4 +296,10 @@ export const honchoCodec: RecordCodec<Record> = {
   decode: decodeRecord,
   // encodeValid writes `type` first, then `time`
   lineStarts: RECORD_VARIANTS.map((type) => `{"type":"${type}","time":"`),
+  // the canonical form, checked as bytes (on worker threads for a large file); any other line the serde way
+  lineScan: {
+    module: new URL('./scan.js', import.meta.url).href,
+    scan: scanLines,
+    lines: (bytes, from, to, { slots, length }) => new CanonicalLines(bytes, from, to, slots, length),
+  },
 };

@@ -169,13 +169,10 @@ export class HonchoLedger {
       const projection = new Projection();
       const log = await backend.open({
         readOnly,
-        replay: (record) => {
-          const refused = refusal(record, projection.stateOf(record.item));
-          if (refused !== null) throw refused;
-          projection.apply(record);
-        },
+        replay: (record) => projection.replay(record),
+        replayLine: (line) => projection.replayLine(line),
       });
-      return new this(log, new MemoryState(projection));
+      return new this(log, new MemoryState(projection, log));
     }
     const { state, log } = await IndexedState.open(backend, {
       index: options.index ?? null,

@@ -1,23 +1,30 @@
 /**
- * The ledger's state in memory, rebuilt by replaying its records in order: what memoryd queries
- * (spec 000, "What each public function gives"). Only records the rules allow are applied; the
- * caller ({@link Ledger}) checks them first.
+ * The ledger's state in memory, rebuilt by replaying its records in order: what the rules check
+ * against and what memoryd queries (spec 000, "What each public function gives"), kept compact
+ * so that a ledger of millions of records holds tens of bytes an item, not hundreds.
+ *
+ * - Each decided item by its place in decision order (`item-index.ts`): its kind, name and
+ *   number, its state, and where in the log its `sent` record is (the ids are found there again
+ *   when asked for: `state.ts`).
+ * - The actions only where a query needs them: of the waiting items (the outbox), in decision
+ *   order, and of the sent conclusions not undone (the conclusion stacks).
+ * - No decided record is kept: `decisions()` reads them again from the log (`state.ts`).
+ *
+ * Only records the rules allow are applied; the caller ({@link Ledger}) checks them first. A
+ * projection is given every record of its log, from the first, in order: the n-th it applies is
+ * at position n - 1.
+ *
+ * The read model (`read-model/stage.ts`) derives the same answers as rows; the read-model run of
+ * the conformance suite holds the two to the same answers.
  *
  * @module
  */
-
-import { ItemMap } from './item-map.js';
+import type { ScannedLines } from '../line-scan.js';
+import { CanonicalLines, detached } from './canonical.js';
+import { ItemIndex, withRoom } from './item-index.js';
 import type { Action, Counts, Item, Record, Workspace } from './record.js';
-import { type ItemState, stateAfter } from './rules.js';
-
-interface Entry {
-  /** Its place in decision order, from 0. */
-  readonly seq: number;
-  readonly item: Item;
-  readonly action: Action;
-  state: ItemState;
-  ids: readonly string[] | null;
-}
+import { allows, type ItemState, refusal } from './rules.js';
+import { DECIDED, FAILED as FAILED_LINE, SENT as SENT_LINE, SERDE } from './scan.js';
 
 /** An item and what was decided for it. */
 export interface Decision {
@@ -31,78 +38,384 @@ export interface Conclusion {
   readonly id: string;
 }
 
-function stackKey(workspace: Workspace, text: string): string {
-  return `${workspace}\n${text}`;
+/** The item states, as kept: a byte each. */
+const WAITING = 1;
+const SKIPPED = 2;
+const SENT = 3;
+const FAILED = 4;
+const STATES: readonly (ItemState | undefined)[] = [undefined, 'waiting', 'skipped', 'sent', 'failed'];
+
+/** Actions by their place in `ACTION_VARIANTS` (a scanned line's), for the two whose sending moves a stack. */
+const CONCLUDE = 1;
+const UNCONCLUDE = 2;
+const SKIP = 5;
+const ACTION_INDEX: { readonly [T in Action['type']]: number } = {
+  turn: 0,
+  conclude: CONCLUDE,
+  unconclude: UNCONCLUDE,
+  fleet: 3,
+  retract: 4,
+  skip: SKIP,
+};
+
+/** How many records apart the actions of waiting items that came with records are made strings of their own. */
+const DETACH_EVERY = 4096;
+
+/** A sent conclusion on a stack: its item, and the id Honcho gave it. */
+interface Stacked {
+  readonly seq: number;
+  readonly id: string;
+}
+
+/** Per workspace, per text, the sent conclusions not undone yet, the latest last. */
+class Stacks {
+  private readonly byWorkspace: { readonly [W in Workspace]: Map<string, Stacked[]> } = {
+    trusted: new Map(),
+    untrusted: new Map(),
+    fleet: new Map(),
+  };
+
+  push(workspace: Workspace, text: string, entry: Stacked): void {
+    const stacks = this.byWorkspace[workspace];
+    const stack = stacks.get(text);
+    if (stack === undefined) stacks.set(detached(text), [entry]);
+    else stack.push(entry);
+  }
+
+  pop(workspace: Workspace, text: string): void {
+    const stacks = this.byWorkspace[workspace];
+    const stack = stacks.get(text);
+    if (stack === undefined) return;
+    stack.pop();
+    if (stack.length === 0) stacks.delete(text);
+  }
+
+  top(workspace: Workspace, text: string): Stacked | undefined {
+    const stack = this.byWorkspace[workspace].get(text);
+    return stack?.[stack.length - 1];
+  }
+}
+
+/** The action with each string a string of its own (see {@link detached}). */
+function detachedAction(action: Action): Action {
+  switch (action.type) {
+    case 'turn':
+      return { type: 'turn', workspace: action.workspace, speaker: detached(action.speaker) };
+    case 'conclude':
+      return {
+        type: 'conclude',
+        workspace: action.workspace,
+        peer: detached(action.peer),
+        session: detached(action.session),
+        text: detached(action.text),
+      };
+    case 'unconclude':
+      return { type: 'unconclude', workspace: action.workspace, text: detached(action.text) };
+    case 'fleet':
+    case 'retract':
+      return { type: action.type, session: detached(action.session), text: detached(action.text) };
+    case 'skip':
+      return { type: 'skip', why: detached(action.why) };
+  }
+}
+
+/**
+ * The waiting items in decision order, each with its action: appended as items are decided, and
+ * taken out (in place, compacted now and then) as they are sent or failed. An item decided in the
+ * run of scanned lines at hand may have no action made yet: only where its line's slots are,
+ * made when the run ends if it still waits ({@link Waiting.settle}).
+ */
+class Waiting {
+  private seqs = new Int32Array(1 << 10);
+  private actions: (Action | null)[] = [];
+  /** Per entry, where the slots of its `decided` line are in the run at hand; -1 when its action is made (or it was taken out). */
+  private pending = new Int32Array(1 << 10);
+  /** The entries in use are `[first, end)`; some of them taken out (`null`, not pending). */
+  private first = 0;
+  private end = 0;
+  private live = 0;
+  /** The entries added from the run at hand start here. */
+  private runFrom = 0;
+  /** Entries whose action came with a record, whose strings may be slices (see {@link detached}). */
+  private undetached: number[] = [];
+
+  get size(): number {
+    return this.live;
+  }
+
+  /** Adds an item with its action, from a record. */
+  add(seq: number, action: Action): void {
+    this.undetached.push(this.append(seq, action, -1));
+  }
+
+  /** Adds an item decided on a line of the run at hand, whose slots are at `slot`. */
+  addPending(seq: number, slot: number): void {
+    this.append(seq, null, slot);
+  }
+
+  private append(seq: number, action: Action | null, slot: number): number {
+    // full: compacted when half of it or more was taken out, else grown
+    if (this.end === this.seqs.length && 2 * this.live <= this.end) this.compact();
+    this.seqs = withRoom(this.seqs, this.end + 1);
+    this.pending = withRoom(this.pending, this.end + 1);
+    const at = this.end++;
+    this.seqs[at] = seq;
+    this.actions[at] = action;
+    this.pending[at] = slot;
+    this.live++;
+    return at;
+  }
+
+  /** Takes out the waiting item at `seq`: its action, or where its line's slots are in the run at hand. */
+  take(seq: number): Action | number {
+    const at = this.indexOf(seq);
+    const action = this.actions[at] ?? (this.pending[at] as number);
+    this.actions[at] = null;
+    this.pending[at] = -1;
+    this.live--;
+    while (this.first < this.end && this.actions[this.first] === null && this.pending[this.first] === -1) this.first++;
+    return action;
+  }
+
+  /** The run at hand has ended: the actions of its items that still wait are made from it, while its bytes are there. */
+  settle(lines: CanonicalLines): void {
+    const { actions, pending } = this;
+    for (let at = Math.max(this.runFrom, this.first); at < this.end; at++) {
+      const slot = pending[at] as number;
+      if (slot < 0) continue;
+      actions[at] = lines.actionAt(slot);
+      pending[at] = -1;
+    }
+    this.runFrom = this.end;
+  }
+
+  /** Makes the strings of the actions that came with records strings of their own (see {@link detached}). */
+  detach(): void {
+    const { actions } = this;
+    for (const at of this.undetached) {
+      const action = actions[at];
+      if (action !== null && action !== undefined) actions[at] = detachedAction(action);
+    }
+    this.undetached = [];
+  }
+
+  /** The waiting items with a seq after `after`, in decision order, with their actions. */
+  *after(after: number): Generator<[seq: number, action: Action]> {
+    for (let at = this.firstAfter(after); at < this.end; at++) {
+      const action = this.actions[at];
+      if (action !== null && action !== undefined) yield [this.seqs[at] as number, action];
+    }
+  }
+
+  /** The first entry with a seq after `after`. */
+  private firstAfter(after: number): number {
+    let low = this.first;
+    let high = this.end;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.seqs[middle] as number) <= after) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  }
+
+  /** The entry of `seq`, which waits: most often among the last few (an item is sent soon after it is decided). */
+  private indexOf(seq: number): number {
+    const { seqs } = this;
+    const near = Math.max(this.first, this.end - 16);
+    for (let at = this.end - 1; at >= near; at--) if (seqs[at] === seq) return at;
+    return this.firstAfter(seq - 1);
+  }
+
+  /** Moves the entries in use to the front, leaving out those taken out. */
+  private compact(): void {
+    this.detach();
+    const { seqs, actions, pending } = this;
+    let to = 0;
+    let runFrom = -1;
+    for (let at = this.first; at < this.end; at++) {
+      if (actions[at] === null && pending[at] === -1) continue;
+      if (at >= this.runFrom && runFrom < 0) runFrom = to;
+      seqs[to] = seqs[at] as number;
+      pending[to] = pending[at] as number;
+      actions[to++] = actions[at] ?? null;
+    }
+    actions.length = to;
+    this.runFrom = runFrom < 0 ? to : runFrom;
+    this.first = 0;
+    this.end = to;
+  }
 }
 
 /** The state of every item, indexed for the queries. */
 export class Projection {
-  private readonly entries = new ItemMap<Entry>();
-  /** Every decided item, in the order of its `decided` record. */
-  private readonly order: Entry[] = [];
-  /** The waiting items; a Set keeps insertion order, which is decision order. */
-  private readonly waiting = new Set<Entry>();
-  /** Per (workspace, text), the sent conclusions not undone yet, the latest last. */
-  private readonly stacks = new Map<string, Conclusion[]>();
+  private readonly items = new ItemIndex();
+  /** Per seq: the item's state (WAITING, ...). */
+  private states = new Uint8Array(1 << 10);
+  /** Per seq: the position of the item's `sent` record in the log; -1 for none. */
+  private sentAt = new Float64Array(1 << 10);
+  private readonly waiting = new Waiting();
+  private readonly stacks = new Stacks();
   private sent = 0;
   private failed = 0;
   private skipped = 0;
+  /** How many records were applied: the position of the next. */
+  private applied = 0;
+  /** The run of scanned lines at hand, whose end settles the actions of the items it decided. */
+  private run: CanonicalLines | null = null;
+  /** The item last looked up, and its seq: `apply` after `stateOf` of the same item finds it at once. */
+  private lastItem: Item | null = null;
+  private lastSeq = -1;
+
+  /** How many records this projection has applied: the log's position after the last. */
+  get records(): number {
+    return this.applied;
+  }
+
+  private seqOf(item: Item): number {
+    if (item === this.lastItem) return this.lastSeq;
+    const seq = this.items.find(item);
+    this.lastItem = item;
+    this.lastSeq = seq;
+    return seq;
+  }
 
   /** The item's state; `undefined` when it is not decided. */
   stateOf(item: Item): ItemState | undefined {
-    return this.entries.get(item)?.state;
+    const seq = this.seqOf(item);
+    return seq < 0 ? undefined : STATES[this.states[seq] as number];
   }
 
-  /** Takes in a record that the rules allow. */
-  apply(record: Record): void {
-    const state = stateAfter(record);
-    if (record.type === 'decided') {
-      const entry: Entry = { seq: this.order.length, item: record.item, action: record.action, state, ids: null };
-      this.entries.set(record.item, entry);
-      this.order.push(entry);
-      if (state === 'waiting') this.waiting.add(entry);
-      else this.skipped++;
+  /**
+   * Takes in the next record of the log when the rules allow it.
+   * @throws the rule's `RecordRefusedError` when they do not (and takes in nothing)
+   */
+  replay(record: Record): void {
+    const refused = refusal(record, this.stateOf(record.item));
+    if (refused !== null) throw refused;
+    this.apply(record);
+  }
+
+  /**
+   * {@link Projection.replay} of a line as its codec's scan found it: a canonical line is taken in
+   * from what the scan found, without its record being made; any other through its record.
+   * @throws the rule's `RecordRefusedError`, or the line's `DecodeError`
+   */
+  replayLine(line: ScannedLines<Record>): void {
+    const kind = line instanceof CanonicalLines ? line.kind : SERDE;
+    if (kind === SERDE) {
+      this.replay(line.record());
       return;
     }
-    const entry = this.entries.get(record.item) as Entry;
-    this.waiting.delete(entry);
-    entry.state = state;
-    if (record.type === 'failed') {
+    const lines = line as CanonicalLines;
+    if (lines !== this.run) this.startRun(lines);
+    const edit = lines.isEdit;
+    const { names } = this.items;
+    const { bytes, nameStart, nameLength, number } = lines;
+    let name = names.findBytes(bytes, nameStart, nameLength);
+    let seq = name < 0 ? -1 : this.items.findKey(edit, name, number);
+    const type = kind === DECIDED ? 'decided' : kind === SENT_LINE ? 'sent' : 'failed';
+    if (!allows(type, seq < 0 ? undefined : STATES[this.states[seq] as number])) {
+      this.replay(lines.record()); // refused with the rule's words, for the record
+      return;
+    }
+    this.lastItem = null;
+    const position = this.nextPosition();
+    if (kind === DECIDED) {
+      if (name < 0) {
+        name = names.addBytes(bytes, nameStart, nameLength, lines.name());
+        this.items.findKey(edit, name, number);
+      }
+      seq = this.decided(this.items.addKey(edit, name, number), lines.actionIndex === SKIP);
+      if (lines.actionIndex !== SKIP) this.waiting.addPending(seq, lines.slot);
+      return;
+    }
+    const taken = this.waiting.take(seq);
+    this.ended(seq, kind === FAILED_LINE, position);
+    if (kind === FAILED_LINE) return;
+    const action = typeof taken === 'number' ? lines.actionIndexAt(taken) : ACTION_INDEX[taken.type];
+    // only a conclusion's sending changes more than the item's state
+    if (action === CONCLUDE || action === UNCONCLUDE) {
+      const made = typeof taken === 'number' ? lines.actionAt(taken) : taken;
+      this.conclusionSent(seq, made, action === CONCLUDE ? lines.firstId() : undefined);
+    }
+  }
+
+  private startRun(lines: CanonicalLines): void {
+    this.run = lines;
+    lines.whenDone(() => {
+      this.waiting.settle(lines);
+      this.run = null;
+    });
+  }
+
+  /** The position of the record being taken in, and the applied count moved past it. */
+  private nextPosition(): number {
+    const position = this.applied++;
+    if (position % DETACH_EVERY === 0) this.waiting.detach();
+    return position;
+  }
+
+  /** Notes the item at `seq` (taken out of the waiting ones) failed, or sent by the record at `position`. */
+  private ended(seq: number, failed: boolean, position: number): void {
+    if (failed) {
+      this.states[seq] = FAILED;
       this.failed++;
       return;
     }
+    this.states[seq] = SENT;
+    this.sentAt[seq] = position;
     this.sent++;
-    entry.ids = record.ids;
-    this.conclusionSent(entry, record.ids);
   }
 
-  /** A sent `Conclude` goes on its stack; a sent `Unconclude` takes the top one off. */
-  private conclusionSent(entry: Entry, ids: readonly string[]): void {
-    const { action } = entry;
+  /** Notes the item at `seq` (just added) decided, skipped or waiting. */
+  private decided(seq: number, skipped: boolean): number {
+    this.states = withRoom(this.states, seq + 1);
+    this.sentAt = withRoom(this.sentAt, seq + 1);
+    this.sentAt[seq] = -1;
+    if (skipped) {
+      this.states[seq] = SKIPPED;
+      this.skipped++;
+    } else this.states[seq] = WAITING;
+    return seq;
+  }
+
+  /** Takes in a record that the rules allow (the next of the log). */
+  apply(record: Record): void {
+    const position = this.nextPosition();
+    if (record.type === 'decided') {
+      const seq = this.decided(this.items.add(record.item), record.action.type === 'skip');
+      this.lastItem = record.item;
+      this.lastSeq = seq;
+      if (record.action.type !== 'skip') this.waiting.add(seq, record.action);
+      return;
+    }
+    const seq = this.seqOf(record.item);
+    // a record's state leaves nothing pending: only a run of lines does, and it settles as it ends
+    const action = this.waiting.take(seq) as Action;
+    this.ended(seq, record.type === 'failed', position);
+    if (record.type === 'failed') return;
+    if (action.type === 'conclude' || action.type === 'unconclude') this.conclusionSent(seq, action, record.ids[0]);
+  }
+
+  /** A sent `Conclude` goes on its stack (when it has an id); a sent `Unconclude` takes the top one off. */
+  private conclusionSent(seq: number, action: Action, id: string | undefined): void {
     if (action.type === 'conclude') {
-      const id = ids[0];
-      if (id === undefined) return;
-      const key = stackKey(action.workspace, action.text);
-      const stack = this.stacks.get(key);
-      if (stack === undefined) this.stacks.set(key, [{ item: entry.item, id }]);
-      else stack.push({ item: entry.item, id });
+      if (id !== undefined) this.stacks.push(action.workspace, action.text, { seq, id: detached(id) });
     } else if (action.type === 'unconclude') {
-      const key = stackKey(action.workspace, action.text);
-      const stack = this.stacks.get(key);
-      stack?.pop();
-      if (stack?.length === 0) this.stacks.delete(key);
+      this.stacks.pop(action.workspace, action.text);
     }
   }
 
   /** Whether the item has its `decided` record (a `skip` counts). */
   isDecided(item: Item): boolean {
-    return this.entries.has(item);
+    return this.seqOf(item) >= 0;
   }
 
   /** Every waiting item with its action, in the order of the `decided` records. */
   outbox(): Decision[] {
     const out: Decision[] = [];
-    for (const { item, action } of this.waiting) out.push({ item, action });
+    for (const [seq, action] of this.waiting.after(-1)) out.push({ item: this.items.item(seq), action });
     return out;
   }
 
@@ -110,39 +423,37 @@ export class Projection {
   outboxPage(limit: number, after = -1): { decisions: Decision[]; next: number | null } {
     const decisions: Decision[] = [];
     let last = -1;
-    for (const { seq, item, action } of this.waiting) {
-      if (seq <= after) continue;
+    for (const [seq, action] of this.waiting.after(after)) {
       if (decisions.length === limit) return { decisions, next: last };
-      decisions.push({ item, action });
+      decisions.push({ item: this.items.item(seq), action });
       last = seq;
     }
     return { decisions, next: null };
   }
 
-  /** The ids of the item's `sent` record, or `null` when it has none. */
-  sentIds(item: Item): readonly string[] | null {
-    return this.entries.get(item)?.ids ?? null;
+  /**
+   * Where the item's `sent` record is in the log (the n-th record applied is at n - 1); `null`
+   * when it has none (waiting, failed, skipped, unknown).
+   */
+  sentPosition(item: Item): number | null {
+    const seq = this.seqOf(item);
+    if (seq < 0 || this.states[seq] !== SENT) return null;
+    return this.sentAt[seq] as number;
   }
 
   /** The latest sent conclusion of this workspace and text that is not undone, or `null`. */
   conclusion(workspace: Workspace, text: string): Conclusion | null {
-    const stack = this.stacks.get(stackKey(workspace, text));
-    return stack === undefined ? null : (stack[stack.length - 1] ?? null);
+    const top = this.stacks.top(workspace, text);
+    return top === undefined ? null : { item: this.items.item(top.seq), id: top.id };
   }
 
   counts(): Counts {
-    const waiting = this.waiting.size;
     return {
-      decided: this.order.length,
+      decided: this.items.size,
       sent: this.sent,
-      waiting,
+      waiting: this.waiting.size,
       failed: this.failed,
       skipped: this.skipped,
     };
-  }
-
-  /** Every decided item with its action, in decision order. */
-  *decisions(): IterableIterator<Decision> {
-    for (const { item, action } of this.order) yield { item, action };
   }
 }

@@ -13,10 +13,15 @@ import type { Record } from './record.js';
 /** Where an item stands. An item with no state has not been decided. */
 export type ItemState = 'skipped' | 'waiting' | 'sent' | 'failed';
 
+/** Whether a record of type `type` may follow an item whose state is `state`. */
+export function allows(type: Record['type'], state: ItemState | undefined): boolean {
+  return type === 'decided' ? state === undefined : state === 'waiting';
+}
+
 /** Why `record` may not follow an item whose state is `state`, or `null` when it may. */
 export function refusal(record: Record, state: ItemState | undefined): RecordRefusedError | null {
-  if (record.type === 'decided') return state === undefined ? null : new AlreadyDecidedError(record.item);
-  return state === 'waiting' ? null : new NotWaitingError(record.item);
+  if (allows(record.type, state)) return null;
+  return record.type === 'decided' ? new AlreadyDecidedError(record.item) : new NotWaitingError(record.item);
 }
 
 /** The item's state once `record` (which the rules allow) is taken in. */

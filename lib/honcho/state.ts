@@ -6,10 +6,12 @@
  *
  * @module
  */
-import type { ResumePoint } from '../log.js';
+
+import { LedgerIoError } from '../errors.js';
+import type { Position, ResumePoint } from '../log.js';
 import type { ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
 import type { Conclusion, Decision, Projection } from './projection.js';
-import type { Counts, Item, Record, Workspace } from './record.js';
+import { type Counts, type Item, type Record, sameItem, type Workspace } from './record.js';
 import type { ItemState } from './rules.js';
 
 /** A page of the outbox: up to `limit` waiting items after the one `after` points at. */
@@ -50,9 +52,24 @@ export interface LedgerState {
   close(): Promise<void>;
 }
 
-/** The state in memory: a {@link Projection}, answered at once. */
+/** Where a state in memory finds again what it does not keep: the log it was replayed from. */
+export interface RecordSource {
+  /** A name for messages (the log's). */
+  readonly name: string;
+  /** The records from `from`, in order. */
+  read(from?: Position): AsyncIterable<Record>;
+}
+
+/**
+ * The state in memory: a {@link Projection} of every record of `source` (its log), answered at
+ * once, but for what the projection leaves in the log: a sent item's ids, read from its `sent`
+ * record, and the decided records themselves, read in order.
+ */
 export class MemoryState implements LedgerState {
-  constructor(private readonly projection: Projection) {}
+  constructor(
+    private readonly projection: Projection,
+    private readonly source: RecordSource,
+  ) {}
 
   async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
     return items.map((item) => this.projection.stateOf(item));
@@ -74,8 +91,15 @@ export class MemoryState implements LedgerState {
     return this.projection.outboxPage(limit, after);
   }
 
+  /** @throws {@link LedgerIoError} when the log holds another record where the item's `sent` was (it changed under the ledger) */
   async sentIds(item: Item): Promise<readonly string[] | null> {
-    return this.projection.sentIds(item);
+    const position = this.projection.sentPosition(item);
+    if (position === null) return null;
+    for await (const record of this.source.read(position)) {
+      if (record.type === 'sent' && sameItem(record.item, item)) return record.ids;
+      break;
+    }
+    throw changedUnder(this.source.name, position);
   }
 
   async conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
@@ -86,8 +110,15 @@ export class MemoryState implements LedgerState {
     return this.projection.counts();
   }
 
+  /** The `decided` records of the log, up to the last record taken in. */
   async *decisions(): AsyncIterable<Decision> {
-    yield* this.projection.decisions();
+    const end = this.projection.records;
+    let position = 0;
+    for await (const record of this.source.read(0)) {
+      if (position++ >= end) return;
+      if (record.type === 'decided') yield { item: record.item, action: record.action };
+    }
+    if (position < end) throw changedUnder(this.source.name, position);
   }
 
   projections(): readonly ProjectionProgress[] {
@@ -103,4 +134,15 @@ export class MemoryState implements LedgerState {
   }
 
   async close(): Promise<void> {}
+}
+
+/** The log no longer holds at `position` the record the state took in there. */
+function changedUnder(name: string, position: Position): LedgerIoError {
+  return new LedgerIoError(
+    name,
+    new Error(
+      `the log changed under the ledger: it no longer holds at position ${position} the record the ledger read there; reopen the ledger`,
+    ),
+    'read',
+  );
 }

@@ -144,6 +144,23 @@ async function runJsonl(
    */
   let cutBackFailed = false;
   const cutFailed = (): boolean => cutBackFailed;
+  /**
+   * The ledger answers as a replay of `believed` does; or, when a read of the log failed by the
+   * fault (the decisions are read back from the log), says so with the fault's words.
+   */
+  const checkState = async (ledger: Ledger, believed: readonly Record[], why: string): Promise<void> => {
+    const before = io.trace.length;
+    try {
+      await checkLedgerState(ledger, believed, why);
+    } catch (e) {
+      if (!isLedgerError(e, 'LEDGER_IO')) throw e;
+      assert.ok(
+        io.trace.slice(before).some((t) => t.call === 'read' && t.failed !== null),
+        `${why}: the ledger's answers failed with no read failing: ${String(e)}`,
+      );
+      checkIoError(e, codeOf(fault), [home.path, home.dir], why);
+    }
+  };
   /** The real file's bytes, `null` when missing. */
   const file = (): Buffer | null => (existsSync(home.path) ? readFileSync(home.path) : null);
 
@@ -262,7 +279,7 @@ async function runJsonl(
           .filter((t) => t.call === 'write' || t.call === 'datasync' || t.call === 'create');
         assert.equal(after, [], `${why}: the log wrote or synced after ${io.trace[stop]?.call} failed`);
       }
-      await checkLedgerState(ledger, now, why);
+      await checkState(ledger, now, why);
       if (!cutFailed()) {
         const bytes = file();
         assert.ok(
@@ -337,7 +354,7 @@ async function runJsonl(
   if (c !== null) {
     // what the writer believed; after a cut back that failed, whatever of the failed batch is
     // whole in the file too (the log stopped: a reopen trusts what is whole)
-    if (b !== null && !cutFailed()) await checkLedgerState(c, believed, `${context}, phase C`);
+    if (b !== null && !cutFailed()) await checkState(c, believed, `${context}, phase C`);
     else if (b !== null) checkRecovered(await recordsOf(c), { attempted, acked }, `${context}, phase C`);
     await c.close();
   }

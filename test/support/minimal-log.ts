@@ -104,8 +104,11 @@ class MinimalLog extends StoredLog<Record> {
     for (const record of records) this.store.lines.push(honchoCodec.encode(record));
   }
 
-  protected _read(from: Position): Record[][] {
-    return this.records(this.flaw === 'reads from the start' ? 0 : from, this.head);
+  protected *_read(from: Position): Generator<Record[]> {
+    // a record a batch: the ledger reads a sent item's ids back by position, one record
+    const head = this.head;
+    for (let position = this.flaw === 'reads from the start' ? 0 : from; position < head; position++)
+      yield* this.records(position, position + 1);
   }
 
   protected _close(): void {}

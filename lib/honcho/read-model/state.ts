@@ -76,12 +76,13 @@ export class IndexedState implements LedgerState {
     options: IndexedOptions,
   ): Promise<{ readonly state: IndexedState; readonly log: EventLog<Record> }> {
     const indexed = options.index !== null;
-    let memory: MemoryState | null = null;
+    // The state in memory reads a sent item's ids back from the log, which exists only once
+    // the open returns: the projection is fed during the open, its state made after.
+    let replayed: Projection | null = null;
     let state: IndexedState | null = null;
     const inMemory = (): ((record: Record) => void) => {
-      const projection = new Projection();
-      memory = new MemoryState(projection);
-      return feeding(projection);
+      replayed = new Projection();
+      return feeding(replayed);
     };
     const { set, log } = await ProjectionSet.open(backend, {
       index: options.index,
@@ -95,6 +96,7 @@ export class IndexedState implements LedgerState {
       ...(indexed ? { fallback: () => inMemory() } : { replay: inMemory() }),
       onChange: () => state?.changed(),
     });
+    const memory = replayed === null ? null : new MemoryState(replayed, log);
     state = new IndexedState(set, memory, indexed);
     state.changed();
     return { state, log };

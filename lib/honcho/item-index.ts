@@ -1,0 +1,232 @@
+/**
+ * The decided items of a state, each by its place in decision order (its `seq`, from 0), kept in
+ * typed arrays rather than as objects: an item is a kind, a name (a session id or an edit id, as
+ * a number from {@link Names}) and a number (the turn or the part), found again by an
+ * open-addressing table of seqs. About 20 bytes an item, where a map of item objects takes ten
+ * times that and gives the garbage collector as much more to walk.
+ *
+ * Names are found by their UTF-8 bytes, so that a line read through can be taken in without its
+ * strings being made (`projection.ts`); an item given as an object is found the same way, its
+ * name written into a scratch buffer.
+ *
+ * @module
+ */
+import { detached } from './canonical.js';
+import type { Item } from './record.js';
+
+/** `array` with room for `length` elements at least: itself, or a copy twice as long or more. */
+export function withRoom<A extends Int32Array | Uint8Array | Float64Array>(array: A, length: number): A {
+  if (length <= array.length) return array;
+  const larger = new (array.constructor as new (length: number) => A)(Math.max(length, array.length * 2));
+  larger.set(array);
+  return larger;
+}
+
+/** FNV-1a of `bytes[start, start + length)`, as an int32 (as it is kept: the empty name's too). */
+function hashBytes(bytes: Uint8Array, start: number, length: number): number {
+  let h = 0x811c_9dc5 | 0;
+  for (let k = start; k < start + length; k++) h = Math.imul(h ^ (bytes[k] as number), 0x0100_0193);
+  return h;
+}
+
+/** Strings as numbers, found by their UTF-8 bytes: each name once, its bytes and its text kept. */
+export class Names {
+  /** Number + 1 in each slot (0: empty); a power of two long, at most half full. */
+  private slots = new Int32Array(1 << 10);
+  private hashes = new Int32Array(1 << 9);
+  private starts = new Int32Array(1 << 9);
+  private lengths = new Int32Array(1 << 9);
+  private bytes = new Uint8Array(1 << 14);
+  private used = 0;
+  private readonly texts: string[] = [];
+  private scratch = Buffer.allocUnsafe(256);
+  /** The free slot the last name not found would take, and its hash. */
+  private missedSlot = -1;
+  private missedHash = 0;
+
+  get size(): number {
+    return this.texts.length;
+  }
+
+  /** The number of the name whose bytes are `bytes[start, start + length)`, or -1 (then {@link Names.addBytes} of it looks for nothing again). */
+  findBytes(bytes: Uint8Array, start: number, length: number): number {
+    const hash = hashBytes(bytes, start, length);
+    const { slots, hashes, starts, lengths } = this;
+    const mask = slots.length - 1;
+    for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+      const taken = slots[slot] as number;
+      if (taken === 0) {
+        this.missedSlot = slot;
+        this.missedHash = hash;
+        return -1;
+      }
+      const number = taken - 1;
+      if (
+        hashes[number] === hash &&
+        lengths[number] === length &&
+        this.same(starts[number] as number, bytes, start, length)
+      )
+        return number;
+    }
+  }
+
+  private same(at: number, bytes: Uint8Array, start: number, length: number): boolean {
+    const kept = this.bytes;
+    for (let k = 0; k < length; k++) if (kept[at + k] !== bytes[start + k]) return false;
+    return true;
+  }
+
+  /**
+   * Gives the name whose bytes are `bytes[start, start + length)` and which {@link Names.findBytes}
+   * just did not find a number, with `text` (a string of its own) as its text.
+   */
+  addBytes(bytes: Uint8Array, start: number, length: number, text: string): number {
+    const number = this.texts.length;
+    this.texts.push(text);
+    this.hashes = withRoom(this.hashes, number + 1);
+    this.starts = withRoom(this.starts, number + 1);
+    this.lengths = withRoom(this.lengths, number + 1);
+    this.bytes = withRoom(this.bytes, this.used + length);
+    this.bytes.set(bytes.subarray(start, start + length), this.used);
+    this.hashes[number] = this.missedHash;
+    this.starts[number] = this.used;
+    this.lengths[number] = length;
+    this.used += length;
+    if (2 * this.texts.length > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.slots[this.missedSlot] = number + 1;
+    return number;
+  }
+
+  /** The number of `name`, or -1 when it has none yet. */
+  find(name: string): number {
+    // a string UTF-8 cannot hold is no record's name (and would be written as another's bytes)
+    if (!name.isWellFormed()) return -1;
+    const length = this.encode(name);
+    return this.findBytes(this.scratch, 0, length);
+  }
+
+  /** The number of `name` (a record's: well formed), given one if it had none (its text kept as a copy: see {@link detached}). */
+  add(name: string): number {
+    const length = this.encode(name);
+    const found = this.findBytes(this.scratch, 0, length);
+    return found >= 0 ? found : this.addBytes(this.scratch, 0, length, detached(name));
+  }
+
+  text(number: number): string {
+    return this.texts[number] as string;
+  }
+
+  /** Writes `name`'s UTF-8 into the scratch buffer; its length. */
+  private encode(name: string): number {
+    if (3 * name.length > this.scratch.length) this.scratch = Buffer.allocUnsafe(3 * name.length);
+    return this.scratch.write(name, 0, 'utf8');
+  }
+
+  private rehash(length: number): void {
+    const slots = new Int32Array(length);
+    const mask = length - 1;
+    for (let number = 0; number < this.texts.length; number++) {
+      let slot = (this.hashes[number] as number) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = number + 1;
+    }
+    this.slots = slots;
+  }
+}
+
+/** Mixes a kind, a name and a number into a hash (murmur3's finalizer over both halves). */
+function hashOf(edit: boolean, name: number, number: number): number {
+  let h = Math.imul(name ^ (edit ? 0x5bd1_e995 : 0), 0x9e37_79b1);
+  h ^= number >>> 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85eb_ca6b);
+  h ^= (number / 0x1_0000_0000) >>> 0;
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2_ae35);
+  return h ^ (h >>> 16);
+}
+
+/** The items of a state, by seq. */
+export class ItemIndex {
+  readonly names = new Names();
+  /** Seq + 1 in each slot (0: empty); a power of two long, at most half full. */
+  private slots = new Int32Array(1 << 10);
+  private kinds = new Uint8Array(1 << 9);
+  private nameOf = new Int32Array(1 << 9);
+  private numberOf = new Float64Array(1 << 9);
+  private count = 0;
+  /** The free slot the last item not found would take (-1 when its name has no number yet). */
+  private missedSlot = -1;
+
+  /** How many items there are. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The seq of `item`, or -1 when it has none. */
+  find(item: Item): number {
+    const edit = item.type === 'edit';
+    const name = this.names.find(edit ? item.id : item.session);
+    return name < 0 ? -1 : this.findKey(edit, name, edit ? item.part : item.turn);
+  }
+
+  /**
+   * The seq of the item of this kind, name (a number of {@link ItemIndex.names}) and number, or
+   * -1 (then {@link ItemIndex.addKey} of it looks for nothing again).
+   */
+  findKey(edit: boolean, name: number, number: number): number {
+    const { slots, nameOf, numberOf, kinds } = this;
+    const mask = slots.length - 1;
+    const kind = edit ? 1 : 0;
+    for (let slot = hashOf(edit, name, number) & mask; ; slot = (slot + 1) & mask) {
+      const taken = slots[slot] as number;
+      if (taken === 0) {
+        this.missedSlot = slot;
+        return -1;
+      }
+      const seq = taken - 1;
+      if (nameOf[seq] === name && numberOf[seq] === number && kinds[seq] === kind) return seq;
+    }
+  }
+
+  /** Gives `item`, which has no seq, the next one, and returns it. */
+  add(item: Item): number {
+    const edit = item.type === 'edit';
+    const name = this.names.add(edit ? item.id : item.session);
+    const number = edit ? item.part : item.turn;
+    this.findKey(edit, name, number);
+    return this.addKey(edit, name, number);
+  }
+
+  /** Gives the item {@link ItemIndex.findKey} just did not find the next seq, and returns it. */
+  addKey(edit: boolean, name: number, number: number): number {
+    const seq = this.count++;
+    this.kinds = withRoom(this.kinds, seq + 1);
+    this.nameOf = withRoom(this.nameOf, seq + 1);
+    this.numberOf = withRoom(this.numberOf, seq + 1);
+    this.kinds[seq] = edit ? 1 : 0;
+    this.nameOf[seq] = name;
+    this.numberOf[seq] = number;
+    if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2);
+    else this.slots[this.missedSlot] = seq + 1;
+    return seq;
+  }
+
+  /** The item at `seq`, as a fresh object. */
+  item(seq: number): Item {
+    const name = this.names.text(this.nameOf[seq] as number);
+    const number = this.numberOf[seq] as number;
+    return this.kinds[seq] === 1
+      ? { type: 'edit', id: name, part: number }
+      : { type: 'turn', session: name, turn: number };
+  }
+
+  private rehash(length: number): void {
+    const slots = new Int32Array(length);
+    const mask = length - 1;
+    for (let seq = 0; seq < this.count; seq++) {
+      let slot = hashOf(this.kinds[seq] === 1, this.nameOf[seq] as number, this.numberOf[seq] as number) & mask;
+      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      slots[slot] = seq + 1;
+    }
+    this.slots = slots;
+  }
+}
