@@ -45,6 +45,7 @@ test('memoryd consumes while the read model is built and rebuilt, killed and res
       runs,
       killClock: 'spawn',
       checks: 'every round',
+      page: 10,
     });
     assert.equal(report.failures, [], `LEDGERSTORE_CRASH_SEED=${CRASH_SEED}`);
     assert.ok(report.comparisons > 0, 'the runs compared their answers with a replay');

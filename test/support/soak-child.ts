@@ -29,8 +29,16 @@ import { type Item, itemKey, Ledger, type Record } from '../../lib/index.js';
 import type { SoakCall } from './soak.js';
 import { type TurnQueries, turnsPerSession, turnsVersion2 } from './turns-projection.js';
 
-const [path, index, version, journal, checks] = process.argv.slice(2) as [string, string, string, string, string];
+const [path, index, version, journal, checks, page] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const turns = version === '2' ? turnsVersion2 : turnsPerSession;
+const pageSize = Number(page);
 const time = '2026-09-28T10:00:00.000Z';
 
 const SESSIONS = 6;
@@ -66,10 +74,10 @@ const honcho = {
 
 const opening = performance.now();
 const ledger = await Ledger.open(path, { index, projections: [turns], backgroundFrom: 500, onNotice: () => undefined });
+void ledger.whenReady().then(() => process.stdout.write(`ready ${Math.round(performance.now() - opening)}\n`));
 const replay = await Ledger.open(path, { readOnly: true });
 honcho.load();
 process.stdout.write('open\n');
-void ledger.whenReady().then(() => process.stdout.write(`ready ${Math.round(performance.now() - opening)}\n`));
 
 /** Calls the ledger, and says how long it took and whether a projection was being built meanwhile. */
 async function timed<T>(call: SoakCall, body: () => Promise<T>): Promise<T> {
@@ -138,9 +146,9 @@ async function mirrorEdits(budget: number): Promise<number> {
   return done;
 }
 
-/** The worker: one page of the outbox sent, each outcome recorded. */
+/** The worker: one page of the outbox (argv[7] items) sent, each outcome recorded. */
 async function sendOutbox(): Promise<number> {
-  const page = await timed('outboxPage', () => ledger.outboxPage(10));
+  const page = await timed('outboxPage', () => ledger.outboxPage(pageSize));
   for (const { item, action } of page.decisions) {
     const key = itemKey(item);
     // an undo of the soak's own facts (those of the synthetic records were sent by no Honcho of its)

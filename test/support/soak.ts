@@ -50,6 +50,8 @@ export interface SoakOptions {
    * many to compare each round).
    */
   readonly checks: 'every round' | 'bounded';
+  /** The items of a page of the outbox that the worker sends at a time. */
+  readonly page: number;
   /** Flags for the runs' Node.js (a larger heap for a large ledger). */
   readonly nodeFlags?: readonly string[];
 }
@@ -83,7 +85,14 @@ interface Ended {
 }
 
 function runOnce(options: SoakOptions, run: SoakRun): Promise<Ended> {
-  const args = [options.path, options.index, String(run.version), options.journal, options.checks];
+  const args = [
+    options.path,
+    options.index,
+    String(run.version),
+    options.journal,
+    options.checks,
+    String(options.page),
+  ];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...(options.nodeFlags ?? []), CHILD, ...args], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -96,7 +105,7 @@ function runOnce(options: SoakOptions, run: SoakRun): Promise<Ended> {
     if (options.killClock === 'spawn') arm();
     child.stdout.on('data', (data: Buffer) => {
       out += data.toString();
-      if (options.killClock === 'open' && out.startsWith('open\n')) arm();
+      if (options.killClock === 'open' && /^open$/m.test(out)) arm();
     });
     child.once('exit', (code, signal) => {
       if (timer !== null) clearTimeout(timer);
