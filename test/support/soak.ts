@@ -67,6 +67,8 @@ export interface SoakReport {
   readonly latencies: SoakLatencies;
   /** The ms from the last run's open to the rebuilt projection's takeover, when that run rebuilt one. */
   readonly rebuildMs: number | null;
+  /** Each run: how it ended, and how many of its calls were made while a projection was being built. */
+  readonly runs: readonly { readonly version: number; readonly ended: string; readonly rebuildingCalls: number }[];
   /** How many items Honcho acknowledged. */
   readonly acked: number;
 }
@@ -120,18 +122,24 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   const latencies: SoakLatencies = { idle: noLatencies(), rebuilding: noLatencies() };
   let comparisons = 0;
   let rebuildMs: number | null = null;
+  const runs: { version: number; ended: string; rebuildingCalls: number }[] = [];
   for (const [n, run] of options.runs.entries()) {
     const { out, code, signal } = await runOnce(options, run);
     const context = `run ${n} (turns version ${run.version})`;
     const lines = out.split('\n').filter((l) => l !== '');
+    let rebuildingCalls = 0;
+    let readyMs: number | null = null;
     for (const line of lines) {
       const [word, state, call, value] = line.split(' ');
-      if (word === 'took' && (state === 'idle' || state === 'rebuilding'))
+      if (word === 'took' && (state === 'idle' || state === 'rebuilding')) {
         latencies[state][call as SoakCall].push(Number(value));
-      else if (word === 'compared') comparisons++;
-      else if (word === 'ready' && n === options.runs.length - 1) rebuildMs = Number(state);
+        if (state === 'rebuilding') rebuildingCalls++;
+      } else if (word === 'compared') comparisons++;
+      else if (word === 'ready') readyMs = Number(state);
       else if (word === 'mismatch' || word === 'mismatch:') failures.push(`${context}: ${line}`);
     }
+    runs.push({ version: run.version, ended: signal ?? `exit ${String(code)}`, rebuildingCalls });
+    if (n === options.runs.length - 1 && rebuildingCalls > 0) rebuildMs = readyMs;
     if (run.killAfter === null && (code !== 0 || lines.at(-1) !== 'done'))
       failures.push(`${context}: ended with ${String(code ?? signal)}, not done: ${lines.slice(-3).join(' / ')}`);
     if (run.killAfter !== null && signal !== 'SIGKILL' && code !== 0)
@@ -175,5 +183,5 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
   checked('Honcho never received an item after its outcome was acknowledged', resent === 0);
   checked('every undo deleted an id Honcho gave for its fact', wrongDeletes === 0);
   checked('Honcho was sent items', acked.size > 0);
-  return { failures, comparisons, checks, latencies, rebuildMs, acked: acked.size };
+  return { failures, comparisons, checks, latencies, rebuildMs, runs, acked: acked.size };
 }
