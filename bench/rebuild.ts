@@ -209,6 +209,9 @@ function soakText(records: number, report: SoakReport): string {
   const rebuilding = summed(report.latencies.rebuilding);
   const counted = (state: keyof SoakReport['latencies']): number =>
     SOAK_CALLS.reduce((n, call) => n + report.latencies[state][call].length, 0);
+  // a call none of the runs made in that state (the soak's undos, all sent before a rebuild) has no figure
+  const cell = (state: keyof SoakReport['latencies'], call: SoakCall, value: number): string =>
+    report.latencies[state][call].length === 0 ? 'no calls' : ms(value);
   const rebuild =
     report.rebuildMs === null ? 'no rebuild in the last run' : `${(report.rebuildMs / 1000).toFixed(1)} s`;
   const lines = [
@@ -230,7 +233,7 @@ function soakText(records: number, report: SoakReport): string {
     '|---|---|---|---|---|',
     ...SOAK_CALLS.map(
       (call) =>
-        `| \`${call}\` | ${ms(idle[call].p50)} | ${ms(rebuilding[call].p50)} | ${ms(idle[call].p99)} | ${ms(rebuilding[call].p99)} |`,
+        `| \`${call}\` | ${cell('idle', call, idle[call].p50)} | ${cell('rebuilding', call, rebuilding[call].p50)} | ${cell('idle', call, idle[call].p99)} | ${cell('rebuilding', call, rebuilding[call].p99)} |`,
     ),
     '',
     `(${counted('idle')} calls idle, ${counted('rebuilding')} while a projection was being built.)`,
