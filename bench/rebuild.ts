@@ -21,7 +21,8 @@
  * `node dist/bench/rebuild.js` runs both sizes and the soak, and writes the figures to
  * `bench/rebuild-results.json` and to `docs/read-model.md`'s generated sections `rebuild` and
  * `soak`; `--quick` runs only the load on 1M and writes nothing to the docs (their figures come
- * from a full run); `--soak` runs only the soak, and writes its section.
+ * from a full run); `--soak` runs only the soak, and writes its section; `--load` runs only the
+ * load on 1M and 10M, and writes its section.
  *
  * @module
  */
@@ -244,7 +245,7 @@ function soakText(records: number, report: SoakReport): string {
 async function main(): Promise<void> {
   const quick = process.argv.includes('--quick');
   fs.mkdirSync(DATA, { recursive: true });
-  if (!quick) {
+  if (!quick && !process.argv.includes('--load')) {
     const report = await measureSoak(SOAK_RECORDS);
     const text = soakText(SOAK_RECORDS, report);
     console.log(text);
