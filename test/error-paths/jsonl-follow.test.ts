@@ -3,7 +3,8 @@
  * than a line may hold appended, the file replaced or removed (while followed, or between the open
  * and the watch's start), a path the system cannot look at (a symbolic link loop), and a folder
  * that is not there yet when the watch starts. All real faults, made on the file system as another
- * process or an operator would make them. Each checks what the watch's `onFailure` and `refresh`
+ * process or an operator would make them; and a reader's catch-up (`refresh`) before the file
+ * exists and when its sync fails (injected: only a failing disk makes it). Each checks what the watch's `onFailure` and `refresh`
  * tell (code and message), that the reader's head stayed where it was, and what is left on disk.
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import {
   type Record,
 } from '../../lib/index.js';
 import { until } from '../conformance/common.js';
+import { InjectingIO } from '../support/injecting-io.js';
 import { decided, rejects, skip, turn, withHome } from '../support/ledger.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
@@ -27,9 +29,11 @@ const A = decided(turn('chat-1', 1));
 const B = decided(turn('chat-1', 2), skip('nothing new'));
 const C = decided(turn('chat-1', 3));
 
-/** A reader of the file at `path`, looking at it every 10 ms besides what the system tells. */
-const reader = (path: string) =>
-  jsonlBackend<Record>(path, { codec: honchoCodec, heartbeatMs: 10 }).open({ readOnly: true });
+/** A reader of the file at `path` (through `io`), looking at it every 10 ms besides what the system tells. */
+const reader = (path: string, io?: InjectingIO) =>
+  jsonlBackend<Record>(path, { codec: honchoCodec, heartbeatMs: 10, ...(io === undefined ? {} : { io }) }).open({
+    readOnly: true,
+  });
 
 /** A watch of `log`: the heads it told of, and the failure it ended with. */
 interface Watched {
@@ -163,6 +167,38 @@ test('a watch that starts before the ledger’s folder exists: it looks on its o
     assert.is(await log.refresh(), 2);
     await watch.unwatch();
     await log.close();
+  });
+});
+
+test('a reader’s refresh before the file exists gives 0, and takes the file in once it is there', async () => {
+  await withHome(async (home) => {
+    const log = await reader(home.path);
+    assert.is(await log.refresh(), 0);
+    writeFileSync(home.path, line(A));
+    assert.is(await log.refresh(), 1);
+    await log.close();
+  });
+});
+
+test('a reader whose sync of new lines fails takes nothing in, and is never retried into success', async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, line(A));
+    const io = new InjectingIO();
+    const log = await reader(home.path, io);
+    appendFileSync(home.path, line(B));
+    io.fail('datasync', 1, 'EIO');
+    const message = `${home.path}: i/o error (EIO)`;
+    const refused = await rejects(log.refresh(), 'LEDGER_IO', message);
+    assert.is((refused as LedgerError).runbook, 'ledger-unreadable');
+    const syncs = io.count('datasync');
+    await rejects(log.refresh(), 'LEDGER_IO', message);
+    assert.is(io.count('datasync'), syncs, 'the failed sync is not tried again');
+    assert.is(log.head, 1, 'the line whose sync failed was not taken in');
+    await log.close();
+    assert.equal(io.open.size, 0, 'no descriptor leaks');
+    const reopened = await reader(home.path);
+    assert.is(reopened.head, 2, 'a reopen reads the file again');
+    await reopened.close();
   });
 });
 

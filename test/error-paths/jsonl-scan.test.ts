@@ -142,11 +142,15 @@ test('a line longer than a line may hold, after runs the workers scanned: damage
     writeFileSync(home.path, Buffer.concat([Buffer.from(lines(0, RECORDS)), overlong, Buffer.from(lines(0, 10))]));
     const size = readFileSync(home.path).length;
     const expected = `${home.path}:${RECORDS + 1}: the line is ${long} bytes long, more than the ${MAX_LINE_BYTES} bytes (64 MiB) a ledger's line may hold`;
+    const plain = await open(home.path, lineByLine, true);
+    assert.ok(isLedgerError(plain.error, 'LEDGER_DAMAGED'), String(plain.error));
+    assert.ok((plain.error as Error).message.startsWith(expected), (plain.error as Error).message);
+    assert.is(plain.replayed.length, RECORDS, 'line by line: every record before it');
     for (const readOnly of [true, false]) {
       const runs: Run[] = [];
       const scanned = await open(home.path, workerCodec(false, runs), readOnly);
       assert.ok(isLedgerError(scanned.error, 'LEDGER_DAMAGED'), String(scanned.error));
-      assert.ok((scanned.error as Error).message.startsWith(expected), (scanned.error as Error).message);
+      assert.is((scanned.error as Error).message, (plain.error as Error).message, 'the same error as line by line');
       assert.is(scanned.replayed.length, RECORDS, 'every record before it');
       assert.equal(scanned.replayed[RECORDS - 1], record(RECORDS - 1));
       assert.ok(
