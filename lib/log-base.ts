@@ -188,7 +188,17 @@ export abstract class LogBase<R> implements EventLog<R> {
     try {
       unwatch = await start({
         onHead: (head) => {
-          if (this.watches.has(stop)) watcher.onHead(head);
+          if (!this.watches.has(stop)) return;
+          try {
+            watcher.onHead(head);
+          } catch (e) {
+            // The caller's bug, not the store's: told as Node tells a listener's (an uncaught
+            // exception), never as a failure of the log (LEDGER_IO would send an operator to
+            // the disk); the watch, which did nothing wrong, goes on.
+            queueMicrotask(() => {
+              throw e;
+            });
+          }
         },
         onFailure: (failure) => {
           if (failed || !this.watches.has(stop)) return;

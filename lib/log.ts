@@ -139,6 +139,8 @@ export interface HeadWatcher {
    * The store's head: when the watch starts, then each time it is seen higher, whoever appended
    * (this log object too). A hint, after which `refresh` and `read` give the records: a head may
    * be told late, or one higher head for several appends, never a head the store did not reach.
+   * A callback that throws has a bug of its own: its error is thrown as an uncaught exception,
+   * as a Node listener's is, and the watch goes on (it is no failure of the log).
    */
   readonly onHead: (head: Position) => void;
   /**

@@ -162,6 +162,43 @@ export function othersTests<S extends Subject>({ test, withSubject, capabilities
     }),
   );
 
+  test(
+    "an onHead that throws is the caller's error, thrown as an uncaught exception; the watch goes on, failing nothing",
+    withSubject(async ({ backend }) => {
+      const writer = await backend.open();
+      const follower = await backend.open(watcherOptions);
+      const bug = new Error('a bug in the callback');
+      const thrown: unknown[] = [];
+      const uncaught = (e: unknown): void => {
+        thrown.push(e);
+      };
+      process.on('uncaughtException', uncaught);
+      try {
+        const heads: number[] = [];
+        const failures: LedgerError[] = [];
+        await (follower.watch as NonNullable<typeof follower.watch>)({
+          onHead: (head) => {
+            heads.push(head);
+            if (head === 1) throw bug;
+          },
+          onFailure: (e) => failures.push(e),
+        });
+        await writer.append(RECORDS.slice(0, 1));
+        await until(() => thrown.length > 0, "the callback's error to be thrown");
+        assert.equal(thrown.length, 1, 'thrown once');
+        assert.equal(thrown[0], bug, 'its own error, as it threw it');
+        await writer.append(RECORDS.slice(1, 2));
+        await until(() => heads.at(-1) === 2, 'the watch to tell of head 2 after the throw');
+        assert.deepEqual(failures, [], 'the watch did not fail');
+        assert.equal(await follower.refresh(), 2);
+      } finally {
+        process.off('uncaughtException', uncaught);
+        await follower.close();
+        await writer.close();
+      }
+    }),
+  );
+
   if (rewind === undefined) return;
   test(
     'a store that went back below the head: the watch ends with LEDGER_STOPPED, refresh fails with it, and so do appends',
