@@ -11,7 +11,7 @@ NODE_MODULES := node_modules/.package-lock.json
 CLI := node dist/lib/cli.js
 DEMO := demo/honcho.jsonl
 
-.PHONY: install build test check format demo bench clean
+.PHONY: install build test check lint format demo bench clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -27,11 +27,14 @@ test: build
 	node dist/test/run.js
 
 # The build is the type check (tsc -p . under strict); then Biome checks, without writing, the
-# lint, the formatting, sorted and unused imports (biome.jsonc); then the tests, whose line
-# "N passed, N failed" is the last. `make format` writes what Biome would have said.
-check: build
+# lint, the formatting, sorted and unused imports (biome.jsonc). `make format` writes what Biome
+# would have said. `make check` is that, then the README's test command, whose line
+# "N passed, N failed" is the last.
+lint: build
 	npx --no-install biome ci .
-	node dist/test/run.js
+
+check: lint
+	$(MAKE) --no-print-directory test
 
 format: install
 	npx --no-install biome check --write .
