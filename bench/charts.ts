@@ -571,7 +571,10 @@ export function chartSpecs(inputs: ChartInputs): { readonly file: string; readon
         subtitle(inputs, 'both'),
         'Peak RSS (MiB)',
         replayPeaks(inputs),
-        { value: TARGETS.replay.peakMiB, label: `target: ≤ ${TARGETS.replay.peakMiB / 1024} GiB at 10M` },
+        {
+          value: TARGETS.replay.peakMiB,
+          label: `target: ≤ ${TARGETS.replay.peakMiB / 1024} GiB at ${count(TARGETS.replay.peakAt)}`,
+        },
       ),
     },
     { file: 'ratios.svg', spec: ratioChart(inputs, ratioFigures(inputs)) },

@@ -16,7 +16,9 @@ export const TARGETS = {
     rateHeldFrom: 1_000_000,
     /** ... is at least this share of it: the state must not slow down as it grows. */
     rateHeld: 0.9,
-    /** The peak RSS of the replay of 10M records, in MiB. */
+    /** The peak RSS of the replay of a ledger of this size... */
+    peakAt: 10_000_000,
+    /** ... in MiB. */
     peakMiB: 1024,
   },
   /** The read model's cold build of the largest ledger, against the chunked bare loop. */
