@@ -349,8 +349,16 @@ function logDomain(values: readonly number[], pad: number): [number, number] {
   return [Math.min(...values) / pad, Math.max(...values) * pad];
 }
 
-/** The legend under a chart, its labels whole. */
-const LEGEND = { orient: 'bottom' as const, columns: 2, labelLimit: 520, columnPadding: 24 };
+/** The color encoding of the series of `points`, each in its fixed color, the legend under the chart. */
+function seriesColor(points: readonly { readonly series: string }[]) {
+  return {
+    field: 'series',
+    type: 'nominal' as const,
+    title: null,
+    scale: colors([...new Set(points.map((p) => p.series))]),
+    legend: { orient: 'bottom' as const, columns: 2, labelLimit: 520, columnPadding: 24 },
+  };
+}
 
 /** Lines with points against the ledger's size, on log scales where the values span decades. */
 function sizeChart(
@@ -360,7 +368,6 @@ function sizeChart(
   points: readonly SizePoint[],
   rule?: { readonly value: number; readonly label: string },
 ): TopLevelSpec {
-  const present = [...new Set(points.map((p) => p.series))];
   const ys = points.map((p) => p.value);
   const yLog = ys.length > 0 && Math.max(...ys, rule?.value ?? 0) / Math.min(...ys) >= 10;
   const sizes = [...new Set(points.map((p) => p.records))].sort((a, b) => a - b);
@@ -384,13 +391,7 @@ function sizeChart(
       : { zero: true },
     axis: { format: '~s' },
   };
-  const color = {
-    field: 'series',
-    type: 'nominal' as const,
-    title: null,
-    scale: colors(present),
-    legend: LEGEND,
-  };
+  const color = seriesColor(points);
   return {
     ...CONFIG,
     title: { text: title, subtitle: sub },
@@ -501,7 +502,6 @@ function ratioChart(inputs: ChartInputs, figures: readonly RatioFigure[]): TopLe
 
 /** Append throughput against the number of appenders, the targets as open marks. */
 function appendChart(inputs: ChartInputs, points: readonly AppendPoint[]): TopLevelSpec {
-  const present = [...new Set(points.map((p) => p.series))];
   const counts = [...new Set(points.map((p) => p.appenders))].sort((a, b) => a - b);
   const x = {
     field: 'appenders',
@@ -516,13 +516,7 @@ function appendChart(inputs: ChartInputs, points: readonly AppendPoint[]): TopLe
     title: 'Durable appends (records/s)',
     axis: { format: '~s' },
   };
-  const color = {
-    field: 'series',
-    type: 'nominal' as const,
-    title: null,
-    scale: colors(present),
-    legend: LEGEND,
-  };
+  const color = seriesColor(points);
   return {
     ...CONFIG,
     title: {
