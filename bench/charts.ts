@@ -484,7 +484,7 @@ function ratioChart(inputs: ChartInputs, figures: readonly RatioFigure[]): TopLe
         },
       },
       {
-        mark: { type: 'tick', color: '#111', thickness: 3, size: 22 },
+        mark: { type: 'tick', color: '#111', opacity: 1, thickness: 3, size: 22 },
         encoding: { y, x: { ...x, field: 'target' } },
       },
       {
