@@ -99,23 +99,31 @@ export interface ChartInputs {
   readonly index?: IndexResults;
 }
 
+/** The JSON of the results file `file`; an unreadable one is an error that names it and what writes it. */
+function readJson(file: string): unknown {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`${file}: cannot read the results (${(e as Error).message}); \`make bench\` writes them`);
+  }
+}
+
 /**
- * Reads `results.json` and, when there, `index-results.json` from `dir`. A missing or unreadable
- * `results.json` is an error that names the file and what makes it.
+ * Reads `results.json` and, when there, `index-results.json` from `dir`. A missing, unreadable
+ * or misshapen `results.json`, or a present but unreadable or misshapen `index-results.json`,
+ * is an error that names the file and what writes it.
  */
 export function readInputs(dir: string): ChartInputs {
   const runFile = path.join(dir, 'results.json');
   const indexFile = path.join(dir, 'index-results.json');
-  let run: RunResults;
-  try {
-    run = JSON.parse(fs.readFileSync(runFile, 'utf8')) as RunResults;
-  } catch (e) {
-    throw new Error(`${runFile}: cannot read the results (${(e as Error).message}); \`make bench\` writes them`);
-  }
+  const run = readJson(runFile) as RunResults;
   if (!Array.isArray(run.replay) || typeof run.append !== 'object' || run.append === null)
     throw new Error(`${runFile}: no "replay" list or "append" object; \`make bench\` writes them`);
   if (!fs.existsSync(indexFile)) return { run };
-  return { run, index: JSON.parse(fs.readFileSync(indexFile, 'utf8')) as IndexResults };
+  const index = readJson(indexFile) as IndexResults;
+  if (!Array.isArray(index.results) || index.results.length === 0)
+    throw new Error(`${indexFile}: no "results" list; \`node dist/bench/read-model.js\` writes it`);
+  return { run, index };
 }
 
 // -- the data each chart draws ----------------------------------------------------------------

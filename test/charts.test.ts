@@ -3,7 +3,7 @@
  * test/fixtures/charts/ into a fresh folder: each SVG parses as XML, is titled with axes
  * labelled, draws one mark per figure of the results, and marks the targets.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { test } from 'uvu';
@@ -206,6 +206,11 @@ test('make charts: a status of 0 with the charts drawn, 1 (nothing drawn) withou
     assert.is(await main(['--results', home.dir, '--out', empty]), 1, 'no results.json');
     writeFileSync(join(home.dir, 'results.json'), '{"replay": 1}');
     assert.is(await main(['--results', home.dir, '--out', broken]), 1, 'a results.json of another shape');
+    copyFileSync(join(FIXTURE, 'results.json'), join(home.dir, 'results.json'));
+    writeFileSync(join(home.dir, 'index-results.json'), '{"results": {}}');
+    assert.is(await main(['--results', home.dir, '--out', broken]), 1, 'an index-results.json of another shape');
+    writeFileSync(join(home.dir, 'index-results.json'), '{"results": [');
+    assert.is(await main(['--results', home.dir, '--out', broken]), 1, 'an index-results.json cut short');
     assert.not.ok(existsSync(empty) || existsSync(broken), 'nothing drawn from results it cannot read');
 
     assert.is(await main(['--out']), 2);
