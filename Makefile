@@ -11,7 +11,7 @@ NODE_MODULES := node_modules/.package-lock.json
 CLI := node dist/lib/cli.js
 DEMO := demo/honcho.jsonl
 
-.PHONY: install build test check lint format demo bench clean
+.PHONY: install build test check lint format demo bench charts clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -48,10 +48,17 @@ demo: build
 	@echo "The first rows of the outbox:"
 	@$(CLI) outbox $(DEMO) | head -n 5
 
+# The benchmarks write their results files (bench/*.json) and the docs' generated sections; the
+# charts in docs/charts/ are drawn from those files last. `make charts` draws them again from the
+# results files in the checkout, without measuring.
 bench: build
 	node dist/bench/run.js
 	node dist/bench/read-model.js
 	node dist/bench/rebuild.js
+	node dist/bench/charts.js
+
+charts: build
+	node dist/bench/charts.js
 
 clean:
 	rm -rf dist demo bench/data

@@ -1,6 +1,7 @@
 /**
  * What the two benchmarks (`bench/run.ts`, `bench/read-model.ts`) share: the synthetic ledgers
  * they measure, made once and kept in `bench/data/`; a measurement run in a fresh Node.js process;
+ * the queries memoryd makes at start and the bare loop that reads a ledger of any size through;
  * the progress line on a terminal; and the generated sections of the docs that their figures go
  * to.
  *
@@ -9,6 +10,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { Ledger } from '../lib/ledger.js';
 import { WORKLOAD_VERSION, writeSyntheticLedger } from './workload.js';
 
 const showProgress = process.stderr.isTTY === true;
@@ -108,4 +110,53 @@ export function writeGeneratedSection(doc: string, name: string, section: string
   if (heading === undefined)
     throw new Error(`${doc}: no ${start} ... ${end} to write the figures between; put them where the figures go`);
   fs.writeFileSync(doc, `${text.trimEnd()}\n\n## ${heading}\n\n${generated}\n`.trimStart());
+}
+
+/**
+ * A few queries, as memoryd asks them at start: the counts, the first page of the outbox, the
+ * sent ids of its items, and a thousand decisions with their conclusions. A process's peak RSS is
+ * taken after them, so that it holds what answering them keeps, not only what the open did.
+ */
+export async function startupQueries(ledger: Ledger): Promise<void> {
+  await ledger.counts();
+  const page = await ledger.outboxPage(100);
+  for (const { item } of page.decisions) await ledger.sentIds(item);
+  let n = 0;
+  for await (const { item, action } of ledger.decisions()) {
+    await ledger.isDecided(item);
+    if (action.type === 'conclude') await ledger.conclusion(action.workspace, action.text);
+    if (++n === 1000) break;
+  }
+}
+
+/**
+ * The bare loop of reading a ledger through, in chunks (a 10M-record file is longer than a
+ * string can be): the file read 8 MiB at a time, split at its newlines, each line given to
+ * `JSON.parse`; no checks, no state. Gives the number of lines.
+ */
+export function readThroughInChunks(file: string): number {
+  const fd = fs.openSync(file, 'r');
+  const buffer = Buffer.allocUnsafe(8 << 20);
+  let carry: Buffer = Buffer.alloc(0);
+  let lines = 0;
+  try {
+    for (let got = fs.readSync(fd, buffer); got > 0; got = fs.readSync(fd, buffer)) {
+      const chunk = carry.length === 0 ? buffer.subarray(0, got) : Buffer.concat([carry, buffer.subarray(0, got)]);
+      const end = chunk.lastIndexOf(10);
+      if (end !== -1) {
+        const complete = chunk.toString('utf8', 0, end).split('\n');
+        for (const line of complete) JSON.parse(line);
+        lines += complete.length;
+      }
+      carry = Buffer.from(chunk.subarray(end + 1)); // a copy: the buffer is read into again
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return lines;
+}
+
+/** The peak RSS of this process so far, in MiB, to a tenth. */
+export function peakRssMiB(): number {
+  return Math.round((process.resourceUsage().maxRSS * 1024 * 10) / (1 << 20)) / 10;
 }

@@ -29,7 +29,16 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ledger } from '../lib/ledger.js';
-import { childSays, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
+import {
+  childSays,
+  peakRssMiB,
+  progress,
+  progressDone,
+  readThroughInChunks,
+  startupQueries,
+  syntheticLedger,
+  writeGeneratedSection,
+} from './common.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
@@ -49,53 +58,13 @@ interface Measured {
 
 const mib = (bytes: number): number => Math.round((bytes / (1 << 20)) * 10) / 10;
 
-/** A few queries, as memoryd asks them at start: the counts, the first page of the outbox, some items. */
-async function query(ledger: Ledger): Promise<void> {
-  await ledger.counts();
-  const page = await ledger.outboxPage(100);
-  for (const { item } of page.decisions) await ledger.sentIds(item);
-  let n = 0;
-  for await (const { item, action } of ledger.decisions()) {
-    await ledger.isDecided(item);
-    if (action.type === 'conclude') await ledger.conclusion(action.workspace, action.text);
-    if (++n === 1000) break;
-  }
-}
-
-/**
- * The physical limit of reading a ledger through, as `bench/run.ts` measures it, in chunks (a
- * 10M-record file is longer than a string can be): the file read, split at its newlines, each
- * line given to `JSON.parse`; no checks, no state. Gives the number of lines.
- */
-function bareLoop(file: string): number {
-  const fd = fs.openSync(file, 'r');
-  const buffer = Buffer.allocUnsafe(8 << 20);
-  let carry: Buffer = Buffer.alloc(0);
-  let lines = 0;
-  try {
-    for (let got = fs.readSync(fd, buffer); got > 0; got = fs.readSync(fd, buffer)) {
-      const chunk = carry.length === 0 ? buffer.subarray(0, got) : Buffer.concat([carry, buffer.subarray(0, got)]);
-      const end = chunk.lastIndexOf(10);
-      if (end !== -1) {
-        const complete = chunk.toString('utf8', 0, end).split('\n');
-        for (const line of complete) JSON.parse(line);
-        lines += complete.length;
-      }
-      carry = Buffer.from(chunk.subarray(end + 1)); // a copy: the buffer is read into again
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  return lines;
-}
-
 /** One measurement, in this (child) process. */
 async function measure(kind: string, file: string, index: string): Promise<Measured> {
   if (kind === 'bare') {
     const start = performance.now();
-    const records = bareLoop(file);
+    const records = readThroughInChunks(file);
     const ms = performance.now() - start;
-    return { records, ms, rssMiB: mib(process.memoryUsage().rss), peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
+    return { records, ms, rssMiB: mib(process.memoryUsage().rss), peakMiB: peakRssMiB() };
   }
   const start = performance.now();
   const ledger = await Ledger.open(
@@ -104,11 +73,11 @@ async function measure(kind: string, file: string, index: string): Promise<Measu
     kind === 'memory' ? { readOnly: true } : { readOnly: true, index, waitForIndex: true, onNotice: () => undefined },
   );
   const ms = performance.now() - start;
-  await query(ledger);
+  await startupQueries(ledger);
   const records = ledger.size;
   const rssMiB = mib(process.memoryUsage().rss);
   await ledger.close();
-  return { records, ms, rssMiB, peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
+  return { records, ms, rssMiB, peakMiB: peakRssMiB() };
 }
 
 function inChild(kind: string, file: string, index: string): Promise<Measured> {
