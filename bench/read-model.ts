@@ -51,6 +51,12 @@ interface Measured {
   /** RSS after the open and the queries, and the process's peak, in MiB. */
   readonly rssMiB: number;
   readonly peakMiB: number;
+  /**
+   * The CPU time of the process (user and system, every thread) over the same span as `ms`: on a
+   * machine shared with other work, what the span cost rather than how long it waited for a core.
+   * Absent in runs before it was measured.
+   */
+  readonly cpuMs?: number;
 }
 
 const mib = (bytes: number): number => Math.round((bytes / (1 << 20)) * 10) / 10;
@@ -126,22 +132,30 @@ async function bareCatchUp(file: string, folder: string, offset: number): Promis
   }
 }
 
-const measured = (records: number, start: number): Measured => ({
+/** The process's CPU time so far, every thread, in ms. */
+const cpuNow = (): number => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+const measured = (records: number, start: number, cpuStart: number): Measured => ({
   records,
   ms: performance.now() - start,
+  cpuMs: cpuNow() - cpuStart,
   rssMiB: mib(process.memoryUsage().rss),
   peakMiB: mib(process.resourceUsage().maxRSS * 1024),
 });
 
 /** One measurement, in this (child) process. */
 async function measure(kind: string, file: string, index: string, offset: number): Promise<Measured> {
+  const cpuStart = cpuNow();
   if (kind === 'bare') {
     const start = performance.now();
-    return measured(bareLoop(file), start);
+    return measured(bareLoop(file), start, cpuStart);
   }
   if (kind === 'bare-catchup') {
     const start = performance.now();
-    return measured(await bareCatchUp(file, index, offset), start);
+    return measured(await bareCatchUp(file, index, offset), start, cpuStart);
   }
   const start = performance.now();
   const ledger = await Ledger.open(
@@ -150,11 +164,12 @@ async function measure(kind: string, file: string, index: string, offset: number
     kind === 'memory' ? { readOnly: true } : { readOnly: true, index, waitForIndex: true, onNotice: () => undefined },
   );
   const ms = performance.now() - start;
+  const cpuMs = cpuNow() - cpuStart;
   await query(ledger);
   const records = ledger.size;
   const rssMiB = mib(process.memoryUsage().rss);
   await ledger.close();
-  return { records, ms, rssMiB, peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
+  return { records, ms, cpuMs, rssMiB, peakMiB: mib(process.resourceUsage().maxRSS * 1024) };
 }
 
 function inChild(kind: string, file: string, index: string, offset = 0): Promise<Measured> {
@@ -227,7 +242,13 @@ async function restartedCopy(behind: string, target: string): Promise<string> {
 interface SizeResult {
   readonly records: number;
   readonly bytes: number;
-  readonly build: { readonly recordsPerSecond: number; readonly ms: number; readonly peakMiB: number };
+  readonly build: {
+    readonly recordsPerSecond: number;
+    readonly ms: number;
+    readonly peakMiB: number;
+    /** See {@link Measured.cpuMs}. */
+    readonly cpuMs?: number;
+  };
   readonly warm: Measured;
   readonly catchUp: Measured;
   /** The catch-up's bare loop: the 1,000 lines read from their offset, parsed, written in one synced batch (absent in runs before it was measured). */
@@ -279,7 +300,12 @@ async function measureSize(records: number, scratch: string): Promise<SizeResult
   return {
     records,
     bytes,
-    build: { recordsPerSecond: Math.round(records / (build.ms / 1000)), ms: build.ms, peakMiB: build.peakMiB },
+    build: {
+      recordsPerSecond: Math.round(records / (build.ms / 1000)),
+      ms: build.ms,
+      peakMiB: build.peakMiB,
+      ...(build.cpuMs === undefined ? {} : { cpuMs: build.cpuMs }),
+    },
     warm,
     catchUp,
     catchUpBare,
@@ -302,6 +328,26 @@ function table(results: readonly SizeResult[]): string[] {
     );
   }
   return rows;
+}
+
+/** The CPU time of the same spans (every thread of the process), where a run measured it. */
+function cpuTable(results: readonly SizeResult[]): string[] {
+  const cpu = (m: { readonly cpuMs?: number } | undefined): string =>
+    m?.cpuMs === undefined ? 'not measured' : ms(m.cpuMs);
+  const ratio = (limit: { readonly cpuMs?: number }, engine: { readonly cpuMs?: number }): string =>
+    limit.cpuMs === undefined || engine.cpuMs === undefined ? '' : (limit.cpuMs / engine.cpuMs).toFixed(2);
+  if (results.every((r) => r.build.cpuMs === undefined)) return [];
+  return [
+    'CPU time of the same spans (user and system, every thread of the process: the build decodes on worker threads and LevelDB compacts on its own), which a machine shared with other work changes less than the time waited for a core:',
+    '',
+    '| Ledger | Bare loop | Cold build | Ratio | Catch-up of 1,000 | Its bare loop |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...results.map(
+      (r) =>
+        `| ${count(r.records)} records | ${cpu(r.bare)} | ${cpu(r.build)} | ${ratio(r.bare, r.build)} | ${cpu(r.catchUp)} | ${cpu(r.catchUpBare)} |`,
+    ),
+    '',
+  ];
 }
 
 function targets(results: readonly SizeResult[]): string[] {
@@ -333,6 +379,7 @@ function tableSection({ date, machine, results }: Stored): string {
     '',
     ...table(results),
     '',
+    ...cpuTable(results),
     ...targets(results),
   ].join('\n');
 }
