@@ -338,4 +338,41 @@ test('a projection on the generic log: kept with its checkpoint, caught up at op
   });
 });
 
+test('a row deleted and put again in one batch of a build reads back put (a stack top undone, then concluded)', async () => {
+  await withHome(async (home) => {
+    const file = join(home.dir, 'stock.jsonl');
+    const backend = jsonlBackend(file, { codec: receivedCodec });
+    const writer = await backend.open();
+    await writer.append([
+      { sku: 'MUG-1', quantity: 1 },
+      { sku: 'MUG-1', quantity: 2 },
+      { sku: 'TEE-2', quantity: 4 },
+    ]);
+    await writer.close();
+    // a build from nothing knows which keys it wrote; a key first deleted, then put, is one of them
+    const deliveries: ProjectionDefinition<Received, { deliveries(): Promise<number> }> = {
+      name: 'deliveries',
+      version: 1,
+      apply(received, rows) {
+        for (const _ of received) {
+          const before = rows.get<number>('n') ?? 0;
+          rows.del('n');
+          rows.put('n', before + 1);
+        }
+      },
+      queries: (rows) => ({ deliveries: async () => (await rows.get<number>('n')) ?? 0 }),
+    };
+    const { set, log } = await ProjectionSet.open(backend, {
+      index: join(home.dir, 'index'),
+      projections: [deliveries],
+    });
+    try {
+      assert.is(await set.queries(deliveries).deliveries(), 3);
+    } finally {
+      await set.close();
+      await log.close();
+    }
+  });
+});
+
 test.run();

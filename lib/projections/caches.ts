@@ -54,20 +54,40 @@ export class KeyFilter {
     this.held = 0;
   }
 
+  /** Adds `key`. */
   add(key: string): void {
+    const [h1, h2] = hashes(key);
+    this.addHashed(h1, h2);
+  }
+
+  /**
+   * Adds `key`, and gives whether the filter held it before: one hashing for the two questions
+   * a row's change asks (a build changes every row it writes, so this is its hottest path).
+   */
+  addIfNew(key: string): boolean {
+    const [h1, h2] = hashes(key);
+    const held = this.hasHashed(h1, h2);
+    if (!held) this.addHashed(h1, h2);
+    return !held;
+  }
+
+  has(key: string): boolean {
+    const [h1, h2] = hashes(key);
+    return this.hasHashed(h1, h2);
+  }
+
+  private addHashed(h1: number, h2: number): void {
     if (this.held >= this.bits / 12) this.grow();
     this.held++;
     const filter = this.filters[this.filters.length - 1] as Uint8Array;
     const mask = this.bits - 1;
-    const [h1, h2] = hashes(key);
     for (let k = 0; k < 3; k++) {
       const bit = (h1 + k * h2) & mask;
       filter[bit >>> 3] = (filter[bit >>> 3] as number) | (1 << (bit & 7));
     }
   }
 
-  has(key: string): boolean {
-    const [h1, h2] = hashes(key);
+  private hasHashed(h1: number, h2: number): boolean {
     for (const filter of this.filters) {
       const mask = filter.length * 8 - 1;
       let all = true;

@@ -215,6 +215,8 @@ export class Generation<R, Q extends object = object> {
   }
 
   private change(key: string, value: Value, insert: boolean): void {
+    // every key put goes into the filter, even one this stage deleted first: lookups trust it
+    const unseen = value !== ABSENT && this.filter !== null && this.filter.addIfNew(key);
     const rows = this.stage.rows;
     const staged = rows.get(key);
     if (staged !== undefined) {
@@ -222,12 +224,14 @@ export class Generation<R, Q extends object = object> {
       return;
     }
     // fresh: the rows before this batch do not hold it, so deleting it again writes nothing
-    rows.set(key, { value, fresh: insert || (value !== ABSENT && this.filter !== null && !this.filter.has(key)) });
-    if (value !== ABSENT) this.filter?.add(key);
+    rows.set(key, { value, fresh: insert || unseen });
   }
 
   /** The row's value now: staged, being written, cached, or LevelDB's. */
   private lookup(key: string): Value {
+    // first: a build's rows are mostly new keys, which the filter answers without a probe of
+    // every stage in flight and of the cache (it holds every key staged, written or cached)
+    if (this.filter !== null && !this.filter.has(key)) return ABSENT;
     const staged = this.stage.rows.get(key);
     if (staged !== undefined) return staged.value;
     for (let n = this.pending.length - 1; n >= 0; n--) {
@@ -236,7 +240,6 @@ export class Generation<R, Q extends object = object> {
     }
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
-    if (this.filter !== null && !this.filter.has(key)) return ABSENT;
     const rowKey = this.rowKey(key);
     const bytes = this.db.getSync(rowKey);
     const value = bytes === undefined ? ABSENT : this.unsealRow(rowKey, bytes);

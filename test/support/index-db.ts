@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
 import { crc32c } from '../../lib/level-files.js';
+import { inspectFolder } from '../../lib/level-folder.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -47,6 +48,17 @@ export function servingOf(index: string, projection: string): RegistryEntry {
 /** The folder of the database the rows of `projection` are in (the only one, for a read model built at once). */
 export function databaseOf(index: string, projection = 'items'): string {
   return join(index, servingOf(index, projection).db as string);
+}
+
+/**
+ * The tables of the database in `db` that LevelDB reads: those its manifest names. A close in
+ * the middle of a memtable flush or a compaction (LevelDB gives up on it at shutdown) leaves its
+ * output table in the folder, named by no manifest, until the next open deletes it unread.
+ */
+export function liveTablesOf(db: string): string[] {
+  const found = inspectFolder(db, 'ledgerstore/read-model');
+  if (found.state !== 'database') throw new Error(`${db}: not a whole database (${found.state})`);
+  return [...found.live.tables.values()].map((table) => table.name);
 }
 
 /** The key of a generation's row (`r<key>`) or of what the engine keeps of it (`m<name>`). */
