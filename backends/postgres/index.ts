@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ConflictError } from '../../lib/errors.js';
+import { ConflictError, LogWentBackError } from '../../lib/errors.js';
 import {
   type Appended,
   checkedEncoder,
@@ -180,17 +180,22 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     return readPages(this.readPool, this.place, this.codec, from, this.opened);
   }
 
-  /** One batch, one statement: the server checks `expectedHead` under the log's lock, and says where the batch went. */
+  /** One batch, one statement: the server checks `expectedHead` (and that the log did not go back) under the log's lock, and says where the batch went. */
   protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
     const writer = this.writer as Writer; // a writable log has its writer
     const lines = records.map(this.encode);
     let answer: Answer;
     try {
-      answer = await writer.append(lines, expectedHead ?? null);
+      answer = await writer.append(lines, expectedHead ?? null, this.head);
     } catch (e) {
       if (!(e instanceof UnknownOutcome)) throw e;
       this.stop(e.failure);
       throw e.failure;
+    }
+    if (!answer.ok && answer.head < this.head) {
+      const wentBack = new LogWentBackError(this.name, this.head, `it holds ${answer.head} records`);
+      this.stop(wentBack);
+      throw wentBack;
     }
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
     if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;
