@@ -9,7 +9,7 @@
  *
  * - **Where**: see `uri.ts` (a node-postgres URI plus `log=` and `schema=`); the schema, its
  *   versions and the append function: `schema.ts`; appends and lost connections: `append.ts`;
- *   reads: `read.ts`; hearing of other writers' appends: `notify.ts`.
+ *   reads: `read.ts`, and the open's read-through: `copy-out.ts`; hearing of other writers' appends: `notify.ts`.
  * - **Durable**: an append resolves once its transaction has committed with
  *   `synchronous_commit` on (forced inside the append function), on a server that a writable
  *   open checked runs with `fsync` on.
@@ -46,9 +46,10 @@ import {
   type ResumePoint,
   type Unwatch,
 } from '../../lib/log.js';
-import { StoredLog } from '../../lib/log-base.js';
+import { type EntryBatches, StoredLog } from '../../lib/log-base.js';
 import { type Answer, UnknownOutcome, Writer } from './append.js';
 import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
+import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
@@ -176,8 +177,8 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     return position > this.opened ? undefined : lineAt(this.readPool, this.place, position - 1);
   }
 
-  protected _entries(from: Position): AsyncIterable<R[]> {
-    return readPages(this.readPool, this.place, this.codec, from, this.opened);
+  protected _entries(from: Position): EntryBatches<R> {
+    return copyOut(this.readPool, this.place, this.codec, from, this.opened);
   }
 
   /** One batch, one statement: the server checks `expectedHead` (and that the log did not go back) under the log's lock, and says where the batch went. */

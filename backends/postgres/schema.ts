@@ -179,7 +179,7 @@ export const MIGRATIONS: readonly Migration[] = [
 ];
 
 /** `text` as an SQL string literal. */
-function literal(text: string): string {
+export function literal(text: string): string {
   return `'${text.replace(/'/g, "''")}'`;
 }
 
