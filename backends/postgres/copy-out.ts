@@ -22,6 +22,7 @@
  * @module
  */
 import type { Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import type * as pg from 'pg';
 import type { ScannedLines } from '../../lib/line-scan.js';
 import type { Position, RecordCodec } from '../../lib/log.js';
@@ -33,11 +34,17 @@ import type { PostgresPlace } from './uri.js';
 /** Positions a `COPY` reads: large enough that starting one is a small part of its cost, small enough that its snapshot is short. */
 export const COPY_SPAN = 100_000;
 /** Bytes of lines gathered before they are scanned, as a JSONL file is read a run at a time. */
-const RUN_BYTES = 1 << 20;
+const RUN_BYTES = 256 << 10;
+/**
+ * Bytes the stream takes off the socket ahead of the runs being read: the server goes on
+ * sending while a run is taken in, instead of stopping once the socket's buffer (a few hundred
+ * KiB) is full and waiting for this thread, which then waits for it in turn.
+ */
+const AHEAD_BYTES = 8 << 20;
 const NEWLINE = 0x0a;
 const EMPTY_LINE = Buffer.from('\n\n');
 
-type Copier = (text: string) => Readable & pg.Submittable;
+type Copier = (text: string, options: { highWaterMark: number }) => Readable & pg.Submittable;
 let copier: Promise<Copier> | null = null;
 
 /** `pg-copy-streams`' `to`, loaded on first use, as node-postgres is. */
@@ -68,7 +75,7 @@ export async function* copyOut<R>(
     } catch (e) {
       throw serverFailure(place.name, `reading records ${start + 1} to ${last}`, e);
     }
-    const stream = client.query(to(spanText(place, start, last)));
+    const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
     let done = false;
     try {
       let position = start;
@@ -79,6 +86,8 @@ export async function* copyOut<R>(
           const batch = codec.lineScan === undefined ? new Decoded(codec, lines) : scanned(codec, lines);
           yield batch; // gone through whole before this goes on
           position += batch instanceof Decoded ? batch.count : batch.lineEnds().length;
+          // a turn of the event loop, for the socket to be read into the stream meanwhile
+          await setImmediate();
         }
         if (hole !== -1) throw missingRecord(place, position, end);
       }
@@ -92,10 +101,16 @@ export async function* copyOut<R>(
   }
 }
 
-/** The `COPY` of the lines at `[start, last)`, with `NULL` from the first missing position on. */
+/**
+ * The `COPY` of the lines at `[start, last)`, with `NULL` from the first missing position on.
+ * The rows are the first `last - start` from `start` by key, not those below `last`: with a
+ * `LIMIT` the planner walks the key in order, where a range makes it collect the rows and sort
+ * them (twice the server's time). Past a hole, rows beyond `last` may come; they are `NULL` too.
+ */
 function spanText(place: PostgresPlace, start: Position, last: Position): string {
   const table = `${identifier(place.schema)}.records`;
-  return `COPY (SELECT CASE WHEN position = ${start - 1} + row_number() OVER (ORDER BY position) THEN line END FROM ${table} WHERE log = ${literal(place.log)} AND position >= ${start} AND position < ${last} ORDER BY position) TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
+  const rows = `SELECT position, line FROM ${table} WHERE log = ${literal(place.log)} AND position >= ${start} ORDER BY position LIMIT ${last - start}`;
+  return `COPY (SELECT CASE WHEN position = ${start - 1} + row_number() OVER (ORDER BY position) THEN line END FROM (${rows}) AS span) TO STDOUT (FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')`;
 }
 
 /** The stream's bytes in runs of whole lines, each at least {@link RUN_BYTES} but the last. */
