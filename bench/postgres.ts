@@ -3,7 +3,8 @@
  * this machine and server, measured in the same run, and the ratio of the two.
  *
  * - Appends, against a bare loop of single-row `INSERT`s in autocommit with
- *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs):
+ *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs),
+ *   and the WAL bytes a commit writes, for each (`pg_current_wal_lsn` before and after):
  *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
  *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
  *   `expectedHead`, catching up on each conflict), after which the log is checked: every record
@@ -59,6 +60,8 @@ const APPENDERS = 16;
 const PROCESSES = 4;
 const PER_PROCESS = 4000;
 const FOLLOWED = 400;
+/** Commits whose WAL is measured, for the bare loop and for `Ledger.append`. */
+const WAL_COMMITS = 500;
 /** Rounds of each append measurement, taking turns with the bare loop; the median ratio is reported. */
 const ROUNDS = 3;
 
@@ -305,6 +308,22 @@ async function main(): Promise<void> {
     (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1),
     BARE,
   );
+  const walOf = async (commits: number, body: () => Promise<unknown>): Promise<number> => {
+    const lsn = async (): Promise<string> =>
+      (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn ?? '0/0';
+    const before = await lsn();
+    await body();
+    const { rows } = await admin.query<{ bytes: string }>('SELECT pg_wal_lsn_diff($1, $2)::text AS bytes', [
+      await lsn(),
+      before,
+    ]);
+    return Number(rows[0]?.bytes) / commits;
+  };
+  const walBare = await walOf(WAL_COMMITS, () => bareCommits(base, `"${schema}".bench_bare`, WAL_COMMITS));
+  const walAppend = await walOf(WAL_COMMITS, () => ledgerAppends(logUriSync(base, 'wal'), 'wal', WAL_COMMITS, 1));
+  console.log(
+    `WAL a commit, 1 writer: Ledger.append ${Math.round(walAppend)} bytes; bare INSERT ${Math.round(walBare)} bytes (${WAL_COMMITS} commits each, the server's only writer)`,
+  );
   await measure(
     `appends, ${APPENDERS} at once in one process`,
     (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS),
@@ -467,7 +486,7 @@ async function scale(): Promise<void> {
     const sized = [...workload({ records: 100_000, seed: 7 })];
     await fillLedger(postgresBackend(logUriSync(base, filled), { codec: honchoCodec }), sized);
     const { rows } = await admin.query<{ bytes: string; lines: string }>(
-      `SELECT (pg_total_relation_size('"${schema}".records') + pg_total_relation_size('"${schema}".batches'))::text AS bytes,
+      `SELECT pg_total_relation_size('"${schema}".records')::text AS bytes,
               (SELECT sum(octet_length(line)) FROM "${schema}".records WHERE log = $1)::text AS lines`,
       [filled],
     );

@@ -5,7 +5,11 @@
  * An append is one statement, `SELECT ... FROM <schema>.append(log, expected, batch, lines)`,
  * in autocommit: the server locks the log's row, writes the batch and commits, all inside that
  * one call, so the lock is never held across a round trip to the client. The batch id is a
- * fresh uuid made here; the function records it in `batches` in the same transaction.
+ * fresh uuid made here; the function keeps it with the batch's first record, in the same row.
+ * With it goes `known`, the head this log object had reached: every position below it was
+ * committed before the call, so the batch, if it landed, is at or past it (the function refuses
+ * a log whose head is below it: one that went back), and the look-up after a lost connection
+ * reads only the records from there.
  *
  * How a failure is read:
  * - No session could be made: nothing was sent, nothing written.
@@ -22,8 +26,7 @@
  *   stays unknown: the log must stop ({@link UnknownOutcome}) until it is reopened.
  *
  * A batch is never sent twice: an append is refused rather than retried, so the only way a
- * batch could be written twice is a second call with the same id, which is never made (and
- * which the primary key on `batches` would refuse).
+ * batch could be written twice is a second call with the same id, which is never made.
  *
  * @module
  */
@@ -69,11 +72,12 @@ export class Writer {
   }
 
   /**
-   * Appends `lines` as one batch, expecting the head `expected` (`null`: any).
+   * Appends `lines` as one batch, expecting the head `expected` (`null`: any), on a log whose
+   * head is at least `known` (else it is refused with the head found, below `known`).
    * @throws {@link LedgerIoError} when nothing was written
    * @throws {@link UnknownOutcome} when whether it was written could not be found out
    */
-  async append(lines: readonly string[], expected: Position | null): Promise<Answer> {
+  async append(lines: readonly string[], expected: Position | null, known: Position): Promise<Answer> {
     const session = await this.current();
     const batch = randomUUID();
     const s = identifier(this.place.schema);
@@ -82,13 +86,13 @@ export class Writer {
       ({
         rows: [row],
       } = await session.query<AnswerRow>(
-        `SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4)`,
-        [this.place.log, expected, batch, lines],
+        `SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4, $5)`,
+        [this.place.log, expected, known, batch, lines],
         { name: 'ledgerstore-append' },
       ));
     } catch (e) {
       if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
-      return this.resolve(session, batch, e);
+      return this.resolve(session, { id: batch, known, size: lines.length }, e);
     }
     if (row === undefined)
       throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
@@ -106,7 +110,7 @@ export class Writer {
   }
 
   /** Finds out whether `batch`, sent on `old`, landed: see the module's comment. */
-  private async resolve(old: Session, batch: string, failure: unknown): Promise<Answer> {
+  private async resolve(old: Session, batch: Sent, failure: unknown): Promise<Answer> {
     this.session = null;
     void old.end();
     const deadline = Date.now() + this.connector.resolveMs;
@@ -173,15 +177,26 @@ async function fence(fresh: Session, old: Session, deadline: number): Promise<vo
   }
 }
 
-/** The batch's place if it was written, else `null`. */
-async function lookUp(fresh: Session, place: PostgresPlace, batch: string): Promise<Answer | null> {
+/** A batch sent: its id, the head its log had reached when it was sent, and its records' count. */
+interface Sent {
+  readonly id: string;
+  readonly known: Position;
+  readonly size: number;
+}
+
+/**
+ * The batch's place if it was written, else `null`: the record at or past `known` that holds
+ * its id, found by the records' key from there on (no index on the ids, which every commit would
+ * have to write).
+ */
+async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promise<Answer | null> {
   const {
     rows: [row],
-  } = await fresh.query<{ from: string; head: string }>(
-    `SELECT "from", head FROM ${identifier(place.schema)}.batches WHERE log = $1 AND id = $2`,
-    [place.log, batch],
+  } = await fresh.query<{ position: string }>(
+    `SELECT position FROM ${identifier(place.schema)}.records WHERE log = $1 AND position >= $2 AND batch = $3`,
+    [place.log, batch.known, batch.id],
   );
-  return row === undefined
-    ? null
-    : { ok: true, from: positionOf(place.name, row.from), head: positionOf(place.name, row.head) };
+  if (row === undefined) return null;
+  const from = positionOf(place.name, row.position);
+  return { ok: true, from, head: from + batch.size };
 }

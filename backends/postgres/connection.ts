@@ -82,6 +82,8 @@ export interface Session extends Queryable {
 export interface ReadPool extends Queryable {
   /** Makes (or takes) a session and gives it back: the first contact with the server. */
   reach(): Promise<void>;
+  /** A session of the pool's, to give back with `release` (`release(true)`: ended, not reused). */
+  connect(): Promise<pg.PoolClient>;
   end(): Promise<void>;
 }
 
@@ -182,6 +184,7 @@ export class Connector {
     return {
       query: (text, values, options) => pool.query(statement(text, values, options)),
       reach: async () => (await pool.connect()).release(),
+      connect: () => pool.connect(),
       end: async () => {
         for (const client of clients) (client as unknown as { ref(): void }).ref();
         await endQuietly(pool);

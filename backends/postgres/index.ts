@@ -9,7 +9,7 @@
  *
  * - **Where**: see `uri.ts` (a node-postgres URI plus `log=` and `schema=`); the schema, its
  *   versions and the append function: `schema.ts`; appends and lost connections: `append.ts`;
- *   reads: `read.ts`; hearing of other writers' appends: `notify.ts`.
+ *   reads: `read.ts`, and the open's read-through: `copy-out.ts`; hearing of other writers' appends: `notify.ts`.
  * - **Durable**: an append resolves once its transaction has committed with
  *   `synchronous_commit` on (forced inside the append function), on a server that a writable
  *   open checked runs with `fsync` on.
@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ConflictError } from '../../lib/errors.js';
+import { ConflictError, LogWentBackError } from '../../lib/errors.js';
 import {
   type Appended,
   checkedEncoder,
@@ -46,9 +46,10 @@ import {
   type ResumePoint,
   type Unwatch,
 } from '../../lib/log.js';
-import { StoredLog } from '../../lib/log-base.js';
+import { type EntryBatches, StoredLog } from '../../lib/log-base.js';
 import { type Answer, UnknownOutcome, Writer } from './append.js';
 import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
+import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
 import { lineAt, readPages } from './read.js';
@@ -176,21 +177,26 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     return position > this.opened ? undefined : lineAt(this.readPool, this.place, position - 1);
   }
 
-  protected _entries(from: Position): AsyncIterable<R[]> {
-    return readPages(this.readPool, this.place, this.codec, from, this.opened);
+  protected _entries(from: Position): EntryBatches<R> {
+    return copyOut(this.readPool, this.place, this.codec, from, this.opened);
   }
 
-  /** One batch, one statement: the server checks `expectedHead` under the log's lock, and says where the batch went. */
+  /** One batch, one statement: the server checks `expectedHead` (and that the log did not go back) under the log's lock, and says where the batch went. */
   protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
     const writer = this.writer as Writer; // a writable log has its writer
     const lines = records.map(this.encode);
     let answer: Answer;
     try {
-      answer = await writer.append(lines, expectedHead ?? null);
+      answer = await writer.append(lines, expectedHead ?? null, this.head);
     } catch (e) {
       if (!(e instanceof UnknownOutcome)) throw e;
       this.stop(e.failure);
       throw e.failure;
+    }
+    if (!answer.ok && answer.head < this.head) {
+      const wentBack = new LogWentBackError(this.name, this.head, `it holds ${answer.head} records`);
+      this.stop(wentBack);
+      throw wentBack;
     }
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
     if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;

@@ -49,10 +49,7 @@ export async function* readPages<R>(
   for (let start = from; next !== null; start += PAGE) {
     const { n, lines } = await next;
     const last = Math.min(start + PAGE, end);
-    if (n !== last - start) {
-      const missing = await firstMissing(db, place, start, last);
-      throw new DamagedError(place.name, missing + 1, `record ${missing + 1} is missing: the log's head is ${end}`);
-    }
+    if (n !== last - start) throw missingRecord(place, await firstMissing(db, place, start, last), end);
     next = last < end ? page(last) : null;
     next?.catch(() => undefined); // awaited on the next turn; a reader that stops here must not leave it unheard
     const bytes = Buffer.from(lines ?? '', 'utf8');
@@ -69,6 +66,11 @@ export async function* readPages<R>(
     }
     yield records;
   }
+}
+
+/** Damage: no record at `position`, below the log's head `end`. */
+export function missingRecord(place: PostgresPlace, position: Position, end: Position): DamagedError {
+  return new DamagedError(place.name, position + 1, `record ${position + 1} is missing: the log's head is ${end}`);
 }
 
 /** A page: how many rows, and their lines joined by newlines (`null` when none). */

@@ -111,7 +111,7 @@ test('a role that may only read: a writable open is refused with what it lacks a
     const e = await rejects(backendAt(uri.replace(`log=${log}`, `log=${name}`)).open(), 'LEDGER_IO');
     assert.match(
       e.message,
-      /the role lst_ro may not write this log: it lacks INSERT on "lst_\d+"\.logs, UPDATE on "lst_\d+"\.logs, INSERT on "lst_\d+"\.records, INSERT on "lst_\d+"\.batches; open the ledger read-only, or grant them/,
+      /the role lst_ro may not write this log: it lacks INSERT on "lst_\d+"\.logs, UPDATE on "lst_\d+"\.logs, INSERT on "lst_\d+"\.records; open the ledger read-only, or grant them/,
     );
   }
   const { schema } = await pgServer();
@@ -171,18 +171,18 @@ test('a schema of another version is refused, for writing and reading, and nothi
   await writer.append([A]);
   await writer.close();
   await withAdmin(async (admin) => {
-    await admin.query(`UPDATE "${fresh}".meta SET version = 2`);
+    await admin.query(`UPDATE "${fresh}".meta SET version = 3`);
     try {
       for (const readOnly of [false, true]) {
         const e = await rejects(backendAt(uri).open({ readOnly }), 'LEDGER_DAMAGED');
         assert.match(
           e.message,
           new RegExp(
-            `:0: the schema ${fresh} is in version 2 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version 1\\): a later ledgerstore made it`,
+            `:0: the schema ${fresh} is in version 3 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version 2\\): a later ledgerstore made it`,
           ),
         );
       }
-      assert.equal((await admin.query(`SELECT version FROM "${fresh}".meta`)).rows, [{ version: 2 }]);
+      assert.equal((await admin.query(`SELECT version FROM "${fresh}".meta`)).rows, [{ version: 3 }]);
       assert.equal((await admin.query(`SELECT line FROM "${fresh}".records`)).rows, [{ line: encodeRecord(A) }]);
       await admin.query(`DELETE FROM "${fresh}".meta`);
       await rejects(backendAt(uri).open(), 'LEDGER_DAMAGED', /has a meta table that is not ledgerstore's/);
@@ -235,7 +235,7 @@ test('the append function makes its commit wait for the WAL flush even where the
     await admin.query('SET synchronous_commit = off');
     const before = await flushes();
     for (let n = 0; n < 30; n++)
-      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, gen_random_uuid(), ARRAY[$2])`, [
+      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, 0, gen_random_uuid(), ARRAY[$2])`, [
         log,
         encodeRecord(decided(turn('sync', n))),
       ]);

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConflictError, type Record } from '../../lib/index.js';
 import { all, decided, edit, failure, rejects, skip, turn } from '../support/ledger.js';
-import { freshLog, pgBackend, until } from '../support/pg-cluster.js';
+import { freshLog, pgBackend, pgSubject, until } from '../support/pg-cluster.js';
 
 const record = (who: string, n: number): Record => decided(edit(who, n), skip(who));
 
@@ -122,6 +122,28 @@ test('an append to a log that another writer changed under it is refused, not mi
   );
   await a.close();
   await b.close();
+});
+
+test("an append to a log that went back below the writer's head is refused and stops the log: nothing is written under the records it had", async () => {
+  const { backend, rewind, cleanup } = await pgSubject();
+  const writer = await backend.open();
+  try {
+    await writer.append([record('gone', 0), record('gone', 1), record('gone', 2)]);
+    await rewind(1); // a failover to a standby that had only the first
+    const e = await rejects(
+      writer.append([record('gone', 3)]),
+      'LEDGER_STOPPED',
+      /the log went back: it holds 1 records, while this log had read or appended 3/,
+    );
+    assert.is((e as { runbook?: unknown }).runbook, 'ledger-went-back');
+    await rejects(writer.append([record('gone', 4)]), 'LEDGER_STOPPED');
+    const reader = await backend.open({ readOnly: true });
+    assert.equal(await all(reader), [record('gone', 0)], 'the log holds only what it held');
+    await reader.close();
+  } finally {
+    await writer.close();
+    await cleanup();
+  }
 });
 
 test.run();

@@ -159,11 +159,11 @@ export async function withAdmin<T>(body: (admin: pg.Client) => Promise<T>): Prom
   }
 }
 
-/** Removes log `log` from the run's schema: its records, batches and row. */
+/** Removes log `log` from the run's schema: its records and its row. */
 export async function dropLog(log: string): Promise<void> {
   const { schema } = await pgServer();
   await withAdmin(async (admin) => {
-    for (const table of ['records', 'batches', 'logs']) {
+    for (const table of ['records', 'logs']) {
       await admin
         .query(`DELETE FROM "${schema}".${table} WHERE ${table === 'logs' ? 'name' : 'log'} = $1`, [log])
         .catch((e: unknown) => {
@@ -194,7 +194,6 @@ export async function pgSubject(options: Omit<PostgresOptions<Record>, 'codec'> 
     withAdmin(async (admin) => {
       await admin.query('BEGIN');
       await admin.query(`DELETE FROM "${schema}".records WHERE log = $1 AND position >= $2`, [log, head]);
-      await admin.query(`DELETE FROM "${schema}".batches WHERE log = $1 AND head > $2`, [log, head]);
       await admin.query(`UPDATE "${schema}".logs SET head = $2 WHERE name = $1`, [log, head]);
       await admin.query('COMMIT');
     });
