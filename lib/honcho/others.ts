@@ -13,7 +13,8 @@
  * - **A passing failure** (a lost connection) takes in nothing; a catch-up the watch called for
  *   is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
  * - **The watch** starts with the first live consumer, and each head it tells of past what
- *   was heard is a catch-up due; one that cannot start is tried again after such a pause.
+ *   was heard is a catch-up due; one that cannot start is tried again after such a pause. The
+ *   watch and the catch-up each keep their own pause: one failing never holds the other back.
  *
  * @module
  */
@@ -33,14 +34,53 @@ export const MAX_RETRY_MS = 5000;
 export interface Catching {
   /** The ledger's name, for messages. */
   readonly name: string;
-  readonly log: EventLog<Record>;
-  readonly state: LedgerState;
+  readonly log: Pick<EventLog<Record>, 'head' | 'refresh' | 'read' | 'watch' | 'resumePoint'>;
+  readonly state: Pick<LedgerState, 'statesOf' | 'apply'>;
   /** Told of the records taken in, the first at `from` (the live consumers). */
   readonly told: (from: Position, records: readonly Record[]) => void;
   /** Told once, of the failure that stops the ledger. */
   readonly stopped: (failure: LedgerError) => void;
   /** Runs the ledger's flush, which makes the catch-ups that are due ({@link Others.due}). */
   readonly kick: () => void;
+}
+
+/**
+ * A step tried again after a pause once it failed: the pause doubles with each failure in a row,
+ * up to {@link MAX_RETRY_MS}, and starts again from the first once the step succeeds.
+ */
+class Retry {
+  private timer: NodeJS.Timeout | null = null;
+  private pauseMs = FIRST_RETRY_MS;
+  private stopped = false;
+
+  constructor(private readonly again: () => void) {}
+
+  /** Whether a pause is running: the step waits for it. */
+  get waiting(): boolean {
+    return this.timer !== null;
+  }
+
+  /** The step failed: it runs again after the pause (once, however often it failed meanwhile). */
+  failed(): void {
+    if (this.timer !== null || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.again();
+    }, this.pauseMs);
+    this.pauseMs = Math.min(2 * this.pauseMs, MAX_RETRY_MS);
+  }
+
+  /** The step succeeded: the next failure waits the first pause. */
+  succeeded(): void {
+    this.pauseMs = FIRST_RETRY_MS;
+  }
+
+  /** No more tries. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
 }
 
 /** Where a ledger is in the log, and how it catches up with what others appended. */
@@ -53,9 +93,10 @@ export class Others {
   private readonly asked: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   /** The watch of the log, once started; `null` before (or while it is to be tried again). */
   private watch: Promise<Unwatch | null> | null = null;
-  /** A pause before a failed catch-up or watch is tried again; `null` when none is running. */
-  private retry: NodeJS.Timeout | null = null;
-  private retryMs = FIRST_RETRY_MS;
+  /** A catch-up the watch called for, after one that failed. */
+  private readonly catchUpRetry = new Retry(() => this.on.kick());
+  /** The watch's start, after one that failed. */
+  private readonly watchRetry = new Retry(() => this.listen());
   private failure: LedgerError | null = null;
   private closed = false;
 
@@ -82,7 +123,7 @@ export class Others {
   /** Whether a catch-up is to be made now: asked for, or a head heard past the state. */
   due(): boolean {
     if (this.asked.length > 0) return true;
-    return this.heard > this.reached && this.failure === null && this.retry === null && !this.closed;
+    return this.heard > this.reached && this.failure === null && !this.catchUpRetry.waiting && !this.closed;
   }
 
   /**
@@ -93,11 +134,11 @@ export class Others {
     const asked = this.asked.splice(0);
     try {
       await this.now();
-      this.retryMs = FIRST_RETRY_MS;
+      this.catchUpRetry.succeeded();
       for (const { resolve } of asked) resolve();
     } catch (e) {
       for (const { reject } of asked) reject(e);
-      if (this.failure === null) this.tryAgainLater(() => this.on.kick());
+      if (this.failure === null) this.catchUpRetry.failed();
     }
   }
 
@@ -172,28 +213,24 @@ export class Others {
       onFailure: (failure) => {
         this.stop(failure);
       },
-    }).catch(() => {
-      this.watch = null;
-      this.tryAgainLater(() => this.listen());
-      return null;
-    });
-  }
-
-  /** Runs `again` after a pause that grows with each failure in a row. */
-  private tryAgainLater(again: () => void): void {
-    if (this.retry !== null || this.closed) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      again();
-    }, this.retryMs);
-    this.retryMs = Math.min(2 * this.retryMs, MAX_RETRY_MS);
+    }).then(
+      (unwatch) => {
+        this.watchRetry.succeeded();
+        return unwatch;
+      },
+      () => {
+        this.watch = null;
+        this.watchRetry.failed();
+        return null;
+      },
+    );
   }
 
   /** No catch-up is due from now on; the watch is stopped. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retry !== null) clearTimeout(this.retry);
-    this.retry = null;
+    this.catchUpRetry.stop();
+    this.watchRetry.stop();
     const unwatch = await this.watch;
     await unwatch?.().catch(() => undefined);
   }

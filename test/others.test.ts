@@ -1,0 +1,122 @@
+/**
+ * A ledger's catch-up with other writers and its watch of the log (`lib/honcho/others.ts`), on a
+ * log and a state scripted to fail where a test says: what stops the ledger, what is tried again,
+ * and how much of a long catch-up is held at once.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Others } from '../lib/honcho/others.js';
+import { Projection } from '../lib/honcho/projection.js';
+import {
+  type HeadWatcher,
+  type Item,
+  type ItemState,
+  type LedgerError,
+  LedgerIoError,
+  type Position,
+  type Record,
+  type ResumePoint,
+  type Unwatch,
+} from '../lib/index.js';
+import { until } from './conformance/common.js';
+import { decided, rejects, turn } from './support/ledger.js';
+
+/** A log that other writers append to (`records`), whose refreshes and watch starts fail when told to. */
+class ScriptedLog {
+  readonly records: Record[] = [];
+  head: Position = 0;
+  /** How many of the next refreshes fail, as a lost connection does. */
+  refreshFailures = 0;
+  /** How many of the next watch starts fail. */
+  watchFailures = 0;
+  watchStarts = 0;
+  /** The longest run of records one read was asked for. */
+  longestRead = 0;
+
+  async refresh(): Promise<Position> {
+    if (this.refreshFailures > 0) {
+      this.refreshFailures--;
+      throw new LedgerIoError('scripted:', new Error('the connection was lost'), 'read');
+    }
+    this.head = this.records.length;
+    return this.head;
+  }
+
+  async *read(from: Position = 0, to: Position = this.head): AsyncIterable<Record> {
+    this.longestRead = Math.max(this.longestRead, to - from);
+    for (let n = from; n < to; n++) yield this.records[n] as Record;
+  }
+
+  async watch(watcher: HeadWatcher): Promise<Unwatch> {
+    this.watchStarts++;
+    if (this.watchFailures > 0) {
+      this.watchFailures--;
+      throw new LedgerIoError('scripted:', new Error('the watch could not start'), 'read');
+    }
+    watcher.onHead(this.records.length);
+    return async () => undefined;
+  }
+
+  async resumePoint(): Promise<ResumePoint> {
+    return { position: this.head, cursor: null, fingerprint: '' };
+  }
+}
+
+/** The state in memory, whose reads fail with `damage` once it is set (a read model found damaged). */
+class ScriptedState {
+  readonly projection = new Projection();
+  damage: LedgerError | null = null;
+  reads = 0;
+
+  async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
+    this.reads++;
+    if (this.damage !== null) throw this.damage;
+    return items.map((item) => this.projection.stateOf(item));
+  }
+
+  async apply(records: readonly Record[]): Promise<void> {
+    for (const record of records) this.projection.apply(record);
+  }
+}
+
+/** `Others` on `log` and `state`, with a flush that makes the catch-ups due, as the ledger's does. */
+function catching(log: ScriptedLog, state: ScriptedState) {
+  const told: { from: Position; count: number }[] = [];
+  const stops: LedgerError[] = [];
+  let flushing = false;
+  const others: Others = new Others({
+    name: 'scripted:',
+    log,
+    state,
+    told: (from, records) => told.push({ from, count: records.length }),
+    stopped: (failure) => stops.push(failure),
+    kick: () => {
+      if (flushing) return;
+      flushing = true;
+      void Promise.resolve().then(async () => {
+        while (others.due()) await others.runDue();
+        flushing = false;
+      });
+    },
+  });
+  return { others, told, stops };
+}
+
+const items = (count: number, from = 0): Record[] =>
+  Array.from({ length: count }, (_, n) => decided(turn('others', from + n)));
+
+test('a watch that fails to start while a failed catch-up waits to be tried again is started again all the same', async () => {
+  const log = new ScriptedLog();
+  const { others } = catching(log, new ScriptedState());
+  log.refreshFailures = 1;
+  log.watchFailures = 1;
+  await rejects(others.ask(), 'LEDGER_IO', 'scripted:: the connection was lost');
+  others.listen(); // fails while the catch-up waits for its pause
+  await until(() => log.watchStarts === 2, 'the watch to be started again');
+  log.records.push(...items(3));
+  await others.ask();
+  assert.is(others.applied, 3);
+  await others.close();
+});
+
+test.run();
