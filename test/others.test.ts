@@ -9,6 +9,7 @@ import { Others } from '../lib/honcho/others.js';
 import { Projection } from '../lib/honcho/projection.js';
 import {
   type HeadWatcher,
+  IndexDamagedError,
   type Item,
   type ItemState,
   type LedgerError,
@@ -116,6 +117,24 @@ test('a watch that fails to start while a failed catch-up waits to be tried agai
   log.records.push(...items(3));
   await others.ask();
   assert.is(others.applied, 3);
+  await others.close();
+});
+
+test('a read model found damaged during a catch-up stops the ledger: told once, and every later catch-up fails with it', async () => {
+  const log = new ScriptedLog();
+  const state = new ScriptedState();
+  const { others, stops } = catching(log, state);
+  log.records.push(...items(2));
+  const damage = new IndexDamagedError('index', 'a row does not match its checksum');
+  state.damage = damage;
+  assert.is(await rejects(others.ask(), 'LEDGER_STOPPED'), damage);
+  assert.is(others.broken, damage, 'the ledger stopped with the damage');
+  assert.equal(stops, [damage], 'told once');
+  const reads = state.reads;
+  assert.is(await rejects(others.ask(), 'LEDGER_STOPPED'), damage);
+  assert.is(state.reads, reads, 'a stopped ledger reads nothing more');
+  assert.is(others.applied, 0, 'nothing was taken in');
+  assert.is(others.due(), false, 'no catch-up is due, none is tried again');
   await others.close();
 });
 

@@ -7,11 +7,13 @@
  *   catch-up applied, takes them into the state, moves `applied`, and tells the live
  *   consumers. All or nothing: a record that breaks the rules is damage ({@link DamagedError}
  *   at its position), and none of what was read is taken in.
- * - **What stops the ledger**: that damage, a log that went back (`LogWentBackError`),
- *   a state that could not take the records in ({@link IndexBehindError}), a watch that cannot
- *   follow the log any more. The ledger is told once, and every later catch-up fails with it.
- * - **A passing failure** (a lost connection) takes in nothing; a catch-up the watch called for
- *   is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
+ * - **What stops the ledger**: that damage, and any failure that says the log or the state
+ *   cannot be trusted any more (code `LEDGER_STOPPED` or `LEDGER_DAMAGED`, from the log or the
+ *   state alike: a log that went back, a read model found damaged, a state that could not take
+ *   the records in), and a watch that cannot follow the log any more. The ledger is told once,
+ *   and every later catch-up fails with it.
+ * - **A passing failure** (a lost connection) takes in nothing more; a catch-up the watch
+ *   called for is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
  * - **The watch** starts with the first live consumer, and each head it tells of past what
  *   was heard is a catch-up due; one that cannot start is tried again after such a pause. The
  *   watch and the catch-up each keep their own pause: one failing never holds the other back.
@@ -42,6 +44,11 @@ export interface Catching {
   readonly stopped: (failure: LedgerError) => void;
   /** Runs the ledger's flush, which makes the catch-ups that are due ({@link Others.due}). */
   readonly kick: () => void;
+}
+
+/** Whether a failure of the log or the state means that the ledger cannot go on until a reopen. */
+function stopsTheLedger(e: unknown): e is LedgerError {
+  return isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED');
 }
 
 /**
@@ -86,7 +93,7 @@ class Retry {
 /** Where a ledger is in the log, and how it catches up with what others appended. */
 export class Others {
   /** The head the state reflects: every record below it is in the state. */
-  private reached: Position;
+  private appliedHead: Position;
   /** The highest head a watch told of: above `applied`, a catch-up is due. */
   private heard: Position;
   /** Catch-ups asked for ({@link Others.ask}), settled by the next one. */
@@ -101,13 +108,13 @@ export class Others {
   private closed = false;
 
   constructor(private readonly on: Catching) {
-    this.reached = on.log.head;
+    this.appliedHead = on.log.head;
     this.heard = on.log.head;
   }
 
   /** The head the state reflects. */
   get applied(): Position {
-    return this.reached;
+    return this.appliedHead;
   }
 
   /** The failure that stopped the ledger, or `null`. */
@@ -117,13 +124,13 @@ export class Others {
 
   /** The ledger's own append reached `head`, and the state took it in. */
   advanced(head: Position): void {
-    this.reached = head;
+    this.appliedHead = head;
   }
 
   /** Whether a catch-up is to be made now: asked for, or a head heard past the state. */
   due(): boolean {
     if (this.asked.length > 0) return true;
-    return this.heard > this.reached && this.failure === null && !this.catchUpRetry.waiting && !this.closed;
+    return this.heard > this.appliedHead && this.failure === null && !this.catchUpRetry.waiting && !this.closed;
   }
 
   /**
@@ -152,41 +159,42 @@ export class Others {
 
   /**
    * The catch-up (see the module's comment), run by the ledger's flush, between its writes.
-   * @throws a passing failure of the log: nothing was taken in
+   * @throws a passing failure of the log or the state: nothing more was taken in
    * @throws the failure that stopped the ledger
    */
   async now(): Promise<void> {
     if (this.failure !== null) throw this.failure;
-    const { log, state, name } = this.on;
-    const from = this.reached;
-    let head: Position;
-    const records: Record[] = [];
     try {
-      head = await log.refresh();
-      if (head > from) for await (const record of log.read(from, head)) records.push(record);
+      const head = await this.on.log.refresh();
+      this.heard = Math.max(this.heard, head);
+      if (this.appliedHead < head) await this.takeIn(head);
     } catch (e) {
-      if (isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED')) throw this.stop(e);
+      if (stopsTheLedger(e)) throw this.stop(e);
       throw e;
     }
-    this.heard = Math.max(this.heard, head);
-    if (records.length < head - from)
-      throw this.stop(
-        new DamagedError(name, from + records.length + 1, `the log's head is ${head}, but it ends before`),
-      );
-    if (records.length === 0) return;
+  }
+
+  /** Takes in the records from `applied` up to `to`, or none of them. */
+  private async takeIn(to: Position): Promise<void> {
+    const { log, state, name } = this.on;
+    const from = this.appliedHead;
+    const records: Record[] = [];
+    for await (const record of log.read(from, to)) records.push(record);
+    if (records.length < to - from)
+      throw new DamagedError(name, from + records.length + 1, `the log's head is ${to}, but it ends before`);
     const states = await state.statesOf(records.map((r) => r.item));
     const staged = new ItemMap<ItemState>();
     records.forEach((record, n) => {
       const refused = refusal(record, staged.get(record.item) ?? states[n]);
-      if (refused !== null) throw this.stop(new DamagedError(name, from + n + 1, refused.message, { cause: refused }));
+      if (refused !== null) throw new DamagedError(name, from + n + 1, refused.message, { cause: refused });
       staged.set(record.item, stateAfter(record));
     });
     try {
       await state.apply(records, () => log.resumePoint());
     } catch (e) {
-      throw this.stop(new IndexBehindError(name, e instanceof Error ? e : new Error(String(e))));
+      throw new IndexBehindError(name, e instanceof Error ? e : new Error(String(e)));
     }
-    this.reached = head;
+    this.appliedHead = to;
     this.on.told(from, records);
   }
 
