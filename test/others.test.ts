@@ -5,7 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Others } from '../lib/honcho/others.js';
+import { CATCH_UP_PAGE, Others } from '../lib/honcho/others.js';
 import { Projection } from '../lib/honcho/projection.js';
 import {
   type HeadWatcher,
@@ -135,6 +135,33 @@ test('a read model found damaged during a catch-up stops the ledger: told once, 
   assert.is(state.reads, reads, 'a stopped ledger reads nothing more');
   assert.is(others.applied, 0, 'nothing was taken in');
   assert.is(others.due(), false, 'no catch-up is due, none is tried again');
+  await others.close();
+});
+
+test('a long catch-up is taken in a page at a time, each told as it is taken in', async () => {
+  const log = new ScriptedLog();
+  const { others, told } = catching(log, new ScriptedState());
+  const count = 2 * CATCH_UP_PAGE + 5;
+  log.records.push(...items(count));
+  await others.ask();
+  assert.is(others.applied, count);
+  assert.ok(log.longestRead <= CATCH_UP_PAGE, `no read asked for more than a page (${log.longestRead})`);
+  assert.equal(told, [
+    { from: 0, count: CATCH_UP_PAGE },
+    { from: CATCH_UP_PAGE, count: CATCH_UP_PAGE },
+    { from: 2 * CATCH_UP_PAGE, count: 5 },
+  ]);
+  await others.close();
+});
+
+test('damage in a later page of a catch-up: the pages before it are taken in, nothing of its page is', async () => {
+  const log = new ScriptedLog();
+  const { others, told } = catching(log, new ScriptedState());
+  log.records.push(...items(CATCH_UP_PAGE + 3), decided(turn('others', 1)), ...items(10, CATCH_UP_PAGE + 3));
+  const failure = await rejects(others.ask(), 'LEDGER_DAMAGED', new RegExp(`^scripted::${CATCH_UP_PAGE + 4}: `));
+  assert.is(others.applied, CATCH_UP_PAGE);
+  assert.equal(told, [{ from: 0, count: CATCH_UP_PAGE }]);
+  assert.is(others.broken, failure);
   await others.close();
 });
 

@@ -2,11 +2,12 @@
  * What other writers append, as a Honcho ledger takes it in (`ledger.ts`, "Several writers"):
  * the catch-up, and the watch of the log that calls for one.
  *
- * - **The catch-up** moves the log to the store's head (`refresh`), reads the records from
- *   `applied` up to it, checks each against the rules with the records before it in the
- *   catch-up applied, takes them into the state, moves `applied`, and tells the live
- *   consumers. All or nothing: a record that breaks the rules is damage ({@link DamagedError}
- *   at its position), and none of what was read is taken in.
+ * - **The catch-up** moves the log to the store's head (`refresh`), then takes in the records
+ *   from `applied` up to it a page at a time (at most {@link CATCH_UP_PAGE}, so that a catch-up
+ *   of a log that grew by millions of records holds one page): checks each against the rules
+ *   with the records before it applied, takes the page into the state, moves `applied`, and
+ *   tells the live consumers. A record that breaks the rules is damage ({@link DamagedError} at
+ *   its position): the pages before it were taken in, nothing from its page on is.
  * - **What stops the ledger**: that damage, and any failure that says the log or the state
  *   cannot be trusted any more (code `LEDGER_STOPPED` or `LEDGER_DAMAGED`, from the log or the
  *   state alike: a log that went back, a read model found damaged, a state that could not take
@@ -31,6 +32,8 @@ import type { LedgerState } from './state.js';
 const FIRST_RETRY_MS = 100;
 /** The longest pause before a failed catch-up (or watch) is tried again. */
 export const MAX_RETRY_MS = 5000;
+/** The most records a catch-up holds at once: it takes in a longer run of others' records a page at a time. */
+export const CATCH_UP_PAGE = 4096;
 
 /** What the catch-up works on, and whom it tells. */
 export interface Catching {
@@ -167,7 +170,7 @@ export class Others {
     try {
       const head = await this.on.log.refresh();
       this.heard = Math.max(this.heard, head);
-      if (this.appliedHead < head) await this.takeIn(head);
+      while (this.appliedHead < head) await this.takePage(Math.min(head, this.appliedHead + CATCH_UP_PAGE));
     } catch (e) {
       if (stopsTheLedger(e)) throw this.stop(e);
       throw e;
@@ -175,7 +178,7 @@ export class Others {
   }
 
   /** Takes in the records from `applied` up to `to`, or none of them. */
-  private async takeIn(to: Position): Promise<void> {
+  private async takePage(to: Position): Promise<void> {
     const { log, state, name } = this.on;
     const from = this.appliedHead;
     const records: Record[] = [];
