@@ -60,8 +60,13 @@ export class Live {
     this.wakers.clear();
   }
 
-  /** See `HonchoLedger.follow`. */
+  /**
+   * See `HonchoLedger.follow`.
+   * @throws RangeError when `from` is not a whole number of at least 0
+   */
   async *follow(from: Position, signal?: AbortSignal): AsyncIterable<LogEntry> {
+    if (!Number.isSafeInteger(from) || from < 0)
+      throw new RangeError(`follow: from must be a whole number of at least 0 (a position), not ${from}`);
     const live: LogEntry[] = [];
     let wake: (() => void) | null = null;
     const listener = (first: Position, records: readonly Record[]): void => {
