@@ -4,8 +4,11 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Ledger } from '../lib/index.js';
+import { Ledger, type Position, type Record } from '../lib/index.js';
 import { decided, turn } from './support/ledger.js';
+
+const records = (count: number, from = 0): Record[] =>
+  Array.from({ length: count }, (_, n) => decided(turn('live', from + n)));
 
 test('follow() refuses a from that is no position, as it is iterated', async () => {
   const ledger = await Ledger.open('memory:');
@@ -23,6 +26,19 @@ test('follow() refuses a from that is no position, as it is iterated', async () 
     assert.instance(refused, RangeError, String(refused));
     assert.match((refused as Error).message, `not ${from}`);
   }
+  await ledger.close();
+});
+
+test('follow() stops in its backlog as soon as its signal aborts, not at the backlog’s end', async () => {
+  const ledger = await Ledger.open('memory:');
+  await Promise.all(records(50).map((r) => ledger.append(r)));
+  const stop = new AbortController();
+  const seen: Position[] = [];
+  for await (const { position } of ledger.follow(0, stop.signal)) {
+    seen.push(position);
+    if (position === 2) stop.abort();
+  }
+  assert.equal(seen, [0, 1, 2]);
   await ledger.close();
 });
 

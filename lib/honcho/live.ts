@@ -81,7 +81,10 @@ export class Live {
     this.source.listen();
     try {
       let next = from;
-      for await (const record of this.source.read(from, this.source.applied())) yield { position: next++, record };
+      for await (const record of this.source.read(from, this.source.applied())) {
+        if (signal?.aborted === true) return;
+        yield { position: next++, record };
+      }
       for (;;) {
         while (live.length > 0) {
           const appended = live.shift() as LogEntry;
