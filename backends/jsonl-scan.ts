@@ -13,8 +13,9 @@
  *   the next to scan while this thread takes in what it gave.
  * - **Memory**: the buffers of the runs in hand, reused as their records are taken: at most
  *   two runs a worker and two more, a few MiB each.
- * - **A worker that fails** (it could not start, it died) gives its runs back: they are scanned
- *   here. A worker is no judge of a line: whatever it gives, a line it does not vouch for is
+ * - **A worker that fails** (its scan did not load or threw, it could not start, it died) gives
+ *   its runs back: they are scanned here. A failing scan says so at once; a worker that dies
+ *   without a word is given up after {@link GIVE_UP_MS}. A worker is no judge of a line: whatever it gives, a line it does not vouch for is
  *   decoded here, the ordinary way.
  *
  * @module
@@ -125,6 +126,7 @@ class ScanWorker {
     for (let got = receiveMessageOnPort(this.port); got !== undefined; got = receiveMessageOnPort(this.port)) {
       const reply = got.message as ScanReply;
       if ('ready' in reply) this.ready = true;
+      else if ('failed' in reply) this.lost = true;
       else this.replies.set(reply.id, { slots: reply.slots, length: reply.slots.length });
     }
   }

@@ -151,7 +151,9 @@ export function makeIndexFolder(folder: string): void {
 /**
  * Opens the ledger that `path` names, with its read model in `index` if given (its notices on
  * stderr), and the progress of the read-through. A read-only open with a read model refuses a
- * ledger that is not there: it would make a read model of a typo.
+ * ledger that is not there: it would make a read model of a typo. A command's open builds what
+ * the read model lacks before it returns (`waitForIndex`): a command ends soon after, and would
+ * stop a build left to run in the background.
  */
 export async function openLedger(
   path: string,
@@ -162,7 +164,9 @@ export async function openLedger(
   if (index === undefined) return err.progress.around(() => Ledger.open(backend, { readOnly }));
   if (readOnly) requireLedger(path, 'index');
   makeIndexFolder(index);
-  return err.progress.around(() => Ledger.open(backend, { readOnly, index, onNotice: (message) => err.warn(message) }));
+  return err.progress.around(() =>
+    Ledger.open(backend, { readOnly, index, waitForIndex: true, onNotice: (message) => err.warn(message) }),
+  );
 }
 
 /** Opens the ledger to read, changing nothing, with the notices of {@link readNotices}. */

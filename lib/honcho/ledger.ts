@@ -473,6 +473,7 @@ export class HonchoLedger {
    * soon as it is durable and in the state, until `signal` aborts or the ledger closes (after
    * the records `close` was still writing). A consumer that falls behind loses nothing: what is
    * appended while it works waits for it, in order. Ends with the error that stopped the ledger.
+   * @throws RangeError, as it is iterated, when `from` is not a whole number of at least 0
    */
   follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
     return this.live.follow(from, signal);

@@ -4,11 +4,21 @@
  * of every batch the state takes in: the ledger's own appends, and what a catch-up took in of
  * other writers' appends (`others.ts`).
  *
+ * A consumer that falls behind costs reads, not memory: what it has not had yet waits in memory
+ * up to {@link MAX_QUEUED} records; past that its queue is dropped and it reads the rest from
+ * the log, from where it is, before it listens again.
+ *
  * @module
  */
 import { ClosedError, type LedgerError } from '../errors.js';
 import type { Position } from '../log.js';
 import type { Counts, Record } from './record.js';
+
+/** The most records, by default, a live consumer that falls behind is kept in memory. */
+export const MAX_QUEUED = 10_000;
+
+/** How many handed-out records a consumer's queue holds at most before it lets go of them. */
+const RELEASE_EVERY = 1024;
 
 /** A record as a live consumer sees it: with its position in the log. */
 export interface LogEntry {
@@ -41,7 +51,14 @@ export class Live {
   /** Set once `close` has written what was queued: live consumers end when they have it all. */
   private ended = false;
 
-  constructor(private readonly source: Source) {}
+  /**
+   * @param maxQueued the most records a consumer that falls behind is kept in memory; past them,
+   *   it reads what it has not had from the log
+   */
+  constructor(
+    private readonly source: Source,
+    private readonly maxQueued = MAX_QUEUED,
+  ) {}
 
   /** Tells every consumer of records the state took in, the first at `from`. */
   tell(from: Position, records: readonly Record[]): void {
@@ -60,12 +77,28 @@ export class Live {
     this.wakers.clear();
   }
 
-  /** See `HonchoLedger.follow`. */
+  /**
+   * See `HonchoLedger.follow`.
+   * @throws RangeError when `from` is not a whole number of at least 0
+   */
   async *follow(from: Position, signal?: AbortSignal): AsyncIterable<LogEntry> {
-    const live: LogEntry[] = [];
+    if (!Number.isSafeInteger(from) || from < 0)
+      throw new RangeError(`follow: from must be a whole number of at least 0 (a position), not ${from}`);
+    // What is taken in while the consumer works waits here, up to a bound; past it the queue is
+    // dropped and the rest read from the log, so that a consumer that falls behind costs reads,
+    // not memory.
+    const queued: LogEntry[] = [];
+    let taken = 0; // the entries of `queued` before it were handed out
+    let behind = false; // the queue overflowed: the records from `next` on are read from the log
     let wake: (() => void) | null = null;
     const listener = (first: Position, records: readonly Record[]): void => {
-      records.forEach((record, n) => live.push({ position: first + n, record }));
+      if (!behind && queued.length - taken + records.length > this.maxQueued) {
+        behind = true;
+        queued.length = 0;
+        taken = 0;
+      }
+      if (!behind)
+        for (let n = 0; n < records.length; n++) queued.push({ position: first + n, record: records[n] as Record });
       wake?.();
     };
     const stop = (): void => wake?.();
@@ -76,13 +109,31 @@ export class Live {
     this.source.listen();
     try {
       let next = from;
-      for await (const record of this.source.read(from, this.source.applied())) yield { position: next++, record };
+      for await (const entry of this.logged(next, signal)) {
+        next = entry.position + 1;
+        yield entry;
+      }
       for (;;) {
-        while (live.length > 0) {
-          const appended = live.shift() as LogEntry;
-          if (appended.position < next) continue;
-          next = appended.position + 1;
-          yield appended;
+        while (taken < queued.length && !behind) {
+          const entry = queued[taken++] as LogEntry;
+          // what was handed out is let go of, in steps, even when the queue is never empty
+          if (taken === queued.length || taken >= RELEASE_EVERY) {
+            queued.splice(0, taken);
+            taken = 0;
+          }
+          if (entry.position < next) continue;
+          next = entry.position + 1;
+          yield entry;
+        }
+        if (behind) {
+          // a close ends a consumer that fell behind where it is: the log it would read is closed
+          if (this.ended) return;
+          behind = false;
+          for await (const entry of this.logged(next, signal)) {
+            next = entry.position + 1;
+            yield entry;
+          }
+          continue;
         }
         if (this.ended || signal?.aborted === true) return;
         const broken = this.source.broken();
@@ -100,6 +151,18 @@ export class Live {
     } finally {
       this.listeners.delete(listener);
       signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  /**
+   * The records from `from` up to the state's head, as the log holds them, until `signal` aborts
+   * (a backlog may be long: an abort ends it at once, where what was queued is still handed out).
+   */
+  private async *logged(from: Position, signal: AbortSignal | undefined): AsyncIterable<LogEntry> {
+    let position = from;
+    for await (const record of this.source.read(from, this.source.applied())) {
+      if (signal?.aborted === true) return;
+      yield { position: position++, record };
     }
   }
 

@@ -2,18 +2,22 @@
  * What other writers append, as a Honcho ledger takes it in (`ledger.ts`, "Several writers"):
  * the catch-up, and the watch of the log that calls for one.
  *
- * - **The catch-up** moves the log to the store's head (`refresh`), reads the records from
- *   `applied` up to it, checks each against the rules with the records before it in the
- *   catch-up applied, takes them into the state, moves `applied`, and tells the live
- *   consumers. All or nothing: a record that breaks the rules is damage ({@link DamagedError}
- *   at its position), and none of what was read is taken in.
- * - **What stops the ledger**: that damage, a log that went back (`LogWentBackError`),
- *   a state that could not take the records in ({@link IndexBehindError}), a watch that cannot
- *   follow the log any more. The ledger is told once, and every later catch-up fails with it.
- * - **A passing failure** (a lost connection) takes in nothing; a catch-up the watch called for
- *   is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
+ * - **The catch-up** moves the log to the store's head (`refresh`), then takes in the records
+ *   from `applied` up to it a page at a time (at most {@link CATCH_UP_PAGE}, so that a catch-up
+ *   of a log that grew by millions of records holds one page): checks each against the rules
+ *   with the records before it applied, takes the page into the state, moves `applied`, and
+ *   tells the live consumers. A record that breaks the rules is damage ({@link DamagedError} at
+ *   its position): the pages before it were taken in, nothing from its page on is.
+ * - **What stops the ledger**: that damage, and any failure that says the log or the state
+ *   cannot be trusted any more (code `LEDGER_STOPPED` or `LEDGER_DAMAGED`, from the log or the
+ *   state alike: a log that went back, a read model found damaged, a state that could not take
+ *   the records in), and a watch that cannot follow the log any more. The ledger is told once,
+ *   and every later catch-up fails with it.
+ * - **A passing failure** (a lost connection) takes in nothing more; a catch-up the watch
+ *   called for is tried again after a pause that doubles up to {@link MAX_RETRY_MS}.
  * - **The watch** starts with the first live consumer, and each head it tells of past what
- *   was heard is a catch-up due; one that cannot start is tried again after such a pause.
+ *   was heard is a catch-up due; one that cannot start is tried again after such a pause. The
+ *   watch and the catch-up each keep their own pause: one failing never holds the other back.
  *
  * @module
  */
@@ -28,13 +32,15 @@ import type { LedgerState } from './state.js';
 const FIRST_RETRY_MS = 100;
 /** The longest pause before a failed catch-up (or watch) is tried again. */
 export const MAX_RETRY_MS = 5000;
+/** The most records a catch-up holds at once: it takes in a longer run of others' records a page at a time. */
+export const CATCH_UP_PAGE = 4096;
 
 /** What the catch-up works on, and whom it tells. */
 export interface Catching {
   /** The ledger's name, for messages. */
   readonly name: string;
-  readonly log: EventLog<Record>;
-  readonly state: LedgerState;
+  readonly log: Pick<EventLog<Record>, 'head' | 'refresh' | 'read' | 'watch' | 'resumePoint'>;
+  readonly state: Pick<LedgerState, 'statesOf' | 'apply'>;
   /** Told of the records taken in, the first at `from` (the live consumers). */
   readonly told: (from: Position, records: readonly Record[]) => void;
   /** Told once, of the failure that stops the ledger. */
@@ -43,30 +49,75 @@ export interface Catching {
   readonly kick: () => void;
 }
 
+/** Whether a failure of the log or the state means that the ledger cannot go on until a reopen. */
+function stopsTheLedger(e: unknown): e is LedgerError {
+  return isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED');
+}
+
+/**
+ * A step tried again after a pause once it failed: the pause doubles with each failure in a row,
+ * up to {@link MAX_RETRY_MS}, and starts again from the first once the step succeeds.
+ */
+class Retry {
+  private timer: NodeJS.Timeout | null = null;
+  private pauseMs = FIRST_RETRY_MS;
+  private stopped = false;
+
+  constructor(private readonly again: () => void) {}
+
+  /** Whether a pause is running: the step waits for it. */
+  get waiting(): boolean {
+    return this.timer !== null;
+  }
+
+  /** The step failed: it runs again after the pause (once, however often it failed meanwhile). */
+  failed(): void {
+    if (this.timer !== null || this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.again();
+    }, this.pauseMs);
+    this.pauseMs = Math.min(2 * this.pauseMs, MAX_RETRY_MS);
+  }
+
+  /** The step succeeded: the next failure waits the first pause. */
+  succeeded(): void {
+    this.pauseMs = FIRST_RETRY_MS;
+  }
+
+  /** No more tries. */
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
+
 /** Where a ledger is in the log, and how it catches up with what others appended. */
 export class Others {
   /** The head the state reflects: every record below it is in the state. */
-  private reached: Position;
+  private appliedHead: Position;
   /** The highest head a watch told of: above `applied`, a catch-up is due. */
   private heard: Position;
   /** Catch-ups asked for ({@link Others.ask}), settled by the next one. */
   private readonly asked: { resolve: () => void; reject: (error: unknown) => void }[] = [];
   /** The watch of the log, once started; `null` before (or while it is to be tried again). */
   private watch: Promise<Unwatch | null> | null = null;
-  /** A pause before a failed catch-up or watch is tried again; `null` when none is running. */
-  private retry: NodeJS.Timeout | null = null;
-  private retryMs = FIRST_RETRY_MS;
+  /** A catch-up the watch called for, after one that failed. */
+  private readonly catchUpRetry = new Retry(() => this.on.kick());
+  /** The watch's start, after one that failed. */
+  private readonly watchRetry = new Retry(() => this.listen());
   private failure: LedgerError | null = null;
   private closed = false;
 
   constructor(private readonly on: Catching) {
-    this.reached = on.log.head;
+    this.appliedHead = on.log.head;
     this.heard = on.log.head;
   }
 
   /** The head the state reflects. */
   get applied(): Position {
-    return this.reached;
+    return this.appliedHead;
   }
 
   /** The failure that stopped the ledger, or `null`. */
@@ -76,13 +127,13 @@ export class Others {
 
   /** The ledger's own append reached `head`, and the state took it in. */
   advanced(head: Position): void {
-    this.reached = head;
+    this.appliedHead = head;
   }
 
   /** Whether a catch-up is to be made now: asked for, or a head heard past the state. */
   due(): boolean {
     if (this.asked.length > 0) return true;
-    return this.heard > this.reached && this.failure === null && this.retry === null && !this.closed;
+    return this.heard > this.appliedHead && this.failure === null && !this.catchUpRetry.waiting && !this.closed;
   }
 
   /**
@@ -93,11 +144,11 @@ export class Others {
     const asked = this.asked.splice(0);
     try {
       await this.now();
-      this.retryMs = FIRST_RETRY_MS;
+      this.catchUpRetry.succeeded();
       for (const { resolve } of asked) resolve();
     } catch (e) {
       for (const { reject } of asked) reject(e);
-      if (this.failure === null) this.tryAgainLater(() => this.on.kick());
+      if (this.failure === null) this.catchUpRetry.failed();
     }
   }
 
@@ -111,41 +162,42 @@ export class Others {
 
   /**
    * The catch-up (see the module's comment), run by the ledger's flush, between its writes.
-   * @throws a passing failure of the log: nothing was taken in
+   * @throws a passing failure of the log or the state: nothing more was taken in
    * @throws the failure that stopped the ledger
    */
   async now(): Promise<void> {
     if (this.failure !== null) throw this.failure;
-    const { log, state, name } = this.on;
-    const from = this.reached;
-    let head: Position;
-    const records: Record[] = [];
     try {
-      head = await log.refresh();
-      if (head > from) for await (const record of log.read(from, head)) records.push(record);
+      const head = await this.on.log.refresh();
+      this.heard = Math.max(this.heard, head);
+      while (this.appliedHead < head) await this.takePage(Math.min(head, this.appliedHead + CATCH_UP_PAGE));
     } catch (e) {
-      if (isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED')) throw this.stop(e);
+      if (stopsTheLedger(e)) throw this.stop(e);
       throw e;
     }
-    this.heard = Math.max(this.heard, head);
-    if (records.length < head - from)
-      throw this.stop(
-        new DamagedError(name, from + records.length + 1, `the log's head is ${head}, but it ends before`),
-      );
-    if (records.length === 0) return;
+  }
+
+  /** Takes in the records from `applied` up to `to`, or none of them. */
+  private async takePage(to: Position): Promise<void> {
+    const { log, state, name } = this.on;
+    const from = this.appliedHead;
+    const records: Record[] = [];
+    for await (const record of log.read(from, to)) records.push(record);
+    if (records.length < to - from)
+      throw new DamagedError(name, from + records.length + 1, `the log's head is ${to}, but it ends before`);
     const states = await state.statesOf(records.map((r) => r.item));
     const staged = new ItemMap<ItemState>();
     records.forEach((record, n) => {
       const refused = refusal(record, staged.get(record.item) ?? states[n]);
-      if (refused !== null) throw this.stop(new DamagedError(name, from + n + 1, refused.message, { cause: refused }));
+      if (refused !== null) throw new DamagedError(name, from + n + 1, refused.message, { cause: refused });
       staged.set(record.item, stateAfter(record));
     });
     try {
       await state.apply(records, () => log.resumePoint());
     } catch (e) {
-      throw this.stop(new IndexBehindError(name, e instanceof Error ? e : new Error(String(e))));
+      throw new IndexBehindError(name, e instanceof Error ? e : new Error(String(e)));
     }
-    this.reached = head;
+    this.appliedHead = to;
     this.on.told(from, records);
   }
 
@@ -172,28 +224,24 @@ export class Others {
       onFailure: (failure) => {
         this.stop(failure);
       },
-    }).catch(() => {
-      this.watch = null;
-      this.tryAgainLater(() => this.listen());
-      return null;
-    });
-  }
-
-  /** Runs `again` after a pause that grows with each failure in a row. */
-  private tryAgainLater(again: () => void): void {
-    if (this.retry !== null || this.closed) return;
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      again();
-    }, this.retryMs);
-    this.retryMs = Math.min(2 * this.retryMs, MAX_RETRY_MS);
+    }).then(
+      (unwatch) => {
+        this.watchRetry.succeeded();
+        return unwatch;
+      },
+      () => {
+        this.watch = null;
+        this.watchRetry.failed();
+        return null;
+      },
+    );
   }
 
   /** No catch-up is due from now on; the watch is stopped. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retry !== null) clearTimeout(this.retry);
-    this.retry = null;
+    this.catchUpRetry.stop();
+    this.watchRetry.stop();
     const unwatch = await this.watch;
     await unwatch?.().catch(() => undefined);
   }

@@ -114,13 +114,16 @@ export function ledgerWriterTests<S extends Subject>(
         const raw = await backend.open(); // a log keeps no rules: a second `decided` goes in
         const follower = await Ledger.open(backend, followerOptions());
         let seen = 0;
-        const following = (async () => {
-          for await (const _ of follower.follow(0)) seen++;
-        })();
+        // its outcome taken at once: the follower may stop before the append that stops it returns
+        const following = code(
+          (async () => {
+            for await (const _ of follower.follow(0)) seen++;
+          })(),
+        );
         await raw.append([decided(turn('x', 1))]);
         await until(() => seen === 1, 'the follower to see the first record');
         await raw.append([decided(turn('x', 1))]);
-        assert.equal(await code(following), 'LEDGER_DAMAGED');
+        assert.equal(await following, 'LEDGER_DAMAGED');
         await assert.rejects(follower.catchUp(), /:2: .*decided/);
         assert.equal(follower.size, 1, 'what came before it is in');
         if (capabilities.severalWriters)

@@ -1,12 +1,12 @@
 /**
  * The read-through on worker threads (backends/jsonl-scan.ts) when the file or a worker fails it:
  * damage in a run a worker scanned, a line longer than a line may hold after such runs, a line
- * longer than a run, and a worker that dies holding runs. The files are large enough for workers
- * (two, with three threads), read in small runs so that there are many; each test waits, at the
- * first record, until a worker has loaded its scan (test/support/worker-scan.ts), so that the runs
- * after go to workers. Each checks what the caller is told against the read-through without a
- * scan (line by line, on this thread), which records reached `replay`, and that the file is left
- * exactly as it was.
+ * longer than a run, and a worker that fails holding runs (its scan throws, or it dies). The
+ * files are large enough for workers (two, with three threads), read in small runs so that there
+ * are many; each test waits, at the first record, until a worker has loaded its scan
+ * (test/support/worker-scan.ts), so that the runs after go to workers. Each checks what the
+ * caller is told against the read-through without a scan (line by line, on this thread), which
+ * records reached `replay`, and that the file is left exactly as it was.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
@@ -22,7 +22,7 @@ import {
 } from '../../lib/index.js';
 import type { Scanned } from '../../lib/line-scan.js';
 import { decided, skip, turn, withHome } from '../support/ledger.js';
-import { LOADED, workerScanModule } from '../support/worker-scan.js';
+import { LOADED, type WorkerFailure, workerScanModule } from '../support/worker-scan.js';
 
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 /** Record `n` of a large file: about 1 KiB. */
@@ -43,14 +43,14 @@ interface Run {
 }
 
 /** The ledger codec whose workers load test/support/worker-scan.ts; `runs` gets each run the read-through took. */
-function workerCodec(dies: boolean, runs: Run[]): RecordCodec<Record> {
+function workerCodec(failure: WorkerFailure, runs: Run[]): RecordCodec<Record> {
   const { lineScan } = honchoCodec;
   if (lineScan === undefined) throw new Error('the ledger codec has no line scan');
   const here = new WeakSet<Scanned>();
   return {
     ...honchoCodec,
     lineScan: {
-      module: workerScanModule(dies),
+      module: workerScanModule(failure),
       scan: (bytes, from, to) => {
         const scanned = lineScan.scan(bytes, from, to);
         here.add(scanned);
@@ -122,7 +122,7 @@ test('damage in runs the workers scanned: the first line that is no record is re
     assert.ok(message.startsWith(`${home.path}:${first}: `), message);
     for (const readOnly of [true, false]) {
       const runs: Run[] = [];
-      const scanned = await open(home.path, workerCodec(false, runs), readOnly);
+      const scanned = await open(home.path, workerCodec('none', runs), readOnly);
       assert.ok(isLedgerError(scanned.error, 'LEDGER_DAMAGED'), String(scanned.error));
       assert.is((scanned.error as Error).message, message, 'the same error as line by line');
       assert.is(scanned.replayed.length, first - 1, 'every record before the damage, and none after');
@@ -148,7 +148,7 @@ test('a line longer than a line may hold, after runs the workers scanned: damage
     assert.is(plain.replayed.length, RECORDS, 'line by line: every record before it');
     for (const readOnly of [true, false]) {
       const runs: Run[] = [];
-      const scanned = await open(home.path, workerCodec(false, runs), readOnly);
+      const scanned = await open(home.path, workerCodec('none', runs), readOnly);
       assert.ok(isLedgerError(scanned.error, 'LEDGER_DAMAGED'), String(scanned.error));
       assert.is((scanned.error as Error).message, (plain.error as Error).message, 'the same error as line by line');
       assert.is(scanned.replayed.length, RECORDS, 'every record before it');
@@ -170,7 +170,7 @@ test('a line longer than a run, among runs the workers scanned: read on this thr
     const expected = [...Array.from({ length: 5000 }, (_, n) => record(n)), big];
     for (let n = 5000; n < RECORDS; n++) expected.push(record(n));
     const runs: Run[] = [];
-    const scanned = await open(home.path, workerCodec(false, runs), false);
+    const scanned = await open(home.path, workerCodec('none', runs), false);
     assert.is(scanned.error, null);
     assert.is(scanned.head, RECORDS + 1);
     assert.equal(scanned.replayed, expected);
@@ -183,25 +183,29 @@ test('a line longer than a run, among runs the workers scanned: read on this thr
   });
 });
 
-test('a worker whose scan crashes while it holds runs: they are scanned here, every record in order', async () => {
-  await withHome(async (home) => {
-    const text = lines(0, RECORDS);
-    writeFileSync(home.path, text);
-    const runs: Run[] = [];
-    // the reading thread waits for the dead worker's reply as long as it waits for any, then gives up
-    const scanned = await open(home.path, workerCodec(true, runs), true, 2);
-    assert.is(scanned.error, null);
-    assert.is(scanned.head, RECORDS);
-    assert.equal(
-      scanned.replayed,
-      Array.from({ length: RECORDS }, (_, n) => record(n)),
-    );
-    assert.ok(
-      runs.every((r) => !r.onWorker),
-      'no run came from the dead worker',
-    );
-    assert.is(readFileSync(home.path, 'utf8'), text);
+for (const failure of ['throws', 'exits'] as const) {
+  const how = failure === 'throws' ? 'whose scan crashes (and says so)' : 'that dies without a word';
+  test(`a worker ${how} while it holds runs: they are scanned here, every record in order`, async () => {
+    await withHome(async (home) => {
+      const text = lines(0, RECORDS);
+      writeFileSync(home.path, text);
+      const runs: Run[] = [];
+      // a scan that throws is replied at once; a worker that dies, given up once the reading
+      // thread has waited for its reply as long as it waits for any
+      const scanned = await open(home.path, workerCodec(failure, runs), true, 2);
+      assert.is(scanned.error, null);
+      assert.is(scanned.head, RECORDS);
+      assert.equal(
+        scanned.replayed,
+        Array.from({ length: RECORDS }, (_, n) => record(n)),
+      );
+      assert.ok(
+        runs.every((r) => !r.onWorker),
+        'no run came from the failed worker',
+      );
+      assert.is(readFileSync(home.path, 'utf8'), text);
+    });
   });
-});
+}
 
 test.run();

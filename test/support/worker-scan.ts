@@ -7,8 +7,10 @@
  * - On a worker thread, once loaded, it says so on the {@link LOADED} broadcast channel, after the
  *   worker has told the reading thread it is ready: a test that waits for that knows that from
  *   then on the read-through hands runs to workers.
- * - With the query `?dies` in its URL, it throws at its first run on a worker thread, as a scan
- *   that crashes does: the worker dies holding the runs it was given.
+ * - With the query `?throws` in its URL, it throws at its first run on a worker thread, as a
+ *   scan that crashes does: the worker says so and takes no more runs.
+ * - With `?exits`, the worker thread ends at its first run without a word (`process.exit`), as
+ *   one that dies does: it holds the runs it was given.
  *
  * @module
  */
@@ -19,11 +21,14 @@ import type { Scanned } from '../../lib/line-scan.js';
 /** The broadcast channel a worker says `loaded` on. */
 export const LOADED = 'ledgerstore-test-worker-scan-loaded';
 
-/** The module's URL, for a codec's `lineScan.module`: with `dies`, a scan that crashes on its worker. */
-export const workerScanModule = (dies: boolean): string =>
-  new URL(`./worker-scan.js${dies ? '?dies' : ''}`, import.meta.url).href;
+/** How the scan fails on its worker: not at all, by throwing, or by ending the worker's thread. */
+export type WorkerFailure = 'none' | 'throws' | 'exits';
 
-const dies = new URL(import.meta.url).search === '?dies';
+/** The module's URL, for a codec's `lineScan.module`, with the failure its worker is to meet. */
+export const workerScanModule = (failure: WorkerFailure): string =>
+  new URL(`./worker-scan.js${failure === 'none' ? '' : `?${failure}`}`, import.meta.url).href;
+
+const failure = new URL(import.meta.url).search.slice(1);
 
 if (!isMainThread) {
   // a macrotask: the worker's ready reply, posted as soon as this module is imported, goes first
@@ -36,6 +41,7 @@ if (!isMainThread) {
 
 /** The scan a worker runs. */
 export function scanLines(bytes: Uint8Array, from: number, to: number): Scanned {
-  if (dies && !isMainThread) throw new Error('the scan crashed on its worker thread');
+  if (!isMainThread && failure === 'throws') throw new Error('the scan crashed on its worker thread');
+  if (!isMainThread && failure === 'exits') process.exit(1);
   return ledgerScan(bytes, from, to);
 }
