@@ -3,7 +3,7 @@
  * the mirror of journalled edits, the worker sending the outbox to a fake Honcho that refuses
  * some sends) on a ledger of synthetic records, in real processes killed at random moments and
  * restarted, while, from the third run on, a projection's version bump rebuilds it in the
- * background. `LEDGERSTORE_TORTURE` runs more kills; `bench/soak.ts` runs it on 10M records.
+ * background. `LEDGERSTORE_TORTURE` runs more kills; `bench/rebuild.ts --soak` runs it on 10M records.
  *
  * Checked: each run compares every answer with a replay in memory at the same position (a
  * mismatch fails it); an undo is sent with an id Honcho gave for that fact; no item is decided

@@ -1,6 +1,6 @@
 /**
  * The soak of issue 14, shared by its two sizes: `test/soak.test.ts` (short, `make test`) and
- * `bench/soak.ts` (a 10M-record ledger, `make bench`). It runs memoryd's three consumers
+ * `bench/rebuild.ts --soak` (a 10M-record ledger). It runs memoryd's three consumers
  * (`soak-child.ts`) in real processes, killed at the given moments and restarted, with the turns
  * projection's version of each run, and then checks what the runs left: the outbox drained, no
  * item decided twice, Honcho never sent an item again once its outcome was acknowledged, and

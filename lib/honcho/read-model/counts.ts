@@ -18,6 +18,10 @@ type Row = [decided: number, sent: number, waiting: number, failed: number, skip
 
 const NONE: Row = [0, 0, 0, 0, 0];
 
+/**
+ * The counts projection (`counts()`): one row of the five counts, updated once a batch. Part of the
+ * Honcho read model (`HONCHO_PROJECTIONS`).
+ */
 export const countsProjection: ProjectionDefinition<Record, CountQueries> = {
   name: 'counts',
   version: 1,

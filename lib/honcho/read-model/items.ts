@@ -44,6 +44,10 @@ const stateOf = (row: StateRow | undefined): ItemState | undefined =>
 /** A decision number as a key's 12 hex digits, which sort as the numbers do. */
 export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
 
+/**
+ * The items projection: every item's state and the decision order (`isDecided`, `sentIds`,
+ * `decisions()`), and the rules an append is checked against. Part of the Honcho read model.
+ */
 export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   name: 'items',
   version: 1,

@@ -26,6 +26,10 @@ export interface OutboxQueries {
   outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage>;
 }
 
+/**
+ * The outbox projection (`outbox()`, `outboxPage()`): the waiting items in decision order, a row
+ * each, so that a page reads only waiting items. Part of the Honcho read model.
+ */
 export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   name: 'outbox',
   version: 1,

@@ -27,6 +27,10 @@ type Pending = [op: 'c' | 'u', workspace: Workspace, text: string];
 const top = (workspace: Workspace, text: string): string => `t${workspace}\n${text}`;
 const entry = (workspace: Workspace, depth: number, text: string): string => `s${workspace}\n${depth}\n${text}`;
 
+/**
+ * The conclusion-stacks projection (`conclusion()`): per workspace and text, the sent `Conclude`s
+ * not yet taken off, latest on top. Part of the Honcho read model.
+ */
 export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   name: 'stacks',
   version: 1,
