@@ -338,10 +338,15 @@ async function measure(kind: Kind, file: string, n: number, appenders: number): 
   return measureOnce(kind, file, n, appenders);
 }
 
-/** One pair: the bare loop's rate and one appender's, per second, run one after the other. */
+/**
+ * One pair: the bare loop's rate and one appender's, per second, run one after the other; for a
+ * group, the rate of its appenders at once, and `limit`, the bare loop's writing as many lines
+ * per sync.
+ */
 interface Pair {
   readonly bare: number;
   readonly engine: number;
+  readonly limit?: number;
 }
 
 /**
@@ -352,12 +357,7 @@ interface Pair {
  * ratios is the engine's share of the limit.
  */
 async function appendPaired(dir: string, n: number): Promise<Pair[]> {
-  let made = 0;
-  const fresh = (): string => path.join(dir, `paired-${process.pid}-${made++}.jsonl`);
-  const once = async (run: () => Timing | Promise<Timing>): Promise<number> => {
-    const { count, seconds } = await run();
-    return count / seconds;
-  };
+  const { fresh, once } = pairing(dir);
   await once(() => appendEngine(fresh(), WARMUP, 1, 'jsonl'));
   await once(() => appendBare(fresh(), WARMUP));
   const pairs: Pair[] = [];
@@ -373,6 +373,51 @@ async function appendPaired(dir: string, n: number): Promise<Pair[]> {
     }
   }
   return pairs;
+}
+
+/** Fresh files in `dir` for the runs of one process, and a run's rate per second. */
+function pairing(dir: string): {
+  fresh: () => string;
+  once: (run: () => Timing | Promise<Timing>) => Promise<number>;
+} {
+  let made = 0;
+  return {
+    fresh: () => path.join(dir, `paired-${process.pid}-${made++}.jsonl`),
+    once: async (run) => {
+      const { count, seconds } = await run();
+      return count / seconds;
+    },
+  };
+}
+
+/**
+ * {@link PAIRS} rounds, as {@link appendPaired}'s pairs, of three runs in one warm process: the
+ * bare loop, `appenders` appenders at once ({@link APPENDS} each), and group commit's limit, the
+ * bare loop writing `appenders` lines per sync; each round starts with the next of the three.
+ * On a shared disk, whose speed moves by several times from one process to the next, the
+ * medians of the rounds' ratios say what the best runs of separate processes cannot.
+ */
+async function groupPaired(dir: string, appenders: number): Promise<Pair[]> {
+  const { fresh, once } = pairing(dir);
+  const records = APPENDS * appenders;
+  await once(() => appendEngine(fresh(), WARMUP * appenders, appenders, 'jsonl'));
+  await once(() => appendBare(fresh(), WARMUP * appenders, appenders));
+  const runs = [
+    () => once(() => appendBare(fresh(), APPENDS)),
+    () => once(() => appendEngine(fresh(), records, appenders, 'jsonl')),
+    () => once(() => appendBare(fresh(), records, appenders)),
+  ];
+  const rounds: Pair[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const rates: number[] = [];
+    for (let r = 0; r < runs.length; r++) {
+      const at = (p + r) % runs.length;
+      rates[at] = await (runs[at] as () => Promise<number>)();
+    }
+    const [bare, engine, limit] = rates as [number, number, number];
+    rounds.push({ bare, engine, limit });
+  }
+  return rounds;
 }
 
 const median = (values: readonly number[]): number => {
@@ -480,6 +525,17 @@ interface GroupCommit {
   readonly ratio: number;
   /** The bare loop writing `appenders` lines per write and sync: group commit's limit with batches that size. */
   readonly limit?: Limit;
+  /**
+   * The group, the bare loop and the limit taking turns in one process ({@link groupPaired}):
+   * every round, the median of the rounds' ratios to the bare loop, and of their shares of the limit.
+   */
+  readonly paired?: {
+    readonly rounds: readonly Pair[];
+    readonly bare: number;
+    readonly engine: number;
+    readonly ratio: number;
+    readonly share: number;
+  };
 }
 
 /** The file system's name, from `statfs`'s magic number, for the record of where appends ran. */
@@ -646,6 +702,7 @@ function rows(results: Results): string[][] {
     '≥ 14.0',
   ]);
   limitRow(out, a, a.concurrent.limit, `${a.concurrent.appenders} lines per write + \`fdatasync\``);
+  groupPairedRow(out, a.concurrent, '≥ 14.0');
   if (a.many !== undefined) {
     out.push([
       `Append, ${a.many.appenders} appenders at once, group commit (${a.many.records} records)`,
@@ -655,6 +712,7 @@ function rows(results: Results): string[][] {
       '≥ 25.0',
     ]);
     limitRow(out, a, a.many.limit, `${a.many.appenders} lines per write + \`fdatasync\``);
+    groupPairedRow(out, a.many, '≥ 25.0');
   }
   out.push([
     `Append, LevelDB, 1 appender awaiting each (${a.records} records)`,
@@ -702,6 +760,19 @@ function rows(results: Results): string[][] {
     '—',
   ]);
   return out;
+}
+
+/** The row of a group's rounds in one process, when they were measured. */
+function groupPairedRow(out: string[][], group: GroupCommit, target: string): void {
+  const p = group.paired;
+  if (p === undefined) return;
+  out.push([
+    `Append, ${group.appenders} appenders, taking turns with the bare loop and the limit in one process (median of ${p.rounds.length} rounds; ${ratioText(p.share)} of the limit)`,
+    `${formatRate(p.engine)} records/s`,
+    `${formatRate(p.bare)} appends/s`,
+    ratioText(p.ratio),
+    target,
+  ]);
 }
 
 /** The row of `limit`, measured beside the row before it (`what` it is), when it was. */
@@ -821,6 +892,21 @@ async function measureAppends(scratch: string): Promise<Results['append']> {
     engine: Math.round(median(pairs.map((p) => p.engine))),
     ratio: Math.round(1000 * median(pairs.map((p) => p.engine / p.bare))) / 1000,
   };
+  const groupsPaired: NonNullable<GroupCommit['paired']>[] = [];
+  for (const appenders of [APPENDERS, MANY_APPENDERS]) {
+    progress(`append: ${appenders} appenders, the bare loop and the limit, paired`);
+    const rounds = await childSays<Pair[]>(
+      [SCRIPT, '--group-paired', scratch, String(appenders)],
+      `paired appends, ${appenders} appenders`,
+    );
+    groupsPaired.push({
+      rounds,
+      bare: Math.round(median(rounds.map((p) => p.bare))),
+      engine: Math.round(median(rounds.map((p) => p.engine))),
+      ratio: Math.round(1000 * median(rounds.map((p) => p.engine / p.bare))) / 1000,
+      share: Math.round(1000 * median(rounds.map((p) => p.engine / (p.limit as number)))) / 1000,
+    });
+  }
   const limit = (rate: Rate, of: Rate): Limit => ({
     engine: rate,
     ratio: ratioOf(rate, bare),
@@ -841,6 +927,7 @@ async function measureAppends(scratch: string): Promise<Results['append']> {
       engine: concurrent,
       ratio: ratioOf(concurrent, bare),
       limit: limit(concurrentLimit, concurrent),
+      paired: groupsPaired[0],
       level: {
         engine: levelConcurrent,
         ratio: ratioOf(levelConcurrent, bare),
@@ -853,6 +940,7 @@ async function measureAppends(scratch: string): Promise<Results['append']> {
       engine: many,
       ratio: ratioOf(many, bare),
       limit: limit(manyLimit, many),
+      paired: groupsPaired[1],
     },
     level: { engine: level, ratio: ratioOf(level, bare), limit: limit(levelLimit, level) },
     memory: { engine: memory, ratio: ratioOf(memory, bare) },
@@ -984,6 +1072,10 @@ if (process.argv[2] === '--measure') {
 } else if (process.argv[2] === '--docs') {
   const root = repositoryRoot();
   writeDocs(root, JSON.parse(fs.readFileSync(path.join(root, 'bench', 'results.json'), 'utf8')) as Results);
+} else if (process.argv[2] === '--group-paired') {
+  const [dir, appenders] = process.argv.slice(3);
+  if (dir === undefined || appenders === undefined) throw new Error('usage: run.js --group-paired <dir> <appenders>');
+  process.stdout.write(JSON.stringify(await groupPaired(dir, Number(appenders))));
 } else if (process.argv[2] === '--paired') {
   const [dir, n] = process.argv.slice(3);
   if (dir === undefined || n === undefined) throw new Error('usage: run.js --paired <dir> <n>');
