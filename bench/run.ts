@@ -694,26 +694,8 @@ function rows(results: Results): string[][] {
     ratioText(a.paired.ratio),
     '≥ 0.95',
   ]);
-  out.push([
-    `Append, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
-    `${formatRate(a.concurrent.engine.perSecond)} records/s`,
-    `${formatRate(a.bare.perSecond)} appends/s`,
-    ratioText(a.concurrent.ratio),
-    '≥ 14.0',
-  ]);
-  limitRow(out, a, a.concurrent.limit, `${a.concurrent.appenders} lines per write + \`fdatasync\``);
-  groupPairedRow(out, a.concurrent, '≥ 14.0');
-  if (a.many !== undefined) {
-    out.push([
-      `Append, ${a.many.appenders} appenders at once, group commit (${a.many.records} records)`,
-      `${formatRate(a.many.engine.perSecond)} records/s`,
-      `${formatRate(a.bare.perSecond)} appends/s`,
-      ratioText(a.many.ratio),
-      '≥ 25.0',
-    ]);
-    limitRow(out, a, a.many.limit, `${a.many.appenders} lines per write + \`fdatasync\``);
-    groupPairedRow(out, a.many, '≥ 25.0');
-  }
+  groupRows(out, a, a.concurrent, '≥ 14.0');
+  if (a.many !== undefined) groupRows(out, a, a.many, '≥ 25.0');
   out.push([
     `Append, LevelDB, 1 appender awaiting each (${a.records} records)`,
     `${formatRate(a.level.engine.perSecond)} appends/s`,
@@ -762,8 +744,16 @@ function rows(results: Results): string[][] {
   return out;
 }
 
-/** The row of a group's rounds in one process, when they were measured. */
-function groupPairedRow(out: string[][], group: GroupCommit, target: string): void {
+/** A group commit's rows: its best of three, its limit's, and its rounds in one process, when they were measured. */
+function groupRows(out: string[][], a: Results['append'], group: GroupCommit, target: string): void {
+  out.push([
+    `Append, ${group.appenders} appenders at once, group commit (${group.records} records)`,
+    `${formatRate(group.engine.perSecond)} records/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(group.ratio),
+    target,
+  ]);
+  limitRow(out, a, group.limit, `${group.appenders} lines per write + \`fdatasync\``);
   const p = group.paired;
   if (p === undefined) return;
   out.push([
