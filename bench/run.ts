@@ -9,8 +9,10 @@
  *   4, ... threads up to all the machine gives (the curve: it runs unchanged on a bigger machine,
  *   and reports its curve there). Each replaying process then answers the queries memoryd makes
  *   at start, and reports its peak RSS.
- * - Appends: one appender awaiting each `ledger.append`, and 16 appenders at once (which the
- *   ledger group-commits), against a loop of `writeSync` + `fdatasyncSync` of the same lines.
+ * - Appends: one appender awaiting each `ledger.append`, and 16 and 64 appenders at once (which
+ *   the ledger group-commits), against a loop of `writeSync` + `fdatasyncSync` of the same lines;
+ *   beside them the limit of group commit, the same loop writing 16 (64) lines per sync, and
+ *   LevelDB's own, classic-level's synced batch writes of the same records with no ledger.
  * - The LevelDB backend (classic-level, in a folder beside the JSONL files), measured the same
  *   ways against the same bare loops: replay of the same ledgers (up to 1M) imported once into
  *   LevelDB, and appends to a fresh folder.
@@ -22,8 +24,10 @@
  * to `bench/results.json` and to the generated section of `docs/benchmarks.md`; nothing here
  * judges a figure.
  *
- * `node dist/bench/run.js` runs it all; `node dist/bench/run.js --docs` writes the generated
- * section again from `bench/results.json` without measuring (after a change to what it says).
+ * `node dist/bench/run.js` runs it all; `node dist/bench/run.js --appends` measures the appends
+ * alone and keeps the replay figures of `bench/results.json`; `node dist/bench/run.js --docs`
+ * writes the generated section again from `bench/results.json` without measuring (after a change
+ * to what it says).
  * (`--measure <kind> ...` is how it runs one measurement in a child process.)
  *
  * @module
@@ -33,8 +37,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { ClassicLevel } from 'classic-level';
 import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
+import { encodeRecord as levelValueOf } from '../backends/level-values.js';
 import { memoryBackend } from '../backends/memory.js';
 import { fillLedger } from '../lib/copy.js';
 import { encodeValid, honchoCodec } from '../lib/honcho/codec.js';
@@ -68,7 +74,9 @@ const EVERY_WAY_UP_TO = 1_000_000;
 const SEED = 1;
 /** Appends per run of the single appender and of the bare loop, and per concurrent appender. */
 const APPENDS = 3000;
+/** The appenders of the group-commit rows: 16, and 64 (the JSONL file only). */
 const APPENDERS = 16;
+const MANY_APPENDERS = 64;
 /** Untimed appends (per appender) before each timed append loop. */
 const WARMUP = 500;
 /** Pairs of the bare append loop and one appender, taking turns in one process. */
@@ -181,20 +189,55 @@ async function replayEngine(file: string, flavor: Flavor, threads?: number): Pro
   return { count, seconds };
 }
 
-/** One `pwrite` and one `fdatasync` per line, synchronously: the least a durable append costs. */
-function appendBare(file: string, n: number): Timing {
+/**
+ * One `pwrite` and one `fdatasync` per line, synchronously: the least a durable append costs.
+ * With `linesPerSync`, that many lines (joined beforehand, untimed) per write and sync: the
+ * least a group commit of batches that size costs, its limit.
+ */
+function appendBare(file: string, n: number, linesPerSync = 1): Timing {
   const { lines } = appendWorkload(n);
+  const writes: Buffer[] = [];
+  for (let at = 0; at < lines.length; at += linesPerSync)
+    writes.push(Buffer.concat(lines.slice(at, at + linesPerSync)));
   const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
   try {
     let position = 0;
     const start = now();
-    for (const line of lines) {
-      position += fs.writeSync(fd, line, 0, line.length, position);
+    for (const bytes of writes) {
+      position += fs.writeSync(fd, bytes, 0, bytes.length, position);
       fs.fdatasyncSync(fd);
     }
     return { count: lines.length, seconds: now() - start };
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * LevelDB's own limit: classic-level's batch writes with `sync`, no ledger, of the records' CBOR
+ * (as the LevelDB backend stores them, without its checksum) under 8-byte keys; `writers` callers
+ * at once, each awaiting its write of one record, which LevelDB itself joins into one synced
+ * write of its log where they meet.
+ */
+async function appendLevelBare(folder: string, n: number, writers: number): Promise<Timing> {
+  const { records } = appendWorkload(n);
+  const values = records.map((record) => levelValueOf(record));
+  const db = new ClassicLevel<Uint8Array, Uint8Array>(folder, { keyEncoding: 'view', valueEncoding: 'view' });
+  await db.open();
+  try {
+    let next = 0;
+    const start = now();
+    const writer = async (): Promise<void> => {
+      while (next < values.length) {
+        const key = Buffer.alloc(8);
+        key.writeUIntBE(next, 2, 6);
+        await db.batch([{ type: 'put', key, value: values[next++] as Uint8Array }], { sync: true });
+      }
+    };
+    await Promise.all(Array.from({ length: writers }, writer));
+    return { count: values.length, seconds: now() - start };
+  } finally {
+    await db.close();
   }
 }
 
@@ -262,6 +305,8 @@ type Kind =
   | 'replay-threads'
   | 'replay-user'
   | 'append-bare'
+  | 'append-bare-batched'
+  | 'append-level-bare'
   | 'append-user'
   | 'append-bare-async'
   | 'append-engine'
@@ -270,7 +315,8 @@ type Kind =
   | 'append-level-concurrent'
   | 'append-memory';
 
-async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing> {
+/** `appenders`: the callers at once of a `-concurrent` kind, the lines per sync of `append-bare-batched`, the writers of `append-level-bare`. */
+async function measureOnce(kind: Kind, file: string, n: number, appenders: number): Promise<Timing> {
   switch (kind) {
     case 'replay-bare':
       return replayBare(file);
@@ -290,16 +336,20 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
       return appendUser(file, n);
     case 'append-bare':
       return appendBare(file, n);
+    case 'append-bare-batched':
+      return appendBare(file, n, appenders);
+    case 'append-level-bare':
+      return appendLevelBare(file, n, appenders);
     case 'append-bare-async':
       return appendBareAsync(file, n);
     case 'append-engine':
       return appendEngine(file, n, 1, 'jsonl');
     case 'append-engine-concurrent':
-      return appendEngine(file, n, APPENDERS, 'jsonl');
+      return appendEngine(file, n, appenders, 'jsonl');
     case 'append-level':
       return appendEngine(file, n, 1, 'level');
     case 'append-level-concurrent':
-      return appendEngine(file, n, APPENDERS, 'level');
+      return appendEngine(file, n, appenders, 'level');
     case 'append-memory':
       return appendEngine(file, n, 1, 'memory');
   }
@@ -310,21 +360,26 @@ async function measureOnce(kind: Kind, file: string, n: number): Promise<Timing>
  * long-running daemon, so each append loop first runs {@link WARMUP} appends to a file of its
  * own, untimed, and its figure is not that of code the JIT has not compiled yet.
  */
-async function measure(kind: Kind, file: string, n: number): Promise<Timing> {
+async function measure(kind: Kind, file: string, n: number, appenders: number): Promise<Timing> {
   if (kind.startsWith('append-')) {
     const warm = `${file}.warmup`;
-    await measureOnce(kind, warm, Math.min(n, kind.endsWith('-concurrent') ? WARMUP * APPENDERS : WARMUP));
+    await measureOnce(kind, warm, Math.min(n, WARMUP * appenders), appenders);
     fs.rmSync(warm, { recursive: true, force: true }); // a LevelDB log is a folder; an in-memory one is nothing
   }
-  const timing = await measureOnce(kind, file, n);
+  const timing = await measureOnce(kind, file, n, appenders);
   // An in-memory replay's peak holds the untimed open of the file its records come from.
   return kind.startsWith('replay-') && kind !== 'replay-memory' ? { ...timing, peakMiB: peakRssMiB() } : timing;
 }
 
-/** One pair: the bare loop's rate and one appender's, per second, run one after the other. */
+/**
+ * One pair: the bare loop's rate and one appender's, per second, run one after the other; for a
+ * group, the rate of its appenders at once, and `limit`, the bare loop's writing as many lines
+ * per sync.
+ */
 interface Pair {
   readonly bare: number;
   readonly engine: number;
+  readonly limit?: number;
 }
 
 /**
@@ -335,12 +390,7 @@ interface Pair {
  * ratios is the engine's share of the limit.
  */
 async function appendPaired(dir: string, n: number): Promise<Pair[]> {
-  let made = 0;
-  const fresh = (): string => path.join(dir, `paired-${process.pid}-${made++}.jsonl`);
-  const once = async (run: () => Timing | Promise<Timing>): Promise<number> => {
-    const { count, seconds } = await run();
-    return count / seconds;
-  };
+  const { fresh, once } = pairing(dir);
   await once(() => appendEngine(fresh(), WARMUP, 1, 'jsonl'));
   await once(() => appendBare(fresh(), WARMUP));
   const pairs: Pair[] = [];
@@ -358,6 +408,51 @@ async function appendPaired(dir: string, n: number): Promise<Pair[]> {
   return pairs;
 }
 
+/** Fresh files in `dir` for the runs of one process, and a run's rate per second. */
+function pairing(dir: string): {
+  fresh: () => string;
+  once: (run: () => Timing | Promise<Timing>) => Promise<number>;
+} {
+  let made = 0;
+  return {
+    fresh: () => path.join(dir, `paired-${process.pid}-${made++}.jsonl`),
+    once: async (run) => {
+      const { count, seconds } = await run();
+      return count / seconds;
+    },
+  };
+}
+
+/**
+ * {@link PAIRS} rounds, as {@link appendPaired}'s pairs, of three runs in one warm process: the
+ * bare loop, `appenders` appenders at once ({@link APPENDS} each), and group commit's limit, the
+ * bare loop writing `appenders` lines per sync; each round starts with the next of the three.
+ * On a shared disk, whose speed moves by several times from one process to the next, the
+ * medians of the rounds' ratios say what the best runs of separate processes cannot.
+ */
+async function groupPaired(dir: string, appenders: number): Promise<Pair[]> {
+  const { fresh, once } = pairing(dir);
+  const records = APPENDS * appenders;
+  await once(() => appendEngine(fresh(), WARMUP * appenders, appenders, 'jsonl'));
+  await once(() => appendBare(fresh(), WARMUP * appenders, appenders));
+  const runs = [
+    () => once(() => appendBare(fresh(), APPENDS)),
+    () => once(() => appendEngine(fresh(), records, appenders, 'jsonl')),
+    () => once(() => appendBare(fresh(), records, appenders)),
+  ];
+  const rounds: Pair[] = [];
+  for (let p = 0; p < PAIRS; p++) {
+    const rates: number[] = [];
+    for (let r = 0; r < runs.length; r++) {
+      const at = (p + r) % runs.length;
+      rates[at] = await (runs[at] as () => Promise<number>)();
+    }
+    const [bare, engine, limit] = rates as [number, number, number];
+    rounds.push({ bare, engine, limit });
+  }
+  return rounds;
+}
+
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
@@ -367,8 +462,8 @@ const median = (values: readonly number[]): number => {
 };
 
 /** Runs one measurement in a fresh Node.js process and gives what it reported. */
-function inChild(kind: Kind, file: string, n: number): Promise<Timing> {
-  return childSays<Timing>([SCRIPT, '--measure', kind, file, String(n)], `${kind} ${file}`);
+function inChild(kind: Kind, file: string, n: number, appenders: number): Promise<Timing> {
+  return childSays<Timing>([SCRIPT, '--measure', kind, file, String(n), String(appenders)], `${kind} ${file}`);
 }
 
 // -- the whole run ----------------------------------------------------------------------------
@@ -437,18 +532,47 @@ interface Results {
       readonly engine: number;
       readonly ratio: number;
     };
-    readonly concurrent: {
-      readonly appenders: number;
-      readonly records: number;
-      readonly engine: Rate;
-      readonly ratio: number;
-      /** The LevelDB backend's figure, against the same bare loop. */
-      readonly level: { readonly engine: Rate; readonly ratio: number };
+    readonly concurrent: GroupCommit & {
+      /** The LevelDB backend's figure, against the same bare loop; `limit`: LevelDB's own, as many writers at once. */
+      readonly level: { readonly engine: Rate; readonly ratio: number; readonly limit?: Limit };
     };
-    /** The LevelDB backend's figure, against the same bare loop. */
-    readonly level: { readonly engine: Rate; readonly ratio: number };
+    /** Group commit with {@link MANY_APPENDERS} appenders, the JSONL file. */
+    readonly many?: GroupCommit;
+    /** The LevelDB backend's figure, against the same bare loop; `limit`: LevelDB's own, one record per synced write. */
+    readonly level: { readonly engine: Rate; readonly ratio: number; readonly limit?: Limit };
     /** The in-memory backend's figure (no I/O at all), against the same bare loop. */
     readonly memory: { readonly engine: Rate; readonly ratio: number };
+  };
+}
+
+/**
+ * What an engine's figure cannot pass, measured beside it: its rate, its ratio to the bare loop,
+ * and `share`, the engine's rate over it (1.00: the engine reaches its limit).
+ */
+interface Limit {
+  readonly engine: Rate;
+  readonly ratio: number;
+  readonly share: number;
+}
+
+/** Appenders at once, each awaiting its own appends, which the ledger group-commits. */
+interface GroupCommit {
+  readonly appenders: number;
+  readonly records: number;
+  readonly engine: Rate;
+  readonly ratio: number;
+  /** The bare loop writing `appenders` lines per write and sync: group commit's limit with batches that size. */
+  readonly limit?: Limit;
+  /**
+   * The group, the bare loop and the limit taking turns in one process ({@link groupPaired}):
+   * every round, the median of the rounds' ratios to the bare loop, and of their shares of the limit.
+   */
+  readonly paired?: {
+    readonly rounds: readonly Pair[];
+    readonly bare: number;
+    readonly engine: number;
+    readonly ratio: number;
+    readonly share: number;
   };
 }
 
@@ -479,6 +603,8 @@ interface Spec {
   readonly file: () => string;
   readonly n: number;
   readonly expected: number;
+  /** The appenders (lines per sync, writers) of an append measurement; 1 when absent. */
+  readonly appenders?: number;
 }
 
 /**
@@ -491,7 +617,7 @@ async function rates(specs: readonly Spec[]): Promise<Rate[]> {
   for (let run = 1; run <= RUNS; run++) {
     for (const [s, spec] of specs.entries()) {
       progress(`${spec.label}: run ${run} of ${RUNS}`);
-      const { count, seconds, peakMiB } = await inChild(spec.kind, spec.file(), spec.n);
+      const { count, seconds, peakMiB } = await inChild(spec.kind, spec.file(), spec.n, spec.appenders ?? 1);
       if (count !== spec.expected) throw new Error(`${spec.label}: ${count} records, not ${spec.expected}`);
       (runs[s] as number[]).push(Math.round(count / seconds));
       if (peakMiB !== undefined) (peaks[s] as number[]).push(peakMiB);
@@ -632,13 +758,8 @@ function rows(results: Results): string[][] {
     ratioText(a.paired.ratio),
     '≥ 0.95',
   ]);
-  out.push([
-    `Append, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
-    `${formatRate(a.concurrent.engine.perSecond)} records/s`,
-    `${formatRate(a.bare.perSecond)} appends/s`,
-    ratioText(a.concurrent.ratio),
-    '≥ 14.0',
-  ]);
+  groupRows(out, a, a.concurrent, '≥ 14.0');
+  if (a.many !== undefined) groupRows(out, a, a.many, '≥ 25.0');
   out.push([
     `Append, LevelDB, 1 appender awaiting each (${a.records} records)`,
     `${formatRate(a.level.engine.perSecond)} appends/s`,
@@ -646,6 +767,7 @@ function rows(results: Results): string[][] {
     ratioText(a.level.ratio),
     '≥ 0.80',
   ]);
+  limitRow(out, a, a.level.limit, 'classic-level alone, a synced batch write per record', 'LevelDB’s own limit');
   out.push([
     `Append, LevelDB, ${a.concurrent.appenders} appenders at once, group commit (${a.concurrent.records} records)`,
     `${formatRate(a.concurrent.level.engine.perSecond)} records/s`,
@@ -653,6 +775,13 @@ function rows(results: Results): string[][] {
     ratioText(a.concurrent.level.ratio),
     '≥ 10.0',
   ]);
+  limitRow(
+    out,
+    a,
+    a.concurrent.level.limit,
+    `classic-level alone, ${a.concurrent.appenders} writers at once, each a synced batch write per record`,
+    'LevelDB’s own limit',
+  );
   out.push([
     `Append, in memory (\`memory:\`, no I/O), 1 appender awaiting each (${a.records} records)`,
     `${formatRate(a.memory.engine.perSecond)} appends/s`,
@@ -677,6 +806,45 @@ function rows(results: Results): string[][] {
     '—',
   ]);
   return out;
+}
+
+/** A group commit's rows: its best of three, its limit's, and its rounds in one process, when they were measured. */
+function groupRows(out: string[][], a: Results['append'], group: GroupCommit, target: string): void {
+  out.push([
+    `Append, ${group.appenders} appenders at once, group commit (${group.records} records)`,
+    `${formatRate(group.engine.perSecond)} records/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(group.ratio),
+    target,
+  ]);
+  limitRow(out, a, group.limit, `${group.appenders} lines per write + \`fdatasync\``);
+  const p = group.paired;
+  if (p === undefined) return;
+  out.push([
+    `Append, ${group.appenders} appenders, taking turns with the bare loop and the limit in one process (median of ${p.rounds.length} rounds; ${ratioText(p.share)} of the limit)`,
+    `${formatRate(p.engine)} records/s`,
+    `${formatRate(p.bare)} appends/s`,
+    ratioText(p.ratio),
+    target,
+  ]);
+}
+
+/** The row of `limit`, measured beside the row before it (`what` it is), when it was. */
+function limitRow(
+  out: string[][],
+  a: Results['append'],
+  limit: Limit | undefined,
+  what: string,
+  name = 'Group commit’s limit',
+): void {
+  if (limit === undefined) return;
+  out.push([
+    `${name}: ${what} (the row above reaches ${ratioText(limit.share)} of it)`,
+    `${formatRate(limit.engine.perSecond)} records/s`,
+    `${formatRate(a.bare.perSecond)} appends/s`,
+    ratioText(limit.ratio),
+    '—',
+  ]);
 }
 
 const HEADER = ['Measurement', 'Engine', 'Bare loop (limit)', 'Ratio', 'Target'];
@@ -712,9 +880,132 @@ function writeDocs(root: string, results: Results): void {
   writeGeneratedSection(path.join(root, 'docs', 'benchmarks.md'), 'results', markdown(results), 'Results');
 }
 
-async function main(): Promise<void> {
+/**
+ * The appends, each beside the bare loop, on fresh files and folders in `scratch`: one
+ * appender, group commit with {@link APPENDERS} and {@link MANY_APPENDERS} appenders, each group
+ * beside its limit, LevelDB beside its own, and the loops by hand and for reference; then the
+ * pairs of one appender and the bare loop in one process.
+ */
+async function measureAppends(scratch: string): Promise<Results['append']> {
+  let fresh = 0;
+  const freshFile = (): string => path.join(scratch, `append-${fresh++}.jsonl`);
+  const freshFolder = (): string => path.join(scratch, `append-${fresh++}.level`);
+  const { lines } = appendWorkload(APPENDS);
+  const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
+  const concurrentRecords = APPENDS * APPENDERS;
+  const manyRecords = APPENDS * MANY_APPENDERS;
+  const one = (label: string, kind: Kind, file: () => string): Spec => ({
+    label: `append: ${label}`,
+    kind,
+    file,
+    n: APPENDS,
+    expected: APPENDS,
+  });
+  const group = (label: string, kind: Kind, file: () => string, appenders: number): Spec => ({
+    label: `append: ${label}`,
+    kind,
+    file,
+    n: APPENDS * appenders,
+    expected: APPENDS * appenders,
+    appenders,
+  });
+  const [
+    bare,
+    bareAsync,
+    engine,
+    concurrent,
+    concurrentLimit,
+    many,
+    manyLimit,
+    level,
+    levelLimit,
+    levelConcurrent,
+    levelConcurrentLimit,
+    memory,
+    user,
+  ] = (await rates([
+    one('bare write+fdatasync loop', 'append-bare', freshFile),
+    one('bare loop through the thread pool', 'append-bare-async', freshFile),
+    one('Ledger.append, 1 appender', 'append-engine', freshFile),
+    group(`Ledger.append, ${APPENDERS} appenders`, 'append-engine-concurrent', freshFile, APPENDERS),
+    group(`bare loop, ${APPENDERS} lines per sync`, 'append-bare-batched', freshFile, APPENDERS),
+    group(`Ledger.append, ${MANY_APPENDERS} appenders`, 'append-engine-concurrent', freshFile, MANY_APPENDERS),
+    group(`bare loop, ${MANY_APPENDERS} lines per sync`, 'append-bare-batched', freshFile, MANY_APPENDERS),
+    one('Ledger.append, LevelDB, 1 appender', 'append-level', freshFolder),
+    one('classic-level alone, 1 writer', 'append-level-bare', freshFolder),
+    group(`Ledger.append, LevelDB, ${APPENDERS} appenders`, 'append-level-concurrent', freshFolder, APPENDERS),
+    group(`classic-level alone, ${APPENDERS} writers`, 'append-level-bare', freshFolder, APPENDERS),
+    one('Ledger.append, in memory, 1 appender', 'append-memory', freshFile),
+    one('appendFile + datasync, by hand', 'append-user', freshFile),
+  ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate];
+  progress('append: the bare loop and 1 appender, paired');
+  const pairs = await childSays<Pair[]>([SCRIPT, '--paired', scratch, String(APPENDS)], 'paired appends');
+  const paired = {
+    pairs,
+    bare: Math.round(median(pairs.map((p) => p.bare))),
+    engine: Math.round(median(pairs.map((p) => p.engine))),
+    ratio: Math.round(1000 * median(pairs.map((p) => p.engine / p.bare))) / 1000,
+  };
+  const groupsPaired: NonNullable<GroupCommit['paired']>[] = [];
+  for (const appenders of [APPENDERS, MANY_APPENDERS]) {
+    progress(`append: ${appenders} appenders, the bare loop and the limit, paired`);
+    const rounds = await childSays<Pair[]>(
+      [SCRIPT, '--group-paired', scratch, String(appenders)],
+      `paired appends, ${appenders} appenders`,
+    );
+    groupsPaired.push({
+      rounds,
+      bare: Math.round(median(rounds.map((p) => p.bare))),
+      engine: Math.round(median(rounds.map((p) => p.engine))),
+      ratio: Math.round(1000 * median(rounds.map((p) => p.engine / p.bare))) / 1000,
+      share: Math.round(1000 * median(rounds.map((p) => p.engine / (p.limit as number)))) / 1000,
+    });
+  }
+  const limit = (rate: Rate, of: Rate): Limit => ({
+    engine: rate,
+    ratio: ratioOf(rate, bare),
+    share: ratioOf(of, rate),
+  });
+  return {
+    records: APPENDS,
+    meanLineBytes,
+    bare,
+    bareAsync,
+    user,
+    engine,
+    ratio: ratioOf(engine, bare),
+    paired,
+    concurrent: {
+      appenders: APPENDERS,
+      records: concurrentRecords,
+      engine: concurrent,
+      ratio: ratioOf(concurrent, bare),
+      limit: limit(concurrentLimit, concurrent),
+      paired: groupsPaired[0],
+      level: {
+        engine: levelConcurrent,
+        ratio: ratioOf(levelConcurrent, bare),
+        limit: limit(levelConcurrentLimit, levelConcurrent),
+      },
+    },
+    many: {
+      appenders: MANY_APPENDERS,
+      records: manyRecords,
+      engine: many,
+      ratio: ratioOf(many, bare),
+      limit: limit(manyLimit, many),
+      paired: groupsPaired[1],
+    },
+    level: { engine: level, ratio: ratioOf(level, bare), limit: limit(levelLimit, level) },
+    memory: { engine: memory, ratio: ratioOf(memory, bare) },
+  };
+}
+
+/** Measures it all, or with `appendsOnly` the appends alone (the replays of `bench/results.json` kept). */
+async function main(appendsOnly: boolean): Promise<void> {
   const root = repositoryRoot();
   const dataDir = path.join(root, 'bench', 'data');
+  const resultsFile = path.join(root, 'bench', 'results.json');
   fs.mkdirSync(dataDir, { recursive: true });
   // Appends go to the same file system as the repository (not os.tmpdir(), often a tmpfs where
   // fdatasync costs nothing), bare loop and engine alike.
@@ -732,12 +1023,12 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
-  let fresh = 0;
-  const freshFile = (): string => path.join(scratch, `append-${fresh++}.jsonl`);
-  const freshFolder = (): string => path.join(scratch, `append-${fresh++}.level`);
   try {
-    const replay: ReplayResult[] = [];
-    for (const records of REPLAY_SIZES) {
+    // with `--appends`, the replays of the results file are kept as they are
+    const replay: ReplayResult[] = appendsOnly
+      ? (JSON.parse(fs.readFileSync(resultsFile, 'utf8')) as Results).replay.slice()
+      : [];
+    for (const records of appendsOnly ? [] : REPLAY_SIZES) {
       const { file, bytes } = await syntheticLedger(dataDir, records, SEED);
       const label = `replay ${formatCount(records)}`;
       if (records > EVERY_WAY_UP_TO) {
@@ -794,75 +1085,7 @@ async function main(): Promise<void> {
         memory: { engine: memory, ratio: ratioOf(memory, bare) },
       });
     }
-    const { lines } = appendWorkload(APPENDS);
-    const meanLineBytes = Math.round(lines.reduce((sum, line) => sum + line.length, 0) / lines.length);
-    const concurrentRecords = APPENDS * APPENDERS;
-    const [bare, bareAsync, engine, concurrent, level, levelConcurrent, memory, user] = (await rates([
-      {
-        label: 'append: bare write+fdatasync loop',
-        kind: 'append-bare',
-        file: freshFile,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-      {
-        label: 'append: bare loop through the thread pool',
-        kind: 'append-bare-async',
-        file: freshFile,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-      {
-        label: 'append: Ledger.append, 1 appender',
-        kind: 'append-engine',
-        file: freshFile,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-      {
-        label: `append: Ledger.append, ${APPENDERS} appenders`,
-        kind: 'append-engine-concurrent',
-        file: freshFile,
-        n: concurrentRecords,
-        expected: concurrentRecords,
-      },
-      {
-        label: 'append: Ledger.append, LevelDB, 1 appender',
-        kind: 'append-level',
-        file: freshFolder,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-      {
-        label: `append: Ledger.append, LevelDB, ${APPENDERS} appenders`,
-        kind: 'append-level-concurrent',
-        file: freshFolder,
-        n: concurrentRecords,
-        expected: concurrentRecords,
-      },
-      {
-        label: 'append: Ledger.append, in memory, 1 appender',
-        kind: 'append-memory',
-        file: freshFile,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-      {
-        label: 'append: appendFile + datasync, by hand',
-        kind: 'append-user',
-        file: freshFile,
-        n: APPENDS,
-        expected: APPENDS,
-      },
-    ])) as [Rate, Rate, Rate, Rate, Rate, Rate, Rate, Rate];
-    progress('append: the bare loop and 1 appender, paired');
-    const pairs = await childSays<Pair[]>([SCRIPT, '--paired', scratch, String(APPENDS)], 'paired appends');
-    const paired = {
-      pairs,
-      bare: Math.round(median(pairs.map((p) => p.bare))),
-      engine: Math.round(median(pairs.map((p) => p.engine))),
-      ratio: Math.round(1000 * median(pairs.map((p) => p.engine / p.bare))) / 1000,
-    };
+    const append = await measureAppends(scratch);
     progressDone();
     const cpus = os.cpus();
     const results: Results = {
@@ -877,29 +1100,11 @@ async function main(): Promise<void> {
       },
       method: `Each figure is the best of ${RUNS} runs, each run in a fresh Node.js process, the runs of a figure and of its limit taking turns`,
       replay,
-      append: {
-        records: APPENDS,
-        meanLineBytes,
-        bare,
-        bareAsync,
-        user,
-        engine,
-        ratio: ratioOf(engine, bare),
-        paired,
-        concurrent: {
-          appenders: APPENDERS,
-          records: concurrentRecords,
-          engine: concurrent,
-          ratio: ratioOf(concurrent, bare),
-          level: { engine: levelConcurrent, ratio: ratioOf(levelConcurrent, bare) },
-        },
-        level: { engine: level, ratio: ratioOf(level, bare) },
-        memory: { engine: memory, ratio: ratioOf(memory, bare) },
-      },
+      append,
     };
     console.log(`${machineLine(results)}.\n${results.method}.\n`);
     console.log(consoleTable(results));
-    fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
+    fs.writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
     writeDocs(root, results);
     console.log('\nwrote bench/results.json and the results section of docs/benchmarks.md');
   } finally {
@@ -917,6 +1122,8 @@ const KINDS: readonly Kind[] = [
   'replay-threads',
   'replay-user',
   'append-bare',
+  'append-bare-batched',
+  'append-level-bare',
   'append-user',
   'append-bare-async',
   'append-engine',
@@ -927,17 +1134,21 @@ const KINDS: readonly Kind[] = [
 ];
 
 if (process.argv[2] === '--measure') {
-  const [kind, file, n] = process.argv.slice(3);
+  const [kind, file, n, appenders = '1'] = process.argv.slice(3);
   if (!KINDS.includes(kind as Kind) || file === undefined)
-    throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n>`);
-  process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n))));
+    throw new Error(`usage: run.js --measure <${KINDS.join('|')}> <file> <n> [<appenders>]`);
+  process.stdout.write(JSON.stringify(await measure(kind as Kind, file, Number(n), Number(appenders))));
 } else if (process.argv[2] === '--docs') {
   const root = repositoryRoot();
   writeDocs(root, JSON.parse(fs.readFileSync(path.join(root, 'bench', 'results.json'), 'utf8')) as Results);
+} else if (process.argv[2] === '--group-paired') {
+  const [dir, appenders] = process.argv.slice(3);
+  if (dir === undefined || appenders === undefined) throw new Error('usage: run.js --group-paired <dir> <appenders>');
+  process.stdout.write(JSON.stringify(await groupPaired(dir, Number(appenders))));
 } else if (process.argv[2] === '--paired') {
   const [dir, n] = process.argv.slice(3);
   if (dir === undefined || n === undefined) throw new Error('usage: run.js --paired <dir> <n>');
   process.stdout.write(JSON.stringify(await appendPaired(dir, Number(n))));
 } else {
-  await main();
+  await main(process.argv[2] === '--appends');
 }

@@ -122,6 +122,15 @@ export interface AppendOptions {
    * refused with a {@link ConflictError} and nothing is written.
    */
   readonly expectedHead?: Position;
+  /**
+   * The function the records come from, when the caller made them with this log's codec's own
+   * `normalize` and they are its alone (no one else holds them or will change them): the log
+   * then takes them as they are, without checking them a second time. The Honcho ledger
+   * normalizes each record before its rules, and says so here. Any other function, or none,
+   * and every record is checked, as always: a function is told by identity, so only the
+   * codec's `normalize` itself skips the check.
+   */
+  readonly normalizedBy?: (value: unknown) => unknown;
 }
 
 /** Where an append put its records: positions `from` to `head - 1`. */
@@ -235,10 +244,11 @@ export interface RecordCodec<R> {
   /**
    * The canonical text of a record that `normalize` gave, not checked again: what a backend on
    * `log-base.ts` writes, whose records the base has normalized (into values nobody else holds).
-   * Without it, `encode` is used. (A record appended through the Honcho ledger is still
-   * normalized twice, by the ledger before its rules and by the base: telling a record the
-   * codec gave from one it did not, safely, costs more than the check. A `WeakSet` of the
-   * frozen records `normalize` gave, measured, adds 0.3 µs to a record whose check takes 0.17.)
+   * Without it, `encode` is used. (A record appended through the Honcho ledger is normalized
+   * once, by the ledger before its rules: it says so with {@link AppendOptions.normalizedBy}.
+   * Telling a record the codec gave from one it did not, by the record, would cost more than
+   * the check: a `WeakSet` of the frozen records `normalize` gave, measured, adds 0.3 µs to a
+   * record whose check takes 0.17.)
    */
   encodeChecked?(record: R): string;
   /**

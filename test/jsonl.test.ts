@@ -517,6 +517,25 @@ test("the records the log checked are encoded without a second check, by the cod
   });
 });
 
+test("records the codec's own normalize made are not checked again; any other function's are", async () => {
+  await withHome(async (home) => {
+    const calls: string[] = [];
+    const codec: RecordCodec<Record> = {
+      ...honchoCodec,
+      normalize: (v) => (calls.push('normalize'), honchoCodec.normalize(v)),
+    };
+    const log = await jsonlBackend(home.path, { codec }).open();
+    await log.append([honchoCodec.normalize(A)], { normalizedBy: codec.normalize });
+    assert.equal(calls, [], 'the records of its own normalize are taken as they are');
+    await log.append([B], { normalizedBy: honchoCodec.normalize });
+    assert.equal(calls, ['normalize'], 'another function, even a normalize of the same records, is no promise');
+    const invalid = { ...B, time: 'yesterday' };
+    assert.is((await log.append([invalid], { normalizedBy: (v) => v }).catch((e) => e)).code, 'LEDGER_INVALID_RECORD');
+    await log.close();
+    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+  });
+});
+
 test('a line one byte longer than a line may hold, valid but for its length, is damage at its line; the file is left as it was', async () => {
   await withHome(async (home) => {
     // made by hand: the codec refuses to write it

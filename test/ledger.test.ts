@@ -12,6 +12,8 @@ import {
   isLedgerError,
   jsonlBackend,
   Ledger,
+  type LogBackend,
+  memoryBackend,
   type Record,
 } from '../lib/index.js';
 import { InjectingIO } from './support/injecting-io.js';
@@ -68,6 +70,28 @@ test('append writes the record as one line with its newline, nothing else', asyn
     await ledger.append(sent(turn('chat-1', 3), ['msg-a1', 'msg-a2']));
     assert.equal(lines(path), [encodeRecord(first), encodeRecord(sent(turn('chat-1', 3), ['msg-a1', 'msg-a2']))]);
   });
+});
+
+test('a record is checked once: the ledger tells the log that the codec normalized it', async () => {
+  const inner = memoryBackend({ codec: honchoCodec });
+  const told: unknown[] = [];
+  const backend: LogBackend<Record> = {
+    name: inner.name,
+    capabilities: inner.capabilities,
+    async open(options) {
+      const log = await inner.open(options);
+      const append = log.append.bind(log);
+      log.append = (records, appendOptions) => {
+        told.push(appendOptions?.normalizedBy);
+        return append(records, appendOptions);
+      };
+      return log;
+    },
+  };
+  const ledger = await Ledger.open(backend);
+  await ledger.append(decided(turn('chat-1', 1)));
+  await ledger.close();
+  assert.equal(told, [honchoCodec.normalize]);
 });
 
 test('a record that is not valid is refused and nothing is written', async () => {

@@ -276,7 +276,8 @@ export class HonchoLedger {
     const records = batch.map((p) => p.record);
     let from: Position;
     try {
-      ({ from } = await this.log.append(records, { expectedHead: this.others.applied }));
+      // normalized once, by `append`: the log takes them without a second check
+      ({ from } = await this.log.append(records, { expectedHead: this.others.applied, normalizedBy: normalizeRecord }));
     } catch (e) {
       if (e instanceof ConflictError) {
         await this.checkAgainAfterOthers(batch, e);
