@@ -397,12 +397,18 @@ test('a row that does not match its checksum stops the ledger at the append that
       await db.put(row, changed);
     });
     await withIndexed(home.path, index, async (ledger) => {
+      // a live consumer ends with the damage that stops the ledger, not at the close
+      const waiting = ledger.waitForOutbox().then(
+        () => 'resolved',
+        (reason: unknown) => reason,
+      );
       const e = await rejects(
         ledger.append(sent(item, ['msg-2'])),
         'LEDGER_STOPPED',
         new RegExp(`^${databaseOf(index)}: the read model is damaged \\(a row of ${id} does not match its checksum`),
       );
       assert.instance(e, IndexDamagedError);
+      assert.is(await Promise.race([waiting, new Promise((resolve) => setImmediate(() => resolve('waiting')))]), e);
       await rejects(ledger.append(decided(turn('r', 2))), 'LEDGER_STOPPED');
     });
     await withIndexed(home.path, index, async (ledger, notices) => {
@@ -520,8 +526,20 @@ test('when the read model cannot take in what the log made durable, appends stop
       const state = (ledger as unknown as { state: { apply: () => Promise<void> } }).state;
       const apply = state.apply;
       state.apply = () => Promise.reject(new Error('ENOSPC: no space left on device'));
+      // a live consumer is told of the appended record, then ends with the stop, before any close
+      const seen: number[] = [];
+      const following = (async () => {
+        for await (const { position } of ledger.follow(ledger.size)) seen.push(position);
+        return 'ended';
+      })().catch((reason: unknown) => reason);
       await ledger.append(decided(turn('s', 2))); // durable in the log: it is appended
       state.apply = apply;
+      const stopped = await Promise.race([
+        following,
+        new Promise((resolve) => setImmediate(() => resolve('following'))),
+      ]);
+      assert.ok(isLedgerError(stopped, 'LEDGER_STOPPED'), String(stopped));
+      assert.equal(seen, [1]);
       const after = await ledger.append(decided(turn('s', 3))).then(
         () => assert.unreachable('the state is behind the log: no append is checked against it'),
         (e: unknown) => e,

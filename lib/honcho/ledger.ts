@@ -32,7 +32,7 @@
  *
  * @module
  */
-import { ClosedError, ConflictError, IndexBehindError, type LedgerError } from '../errors.js';
+import { ClosedError, ConflictError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
 import type { EventLog, Lease, LogBackend, Position, Repair } from '../log.js';
 import type { Db as IndexDatabase } from '../projections/database.js';
 import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
@@ -121,11 +121,6 @@ export class HonchoLedger {
   private flushing: Promise<void> | null = null;
   /** Set when `close` is called: no append is taken from then on. */
   private closed = false;
-  /**
-   * Set when the state could not take in records the log holds, or the log cannot be followed
-   * any more (`others.ts`): appends stop until a reopen.
-   */
-  private stale: LedgerError | null = null;
   /** Where the state is in the log, and the catch-up with what others append. */
   private readonly others: Others;
   private readonly live: Live;
@@ -139,10 +134,7 @@ export class HonchoLedger {
       log,
       state,
       told: (from, records) => this.live.tell(from, records),
-      stopped: (failure) => {
-        this.stale ??= failure;
-        this.live.wake();
-      },
+      stopped: () => this.live.wake(),
       kick: () => this.kick(),
     });
     this.live = new Live({
@@ -154,6 +146,15 @@ export class HonchoLedger {
       broken: () => this.others.broken,
       listen: () => this.others.listen(),
     });
+  }
+
+  /**
+   * The failure that stopped the ledger (the state could not take in records the log holds, a
+   * damaged read model, a log that cannot be followed any more: `others.ts`), or `null`: once
+   * set, appends stop until a reopen, and live consumers end with it.
+   */
+  private get stale(): LedgerError | null {
+    return this.others.broken;
   }
 
   /**
@@ -267,8 +268,11 @@ export class HonchoLedger {
     try {
       batch = await this.takeBatch();
     } catch (e) {
-      // the state could not be read (a read model's failed write is reported by its next
-      // read): the records it was to check are refused with that, the next are tried again
+      // A read model found damaged stops the ledger, and its live consumers end with it, as a
+      // catch-up that finds it does (others.ts). Any other failure to read the state (a read
+      // model's failed write is reported by its next read) refuses the records it was to
+      // check; the next are tried again.
+      if (isLedgerError(e, 'LEDGER_STOPPED') || isLedgerError(e, 'LEDGER_DAMAGED')) this.others.stop(e);
       for (const pending of this.queue.splice(0, MAX_BATCH)) pending.reject(e);
       return;
     }
@@ -287,15 +291,18 @@ export class HonchoLedger {
       return;
     }
     this.others.advanced(from + records.length);
+    let behind: LedgerError | null = null;
     try {
       await this.state.apply(records, () => this.log.resumePoint());
     } catch (e) {
       // The records are in the log, durable: they are appended. But the state did not take
       // them in, so it cannot check the next ones: stop until a reopen catches it up.
-      this.stale = new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
+      behind = new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
     }
     for (const pending of batch) pending.resolve();
     this.live.tell(from, records);
+    // after the consumers were told of the appended records, they end with the stop
+    if (behind !== null) this.others.stop(behind);
   }
 
   /**
@@ -496,8 +503,9 @@ export class HonchoLedger {
    */
   async close(): Promise<void> {
     this.closed = true;
-    await this.flushing;
+    // the watch first: a head it hears while the last flush runs would start another flush
     await this.others.close();
+    await this.flushing;
     this.live.end();
     try {
       await this.log.close();
