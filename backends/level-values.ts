@@ -29,18 +29,15 @@ export const hex = (bytes: Uint8Array): string =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 
 /**
- * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
- * CBOR integer (a number it would write as a float64). The same object when there is none.
+ * `value` with `convert` applied to each value in it that is neither an array nor a plain
+ * object, copied where one changes: the same object when none does.
  */
-export function wideIntegersAsBigInt(value: unknown): unknown {
-  if (typeof value === 'number') {
-    return Number.isSafeInteger(value) && (value > 0xffff_ffff || value < -0x1_0000_0000) ? BigInt(value) : value;
-  }
-  if (typeof value !== 'object' || value === null) return value;
+function withLeaves(value: unknown, convert: (leaf: unknown) => unknown): unknown {
+  if (typeof value !== 'object' || value === null) return convert(value);
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
     value.forEach((element: unknown, n) => {
-      const converted = wideIntegersAsBigInt(element);
+      const converted = withLeaves(element, convert);
       if (converted !== element) (copy ??= [...value])[n] = converted;
     });
     return copy ?? value;
@@ -48,36 +45,32 @@ export function wideIntegersAsBigInt(value: unknown): unknown {
   if (Object.getPrototypeOf(value) !== Object.prototype) return value;
   let copy: { [key: string]: unknown } | null = null;
   for (const [key, field] of Object.entries(value)) {
-    const converted = wideIntegersAsBigInt(field);
+    const converted = withLeaves(field, convert);
     if (converted !== field) (copy ??= { ...value })[key] = converted;
   }
   return copy ?? value;
 }
+
+const wideAsBigInt = (leaf: unknown): unknown =>
+  typeof leaf === 'number' && Number.isSafeInteger(leaf) && (leaf > 0xffff_ffff || leaf < -0x1_0000_0000)
+    ? BigInt(leaf)
+    : leaf;
+
+/**
+ * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
+ * CBOR integer (a number it would write as a float64). The same object when there is none.
+ */
+export const wideIntegersAsBigInt = (value: unknown): unknown => withLeaves(value, wideAsBigInt);
+
+const safeAsNumber = (leaf: unknown): unknown =>
+  typeof leaf === 'bigint' && leaf >= -MAX_SAFE && leaf <= MAX_SAFE ? Number(leaf) : leaf;
 
 /**
  * `value` with every bigint that a number holds exactly as that number: what `exactDecoder` read,
  * in the form `decoder` gives (a bigint stays only where a number would round). The same object
  * when there is none.
  */
-function safeIntegersAsNumbers(value: unknown): unknown {
-  if (typeof value === 'bigint') return value >= -MAX_SAFE && value <= MAX_SAFE ? Number(value) : value;
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | null = null;
-    value.forEach((element: unknown, n) => {
-      const converted = safeIntegersAsNumbers(element);
-      if (converted !== element) (copy ??= [...value])[n] = converted;
-    });
-    return copy ?? value;
-  }
-  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
-  let copy: { [key: string]: unknown } | null = null;
-  for (const [key, field] of Object.entries(value)) {
-    const converted = safeIntegersAsNumbers(field);
-    if (converted !== field) (copy ??= { ...value })[key] = converted;
-  }
-  return copy ?? value;
-}
+const safeIntegersAsNumbers = (value: unknown): unknown => withLeaves(value, safeAsNumber);
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
