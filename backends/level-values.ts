@@ -15,29 +15,29 @@ export const encoder = new Encoder({ useRecords: false, variableMapSize: true, t
 export const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
   useRecords: false,
   mapsAsObjects: true,
-  // A 64-bit integer reads as a number (beyond 2^53 an inexact one, which the codec then
-  // refuses as out of range) rather than as a bigint, which no codec expects. (An option of
-  // cbor-x's that its types do not list.)
+  // A 64-bit integer reads as a number, as it was written (`wideIntegersAsBigInt`), rather than
+  // as a bigint; one that a number cannot hold exactly is read again by `exactDecoder`. (An
+  // option of cbor-x's that its types do not list.)
   int64AsNumber: true,
 };
 export const decoder = new Decoder(DECODING);
+/** Every 64-bit integer as a bigint: for a value with an integer beyond 2^53-1 (a Honcho turn up to 2^64-1). */
+const EXACT_DECODING: typeof DECODING = { ...DECODING, int64AsNumber: false };
+const exactDecoder = new Decoder(EXACT_DECODING);
 
 export const hex = (bytes: Uint8Array): string =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 
 /**
- * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
- * CBOR integer (a number it would write as a float64). The same object when there is none.
+ * `value` with `convert` applied to each value in it that is neither an array nor a plain
+ * object, copied where one changes: the same object when none does.
  */
-export function wideIntegersAsBigInt(value: unknown): unknown {
-  if (typeof value === 'number') {
-    return Number.isSafeInteger(value) && (value > 0xffff_ffff || value < -0x1_0000_0000) ? BigInt(value) : value;
-  }
-  if (typeof value !== 'object' || value === null) return value;
+function withLeaves(value: unknown, convert: (leaf: unknown) => unknown): unknown {
+  if (typeof value !== 'object' || value === null) return convert(value);
   if (Array.isArray(value)) {
     let copy: unknown[] | null = null;
     value.forEach((element: unknown, n) => {
-      const converted = wideIntegersAsBigInt(element);
+      const converted = withLeaves(element, convert);
       if (converted !== element) (copy ??= [...value])[n] = converted;
     });
     return copy ?? value;
@@ -45,11 +45,34 @@ export function wideIntegersAsBigInt(value: unknown): unknown {
   if (Object.getPrototypeOf(value) !== Object.prototype) return value;
   let copy: { [key: string]: unknown } | null = null;
   for (const [key, field] of Object.entries(value)) {
-    const converted = wideIntegersAsBigInt(field);
+    const converted = withLeaves(field, convert);
     if (converted !== field) (copy ??= { ...value })[key] = converted;
   }
   return copy ?? value;
 }
+
+const wideAsBigInt = (leaf: unknown): unknown =>
+  typeof leaf === 'number' && Number.isSafeInteger(leaf) && (leaf > 0xffff_ffff || leaf < -0x1_0000_0000)
+    ? BigInt(leaf)
+    : leaf;
+
+/**
+ * `value` with every integer that does not fit in 32 bits as a bigint, which cbor-x writes as a
+ * CBOR integer (a number it would write as a float64). The same object when there is none.
+ */
+export const wideIntegersAsBigInt = (value: unknown): unknown => withLeaves(value, wideAsBigInt);
+
+const safeAsNumber = (leaf: unknown): unknown =>
+  typeof leaf === 'bigint' && leaf >= -MAX_SAFE && leaf <= MAX_SAFE ? Number(leaf) : leaf;
+
+/**
+ * `value` with every bigint that a number holds exactly as that number: what `exactDecoder` read,
+ * in the form `decoder` gives (a bigint stays only where a number would round). The same object
+ * when there is none.
+ */
+const safeIntegersAsNumbers = (value: unknown): unknown => withLeaves(value, safeAsNumber);
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** The CBOR of a normalized record. */
 export function encodeRecord(record: unknown): Uint8Array {
@@ -102,8 +125,11 @@ export function decodeValue<R>(
       cause: e,
     });
   }
-  if (!textIsUtf8(body))
+  const heads = cborHeads(body);
+  if ((heads & TEXT_NOT_UTF8) !== 0)
     throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
+  // read again, exactly, only where the rare integer needs it: the common value is read once
+  if ((heads & INTEGER_BEYOND_DOUBLE) !== 0) decoded = safeIntegersAsNumbers(exactDecoder.decode(body));
   try {
     return codec.normalize(decoded);
   } catch (e) {
@@ -113,18 +139,25 @@ export function decodeValue<R>(
   }
 }
 
+/** A flag of {@link cborHeads}: a text string is not UTF-8. */
+export const TEXT_NOT_UTF8 = 1;
+/** A flag of {@link cborHeads}: a 64-bit integer is beyond what a number holds exactly (2^53-1). */
+export const INTEGER_BEYOND_DOUBLE = 2;
+
 /**
- * Whether every text string in the CBOR data item `bytes` is UTF-8, as RFC 8949 requires: cbor-x
- * reads bytes that are not as U+FFFD, which would turn damage into a different record. A walk
- * over the item's heads that looks into a text string only when it has a byte above 0x7f: about
- * a quarter of the time decoding takes, 5% of a replay's. Bytes that are not well-formed CBOR are
- * the decoder's to refuse; here they only end the walk.
+ * What a walk over the heads of the CBOR data item `bytes` finds: {@link TEXT_NOT_UTF8} when a
+ * text string is not UTF-8, as RFC 8949 requires it to be (cbor-x reads bytes that are not as
+ * U+FFFD, which would turn damage into a different record), and {@link INTEGER_BEYOND_DOUBLE}
+ * when an integer is one `decoder` reads as a rounded number. It looks into a text string only
+ * when it has a byte above 0x7f: about a quarter of the time decoding takes, 5% of a replay's.
+ * Bytes that are not well-formed CBOR are the decoder's to refuse; here they only end the walk.
  */
-export function textIsUtf8(bytes: Uint8Array): boolean {
+export function cborHeads(bytes: Uint8Array): number {
   /* c8 ignore next -- the walk follows bytes cbor-x decoded whole, so it never reads past their end; 0 there only ends the walk */
   const byte = (at: number): number => bytes[at] ?? 0;
   const uint32 = (at: number): number =>
     byte(at) * 0x100_0000 + ((byte(at + 1) << 16) | (byte(at + 2) << 8) | byte(at + 3));
+  let found = 0;
   let at = 0;
   let items = 1; // data items still to walk in the innermost container: Infinity in one of indefinite length
   const outer: number[] = []; // the same for each container of indefinite length around it
@@ -151,6 +184,9 @@ export function textIsUtf8(bytes: Uint8Array): boolean {
     } else if (info === 27) {
       argument = uint32(at) * 0x1_0000_0000 + uint32(at + 4);
       at += 8;
+      // rounded only past 2^53-1, so the sum says which: an unsigned past it, a negative -1 - it
+      if ((major === 0 && argument > Number.MAX_SAFE_INTEGER) || (major === 1 && argument >= Number.MAX_SAFE_INTEGER))
+        found |= INTEGER_BEYOND_DOUBLE;
     } else if (info === 31 && major >= 2 && major <= 5) {
       outer.push(items);
       items = Infinity;
@@ -163,7 +199,7 @@ export function textIsUtf8(bytes: Uint8Array): boolean {
       const end = at + argument;
       for (let n = at; n < end; n++) {
         if (byte(n) > 0x7f) {
-          if (!isUtf8(bytes.subarray(at, end))) return false;
+          if (!isUtf8(bytes.subarray(at, end))) return found | TEXT_NOT_UTF8;
           break;
         }
       }
@@ -176,5 +212,5 @@ export function textIsUtf8(bytes: Uint8Array): boolean {
       items += 1; // a tag's content
     }
   }
-  return true;
+  return found;
 }

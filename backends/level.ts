@@ -28,7 +28,10 @@
  *   CBOR library reads: no cbor-x record extension (`useRecords: false`), map lengths in their
  *   shortest form (`variableMapSize`), and integers beyond 32 bits as CBOR integers rather than
  *   the float64 that cbor-x would write, so that a reader with a typed `u64` field (Rust's serde,
- *   for one) reads a large turn number as what it is.
+ *   for one) reads a large turn number as what it is. A turn above 2^53-1 (a bigint) is a CBOR
+ *   uint64 like any other; read back, a 64-bit integer a number cannot hold exactly is a bigint
+ *   (`level-values.ts`), so every u64 turn round-trips, and the bytes of every value written
+ *   before are the same (version 2 still).
  * - Read back, a value's checksum is checked, the record decoded and passed through
  *   `codec.normalize`, which checks it and copies it: a Honcho record so re-encodes
  *   (`codec.encode`) to the same canonical line that the JSONL backend writes. A value that does

@@ -187,6 +187,28 @@ test('outbox: --json gives each waiting item and its action, canonical, in decis
   });
 });
 
+test('a turn only a bigint holds prints as its digits, never a float, in every read command', async () => {
+  await withHome(async (home) => {
+    const top = turn('big', 2n ** 64n - 1n);
+    const above = turn('big', 2n ** 53n + 1n);
+    const noted = { type: 'conclude', workspace: 'fleet', peer: 'kyle', session: 'chat-1', text: 'noted' } as const;
+    const text = [decided(top, noted), sent(top, ['h-1']), decided(above)].map(lineOf).join('');
+    writeFileSync(home.path, text);
+    const topJson = '{"type":"turn","session":"big","turn":18446744073709551615}';
+    const aboveJson = '{"type":"turn","session":"big","turn":9007199254740993}';
+    const runs: [string[], string][] = [
+      [['outbox', home.path, '--json'], `{"item":${aboveJson},"action":${JSON.stringify(turnTo())}}\n`],
+      [['outbox', home.path], 'turn 9007199254740993 of session big  -> turn to trusted as kyle\n'],
+      [['conclusion', home.path, 'fleet', 'noted', '--json'], `{"item":${topJson},"id":"h-1"}\n`],
+      [['conclusion', home.path, 'fleet', 'noted'], 'h-1  (turn 18446744073709551615 of session big)\n'],
+      [['sent-ids', home.path, topJson, '--json'], '["h-1"]\n'],
+      [['export', home.path], text],
+    ];
+    for (const [args, stdout] of runs) expectRun(await ledgerstore(args), 0, stdout, '');
+    unchanged(home.path, text);
+  });
+});
+
 test('outbox: without --json, one readable row per waiting item', async () => {
   await withFixture(async (home) => {
     const run = await ledgerstore(['outbox', home.path]);

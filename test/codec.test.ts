@@ -115,8 +115,13 @@ test('invalid records handed to the encoder are refused with the field that is w
       { ...sent(turn('s', 1)), item: { type: 'turn', session: 's', turn: 1, x: 2 } },
       /the item has an unknown field `x`/,
     ],
-    [sent(turn('s', 1.5)), /the item's turn must be an integer from 0 to 9007199254740991/],
-    [sent(turn('s', 2 ** 53)), /2\^53-1/],
+    [sent(turn('s', 1.5)), /the item's turn must be an integer from 0 to 18446744073709551615 \(2\^64-1\), not 1\.5$/],
+    [sent(turn('s', 2 ** 53)), /not 9007199254740992: give a turn above 9007199254740991 \(2\^53-1\) as a bigint/],
+    [
+      sent(turn('s', 2n ** 64n)),
+      /the item's turn must be an integer from 0 to 18446744073709551615 \(2\^64-1\), not 18446744073709551616n$/,
+    ],
+    [sent(turn('s', -1n)), /the item's turn must be an integer from 0 to 18446744073709551615 \(2\^64-1\), not -1n$/],
     [sent(turn('s', -1)), /the item's turn/],
     [sent(turn('..', 1)), /the item's session must be a session id/],
     [sent(edit('e', 2 ** 32)), /the item's part must be an integer from 0 to 4294967295/],
@@ -283,13 +288,44 @@ test('integers only where integers go, and in range', () => {
   accepted(F.replace('null', '65535'), F.replace('null', '65535'));
 });
 
-test('a turn beyond 2^53-1 is refused with the limit named, and 2^53-1 round-trips exactly', () => {
+test('every u64 turn is kept exactly: a number up to 2^53-1, a bigint above it, each line re-encoded byte for byte', () => {
   const at = (n: string): string => withItem(`{"type":"turn","session":"s","turn":${n}}`);
-  accepted(at('9007199254740991'), at('9007199254740991'));
-  const why = verdict(at('9007199254740992'));
-  assert.type(why, 'string');
-  assert.match(why as string, /expected u64 at most 9007199254740991 \(2\^53-1/);
-  assert.match(verdict(at('18446744073709551615')) as string, /2\^53-1/);
+  const turns: [string, number | bigint][] = [
+    ['9007199254740991', 9007199254740991],
+    ['9007199254740992', 9007199254740992n],
+    ['9007199254740993', 9007199254740993n],
+    ['18446744073709551614', 18446744073709551614n],
+    ['18446744073709551615', 18446744073709551615n],
+  ];
+  for (const [digits, exact] of turns) {
+    for (const read of [decodeRecordText, (line: string) => decodeRecordSerde(Buffer.from(line, 'utf8'))]) {
+      const record = read(at(digits));
+      assert.is(record.item.type === 'turn' && record.item.turn, exact, digits);
+      assert.is(encodeRecord(record), at(digits), `${digits} re-encoded byte for byte`);
+    }
+    // the serde way's other forms give the same bigint
+    accepted(withItem(`{ "turn" : ${digits} , "session":"s","type":"turn"}`), at(digits));
+    accepted(withItem(`["turn","s",${digits}]`), at(digits));
+  }
+  // a small turn given as a bigint is the number, in its one form
+  assert.equal(decodeRecordText(encodeRecord(sent(turn('s', 7n)))).item, { type: 'turn', session: 's', turn: 7 });
+});
+
+test('a turn past a u64 or not a u64 is refused with serde_json words, by both ways', () => {
+  const at = (n: string): string => withItem(`{"type":"turn","session":"s","turn":${n}}`);
+  const cases: [string, string][] = [
+    ['18446744073709551616', 'invalid type: floating point `1.8446744073709552e19`, expected u64'],
+    ['99999999999999999999', 'invalid type: floating point `1e20`, expected u64'],
+    ['184467440737095516150', 'invalid type: floating point `1.844674407370955e20`, expected u64'],
+    ['-9007199254740993', 'invalid value: integer `-9007199254740993`, expected u64'],
+    ['-18446744073709551615', 'invalid type: floating point `-1.8446744073709552e19`, expected u64'],
+    ['9007199254740993.0', 'invalid type: floating point `9007199254740992.0`, expected u64'],
+    ['18446744073709551615e0', 'invalid type: floating point `1.8446744073709552e19`, expected u64'],
+  ];
+  for (const [digits, why] of cases) {
+    refused(at(digits), why);
+    assert.is(readCanonical(Buffer.from(`${at(digits)}\n`), 0, at(digits).length + 1), null, digits);
+  }
 });
 
 test('strings: escapes checked, surrogate escapes paired, control characters and invalid UTF-8 refused', () => {

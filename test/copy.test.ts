@@ -63,6 +63,35 @@ test('a generated 100k-record ledger copies to LevelDB and back, and exports byt
   });
 });
 
+test('turns only a bigint holds copy JSONL -> LevelDB -> memory -> JSONL and export, byte for byte', async () => {
+  await withHome(async (home) => {
+    const line = (type: string, n: string, rest: string): string =>
+      `{"type":"${type}","time":"2026-09-28T10:00:00.000Z","item":{"type":"turn","session":"big","turn":${n}},${rest}}\n`;
+    const turnTo = '"action":{"type":"turn","workspace":"trusted","speaker":"kyle"}';
+    const original = Buffer.from(
+      [
+        line('decided', '18446744073709551615', turnTo),
+        line('decided', '9007199254740993', turnTo),
+        line('decided', '9007199254740992', turnTo),
+        line('sent', '18446744073709551615', '"ids":["h-1"]'),
+        line('failed', '9007199254740992', '"status":503,"kind":"unavailable"'),
+      ].join(''),
+    );
+    writeFileSync(home.path, original);
+    const level = `level:${join(home.dir, 'level')}`;
+    await copyLedger(backendFor(home.path), backendFor(level));
+    assert.equal(await exported(backendFor(level)), original, 'export of the LevelDB copy is the source file');
+    const memory = memoryBackend<Record>({ codec: honchoCodec });
+    await copyLedger(backendFor(level), memory);
+    const back = join(home.dir, 'back.jsonl');
+    await copyLedger(memory, backendFor(back));
+    assert.equal(readFileSync(back), original, 'copied back to JSONL, byte for byte');
+    const cli = spawnSync(process.execPath, [CLI, 'export', level]);
+    assert.is(cli.status, 0, cli.stderr.toString());
+    assert.equal(cli.stdout, original, 'ledgerstore export of the copy');
+  });
+});
+
 test('a copy into memory reads back as its source', async () => {
   await withHome(async (home) => {
     await writeJsonlWhole(home.path, syntheticLines({ records: 3000, seed: 4 }));

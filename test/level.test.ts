@@ -103,6 +103,33 @@ test('records are CBOR under keys in log order, after the format marker, and rea
   });
 });
 
+test('a turn only a bigint holds is a CBOR uint64, read back exactly beside a 64-bit integer a number holds', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    const records = [
+      decided(turn('chat-3', 2n ** 53n)),
+      decided(turn('chat-3', 2n ** 53n + 1n)),
+      sent(turn('chat-3', 2n ** 53n + 1n), ['msg-b1']),
+      decided(turn('chat-3', 2n ** 64n - 1n)),
+      BIG,
+    ];
+    await write(folder, records);
+    const values = (await dump(folder)).slice(1).map(([, value], n) => bodyOf(value, n).toString('hex'));
+    assert.ok(values[0]?.includes('1b0020000000000000'), '2^53 as a uint64');
+    assert.ok(values[1]?.includes('1b0020000000000001'), '2^53+1 as a uint64');
+    assert.ok(values[3]?.includes('1bffffffffffffffff'), '2^64-1 as a uint64');
+    const log = await backendAt(folder).open({ readOnly: true });
+    const read = await all(log);
+    await log.close();
+    assert.equal(read, records, 'each turn in its one form: a bigint above 2^53-1, the number up to it');
+    assert.equal(
+      read.map((r) => encodeRecord(r)),
+      records.map((r) => encodeRecord(r)),
+    );
+    assert.ok(encodeRecord(read[3]).includes('"turn":18446744073709551615}'));
+  });
+});
+
 test('the canonical vectors round-trip through CBOR to their exact lines', async () => {
   await withHome(async (home) => {
     const folder = folderOf(home);

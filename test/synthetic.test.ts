@@ -17,6 +17,7 @@ import {
   itemKey,
   Ledger,
   type Record,
+  type Turn,
   type Workspace,
 } from '../lib/index.js';
 import { withHome } from './support/ledger.js';
@@ -127,7 +128,7 @@ test("the ledger has memoryd's shape", () => {
   const statuses = new Set<number | null>();
   const idCounts = new Map<Action['type'], Set<number>>();
   const decisions = new Map<string, Action>();
-  const lastTurn = new Map<string, number>();
+  const lastTurn = new Map<string, Turn>();
   const lastPart = new Map<string, number>();
   for (const record of workload({ records: RECORDS, seed: 5 })) {
     const key = itemKey(record.item);

@@ -17,7 +17,7 @@
 
 import type { ScannedLines } from '../line-scan.js';
 import { decodeRecordSerde } from './decode.js';
-import type { Action, Item, Record, Workspace } from './record.js';
+import { type Action, type Item, MAX_TURN, type Record, turnOf, type Workspace } from './record.js';
 import { ASCII, DECIDED, EDIT_ITEM, ESCAPED, SENT, SERDE, scanLine, scanLines, TURN_DIGITS, UTF8 } from './scan.js';
 
 const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
@@ -227,7 +227,7 @@ export class CanonicalLines implements ScannedLines<Record> {
     if ((header & EDIT_ITEM) !== 0) return { type: 'edit', id: name, part: high * 0x1_0000_0000 + (low >>> 0) };
     if ((header & TURN_DIGITS) === 0) return { type: 'turn', session: name, turn: high * 0x1_0000_0000 + (low >>> 0) };
     const turn = BigInt(this.ascii(high, low));
-    return turn <= BigInt(Number.MAX_SAFE_INTEGER) ? { type: 'turn', session: name, turn: Number(turn) } : null;
+    return turn <= MAX_TURN ? { type: 'turn', session: name, turn: turnOf(turn) } : null;
   }
 
   /** The action whose strings' slots start at `at`; with `own`, each string one of its own. */

@@ -10,8 +10,8 @@
  *
  * Reading (`decode.ts`; `#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]` on `Record`,
  * `Item` and `Action`): keys in any order, unknown, missing and duplicate fields refused at every
- * level, integers in range (`part` u32, `status` u16, `turn` u64 up to 2^53-1, see
- * {@link MAX_TURN}), times and session ids checked. Like serde, it also accepts what serde
+ * level, integers in range (`part` u32, `status` u16, `turn` u64, exactly: a bigint above 2^53-1,
+ * see {@link Turn}), times and session ids checked. Like serde, it also accepts what serde
  * accepts: an internally tagged enum written as a sequence (`["sent", time, item, ids]`), a
  * nested tag given as a variant index, a workspace written as `{"trusted": null}`.
  *
@@ -32,6 +32,8 @@ import {
   type Record,
   SESSION_ID_RULE,
   TIME_RULE,
+  type Turn,
+  turnOf,
   WORKSPACES,
   type Workspace,
 } from './record.js';
@@ -125,6 +127,16 @@ function integer(value: unknown, where: string, max: number, limit: string): num
   return value;
 }
 
+/** A caller's turn, in its one form ({@link Turn}): a bigint of a small turn becomes the number. */
+function turnIn(value: unknown, where: string): Turn {
+  if (typeof value === 'bigint' && value >= 0n && value <= MAX_TURN) return turnOf(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && !Object.is(value, -0)) return value;
+  const inexact = typeof value === 'number' && Number.isInteger(value) && value > Number.MAX_SAFE_INTEGER;
+  refuse(
+    `${where} must be an integer from 0 to ${MAX_TURN} (2^64-1), not ${describe(value)}${inexact ? `: give a turn above ${Number.MAX_SAFE_INTEGER} (2^53-1) as a bigint, which holds it exactly` : ''}`,
+  );
+}
+
 function session(value: unknown, where: string): string {
   const s = text(value, where);
   if (!isSessionId(s)) refuse(`${where} must be ${SESSION_ID_RULE}, not ${describe(s)}`);
@@ -152,7 +164,7 @@ export function normalizeItem(value: unknown, where = 'the item'): Item {
     return {
       type: 'turn',
       session: session(v.session, `${where}'s session`),
-      turn: integer(v.turn, `${where}'s turn`, MAX_TURN, ' (2^53-1, the largest turn kept exactly)'),
+      turn: turnIn(v.turn, `${where}'s turn`),
     };
   }
   const v = objectWith(value, where, ['type', 'id', 'part']);

@@ -24,10 +24,11 @@ import {
   isTime,
   MAX_PART,
   MAX_STATUS,
-  MAX_TURN,
   type Record,
   SESSION_ID_RULE,
   TIME_RULE,
+  type Turn,
+  turnOf,
   WORKSPACES,
   type Workspace,
 } from './record.js';
@@ -60,21 +61,27 @@ const readSession: Reader<string> = (c) => {
   return isSessionId(c) ? c : invalid(`invalid value: ${unexpected(c)}, expected ${SESSION_ID_RULE}`);
 };
 
-/** An unsigned integer up to `max` (serde's primitive visitors, from content). */
-function unsigned(name: string, max: number, tooLarge = name): Reader<number> {
+/** A non-negative integer (serde's primitive visitors, from content): `name` in the errors. */
+function nonNegative(c: Content, name: string): JsonNumber {
+  if (!(c instanceof JsonNumber) || c.kind === 'f') invalidType(c, name);
+  if (c.kind === 'i') invalid(`invalid value: ${unexpected(c)}, expected ${name}`);
+  return c;
+}
+
+/** An unsigned integer up to `max` (2^53-1 at most). */
+function unsigned(name: string, max: number): Reader<number> {
   return (c) => {
-    if (!(c instanceof JsonNumber) || c.kind === 'f') invalidType(c, name);
-    if (c.kind === 'i') invalid(`invalid value: ${unexpected(c)}, expected ${name}`);
-    if (c.value > max) invalid(`invalid value: ${unexpected(c)}, expected ${tooLarge}`);
-    return c.value;
+    const n = nonNegative(c, name);
+    if (n.value > max) invalid(`invalid value: ${unexpected(c)}, expected ${name}`);
+    return n.value;
   };
 }
 
-const readTurn = unsigned(
-  'u64',
-  MAX_TURN,
-  `u64 at most ${MAX_TURN} (2^53-1, the largest turn this engine keeps exactly)`,
-);
+/** A u64: any integer of kind `u` is one (the reader gives a larger one as a float). */
+const readTurn: Reader<Turn> = (c) => {
+  const n = nonNegative(c, 'u64');
+  return Number.isSafeInteger(n.value) ? n.value : turnOf(BigInt(n.digits));
+};
 const readPart = unsigned('u32', MAX_PART);
 const readU16 = unsigned('u16', MAX_STATUS);
 const readStatus: Reader<number | null> = (c) => (c === null ? null : readU16(c));
@@ -192,7 +199,7 @@ function itemFrom({ variant, content }: Tagged): Item {
     const [session, turn] = readStruct(content, 'struct variant Item::Turn', [
       ['session', readSession],
       ['turn', readTurn],
-    ]) as [string, number];
+    ]) as [string, Turn];
     return { type: 'turn', session, turn };
   }
   const [id, part] = readStruct(content, 'struct variant Item::Edit', [

@@ -2,7 +2,8 @@
  * The decided items of a state, each by its place in decision order (its `seq`, from 0), kept in
  * typed arrays rather than as objects: an item is a kind, a name (a session id or an edit id, as
  * a number from {@link Names}) and a number (the turn or the part), found again by an
- * open-addressing table of seqs. About 20 bytes an item, where a map of item objects takes ten
+ * open-addressing table of seqs. A turn above 2^53-1 (a bigint: a float64 cannot hold it) is kept
+ * in a side table, its number there the negative -1 - its place, which no turn or part is. About 20 bytes an item, where a map of item objects takes ten
  * times that and gives the garbage collector as much more to walk.
  *
  * Names are found by their UTF-8 bytes, so that a line read through can be taken in without its
@@ -12,7 +13,9 @@
  * @module
  */
 import { detached } from './canonical.js';
-import type { Item } from './record.js';
+import type { Item, Turn } from './record.js';
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** `array` with room for `length` elements at least: itself, or a copy twice as long or more. */
 export function withRoom<A extends Int32Array | Uint8Array | Float64Array>(array: A, length: number): A {
@@ -153,6 +156,9 @@ export class ItemIndex {
   private nameOf = new Int32Array(1 << 9);
   private numberOf = new Float64Array(1 << 9);
   private count = 0;
+  /** The turns above 2^53-1, each once, and each one's place among them. */
+  private readonly bigTurns: bigint[] = [];
+  private readonly bigTurnPlaces = new Map<bigint, number>();
   /** The free slot the last item not found would take (-1 when its name has no number yet). */
   private missedSlot = -1;
 
@@ -165,7 +171,26 @@ export class ItemIndex {
   find(item: Item): number {
     const edit = item.type === 'edit';
     const name = this.names.find(edit ? item.id : item.session);
-    return name < 0 ? -1 : this.findKey(edit, name, edit ? item.part : item.turn);
+    if (name < 0) return -1;
+    const number = edit ? item.part : typeof item.turn === 'number' ? item.turn : this.bigTurnNumber(item.turn, false);
+    return Number.isNaN(number) ? -1 : this.findKey(edit, name, number);
+  }
+
+  /**
+   * The number a turn given as a bigint is kept as: itself when a float64 holds it exactly (a
+   * caller's small turn), else its place in the side table, given one with `add`; NaN when it
+   * has none.
+   */
+  private bigTurnNumber(turn: bigint, add: boolean): number {
+    if (turn <= MAX_SAFE) return Number(turn);
+    let place = this.bigTurnPlaces.get(turn);
+    if (place === undefined) {
+      if (!add) return Number.NaN;
+      place = this.bigTurns.length;
+      this.bigTurns.push(turn);
+      this.bigTurnPlaces.set(turn, place);
+    }
+    return -1 - place;
   }
 
   /**
@@ -191,7 +216,7 @@ export class ItemIndex {
   add(item: Item): number {
     const edit = item.type === 'edit';
     const name = this.names.add(edit ? item.id : item.session);
-    const number = edit ? item.part : item.turn;
+    const number = edit ? item.part : typeof item.turn === 'number' ? item.turn : this.bigTurnNumber(item.turn, true);
     this.findKey(edit, name, number);
     return this.addKey(edit, name, number);
   }
@@ -214,9 +239,9 @@ export class ItemIndex {
   item(seq: number): Item {
     const name = this.names.text(this.nameOf[seq] as number);
     const number = this.numberOf[seq] as number;
-    return this.kinds[seq] === 1
-      ? { type: 'edit', id: name, part: number }
-      : { type: 'turn', session: name, turn: number };
+    if (this.kinds[seq] === 1) return { type: 'edit', id: name, part: number };
+    const turn: Turn = number >= 0 ? number : (this.bigTurns[-1 - number] as bigint);
+    return { type: 'turn', session: name, turn };
   }
 
   private rehash(length: number): void {

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import type { Item } from './record.js';
+import type { Item, Turn } from './record.js';
 
 export class ItemMap<V> {
-  /** session -> turn -> value: a session has many turns, so one inner map serves many. */
-  private readonly turns = new Map<string, Map<number, V>>();
+  /** session -> turn -> value: a session has many turns, so one inner map serves many (a turn in its one form, {@link Turn}). */
+  private readonly turns = new Map<string, Map<Turn, V>>();
   /** `<part>:<id>` -> value: edits have few parts each, and a map per edit would cost more. */
   private readonly edits = new Map<string, V>();
   private count = 0;

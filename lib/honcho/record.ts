@@ -12,9 +12,18 @@ export type Workspace = 'trusted' | 'untrusted' | 'fleet';
 /** Every workspace, in declaration order. */
 export const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
 
+/**
+ * A turn: a u64 in memoryd, 0 to 2^64-1, kept exactly. A number up to 2^53-1
+ * (`Number.MAX_SAFE_INTEGER`, the common case), a bigint above it, which a number cannot hold.
+ * Each turn has that one form in every record and state this engine makes, so two turns are the
+ * same turn exactly when they are `===` (a caller's item may give a small turn as a bigint:
+ * {@link sameItem} and the queries take it as the number).
+ */
+export type Turn = number | bigint;
+
 /** What is decided, sent or failed: a turn of a session, or one part of a journalled memory edit. */
 export type Item =
-  | { readonly type: 'turn'; readonly session: string; readonly turn: number }
+  | { readonly type: 'turn'; readonly session: string; readonly turn: Turn }
   | { readonly type: 'edit'; readonly id: string; readonly part: number };
 
 /** What a `decided` record says to do with its item. */
@@ -53,8 +62,15 @@ export interface Counts {
   readonly skipped: number;
 }
 
-/** The largest `turn` this engine keeps exactly: a JavaScript number's integer limit, 2^53-1. */
-export const MAX_TURN = Number.MAX_SAFE_INTEGER;
+/** The largest `turn`: a u64's, 2^64-1. */
+export const MAX_TURN = 0xffff_ffff_ffff_ffffn;
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** The turn `value` (0 to {@link MAX_TURN}) in its one form: a number up to 2^53-1, else the bigint. */
+export function turnOf(value: bigint): Turn {
+  return value <= MAX_SAFE ? Number(value) : value;
+}
 /** The largest `part`: a u32. */
 export const MAX_PART = 0xffff_ffff;
 /** The largest `status`: a u16. */
@@ -139,6 +155,14 @@ export function itemKey(item: Item): string {
 /** Whether two items are the same item. */
 export function sameItem(a: Item, b: Item): boolean {
   return a.type === 'turn'
-    ? b.type === 'turn' && a.session === b.session && a.turn === b.turn
+    ? b.type === 'turn' && a.session === b.session && sameTurn(a.turn, b.turn)
     : b.type === 'edit' && a.id === b.id && a.part === b.part;
+}
+
+/** Whether two turns are the same, also when one is a small turn given as a bigint. */
+function sameTurn(a: Turn, b: Turn): boolean {
+  if (a === b) return true;
+  if (typeof a === typeof b) return false;
+  const number = typeof a === 'number' ? a : (b as number);
+  return Number.isSafeInteger(number) && BigInt(number) === (typeof a === 'bigint' ? a : b);
 }

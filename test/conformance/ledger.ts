@@ -11,7 +11,7 @@ import { MemoryState } from '../../lib/honcho/state.js';
 import { workload } from '../../lib/honcho/synthetic.js';
 import { type Item, Ledger, type LedgerOptions, type Record, type Workspace } from '../../lib/index.js';
 import { code, type Run, type Subject } from './common.js';
-import { decided, sent, turn } from './records.js';
+import { conclude, decided, failed, sent, turn, turnTo } from './records.js';
 
 /** The queries memoryd asks, as the Ledger and the state in memory both answer them. */
 interface Queries {
@@ -51,6 +51,65 @@ export function ledgerTests<S extends Subject>({ test, withSubject }: Run<S>, op
       assert.equal(await code(ledger.append(sent(turn('a', 1)))), 'LEDGER_NOT_WAITING');
       assert.equal(ledger.size, 2);
       await ledger.close();
+    }),
+  );
+
+  test(
+    'a turn only a bigint holds is kept exactly: appended, replayed, in every answer and in the log',
+    withSubject(async ({ backend }) => {
+      const top = turn('big', 2n ** 64n - 1n);
+      const above = turn('big', 2n ** 53n + 1n);
+      const edge = turn('big', 2n ** 53n);
+      const safe = turn('big', 2 ** 53 - 1);
+      const records = [
+        decided(top, conclude('trusted', 'the last u64')),
+        decided(above, conclude('untrusted', 'one past a double')),
+        decided(edge),
+        decided(safe),
+        sent(top, ['h-top']),
+        failed(edge, 503, 'unavailable'),
+      ];
+      const answersAbout = async (ledger: Ledger): Promise<unknown> => {
+        const decisions: unknown[] = [];
+        for await (const decision of ledger.decisions()) decisions.push(decision);
+        return {
+          counts: await ledger.counts(),
+          outbox: await ledger.outbox(),
+          page: await ledger.outboxPage(1),
+          conclusion: await ledger.conclusion('trusted', 'the last u64'),
+          sentIds: await ledger.sentIds(top),
+          states: await Promise.all([top, above, edge, safe].map((item) => ledger.stateOf(item))),
+          neighbours: await Promise.all(
+            [2n ** 64n - 2n, 2n ** 53n + 2n, 2 ** 53 - 2].map((n) => ledger.isDecided(turn('big', n))),
+          ),
+          decisions,
+        };
+      };
+      const expected = {
+        counts: { decided: 4, sent: 1, waiting: 2, failed: 1, skipped: 0 },
+        outbox: [
+          { item: above, action: conclude('untrusted', 'one past a double') },
+          { item: safe, action: turnTo() },
+        ],
+        page: { decisions: [{ item: above, action: conclude('untrusted', 'one past a double') }], next: 1 },
+        conclusion: { item: top, id: 'h-top' },
+        sentIds: ['h-top'],
+        states: ['sent', 'waiting', 'failed', 'waiting'],
+        neighbours: [false, false, false],
+        decisions: records.filter((r) => r.type === 'decided').map((r) => ({ item: r.item, action: r.action })),
+      };
+      const ledger = await Ledger.open(backend, { ...options?.() });
+      for (const record of records) await ledger.append(record);
+      assert.equal(await code(ledger.append(decided(above))), 'LEDGER_ALREADY_DECIDED');
+      assert.equal(await code(ledger.append(sent(turn('big', 2n ** 53n + 2n)))), 'LEDGER_NOT_WAITING');
+      assert.deepEqual(await answersAbout(ledger), expected);
+      await ledger.close();
+      const again = await Ledger.open(backend, { ...options?.(), readOnly: true });
+      assert.deepEqual(await answersAbout(again), expected, 'replayed');
+      const read: Record[] = [];
+      for await (const record of again.records()) read.push(record);
+      assert.deepEqual(read, records, 'the log holds each turn exactly, in its one form');
+      await again.close();
     }),
   );
 

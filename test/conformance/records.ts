@@ -7,11 +7,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Action, decodeRecord, type Item, type Record, type Workspace } from '../../lib/index.js';
+import { type Action, decodeRecord, type Item, type Record, type Turn, type Workspace } from '../../lib/index.js';
 
 export const TIME = '2026-09-28T10:00:00.000Z';
 
-export const turn = (session: string, n: number): Item => ({ type: 'turn', session, turn: n });
+export const turn = (session: string, n: Turn): Item => ({ type: 'turn', session, turn: n });
 export const edit = (id: string, part: number): Item => ({ type: 'edit', id, part });
 
 export const turnTo = (workspace: Workspace = 'trusted', speaker = 'kyle'): Action => ({

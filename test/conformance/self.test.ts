@@ -51,6 +51,7 @@ const CAUGHT: readonly [Flaw, string[]][] = [
       'an open resumed at a point replays only the records after it, and reads all',
       'reading from one position up to another gives the records between them',
       // the ledger reads a sent item's ids back from the log at the position of its `sent`
+      'a turn only a bigint holds is kept exactly: appended, replayed, in every answer and in the log',
       'the ledger answers every query as a replay in memory does, for a workload of thousands of records',
     ],
   ],

@@ -21,7 +21,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { encodeRecord, Ledger, type Record } from '../../lib/index.js';
+import { encodeRecord, Ledger, type Record, type Turn } from '../../lib/index.js';
 import { CLI } from '../support/cli.js';
 import { checkRules } from '../support/guarantees.js';
 import { all, decided, rejects, turn } from '../support/ledger.js';
@@ -157,7 +157,7 @@ test('memoryd-style workers in three processes: nothing decided twice, nothing s
   const log = freshLog();
   const uri = await logUri(log);
   const items = 120;
-  const calls = new Map<number, string[]>();
+  const calls = new Map<Turn, string[]>();
   let answered = 0;
   const honcho: Server = createServer((request, response) => {
     let body = '';

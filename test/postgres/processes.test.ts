@@ -126,7 +126,7 @@ test('three writer processes deciding the same items with expectedHead: every it
   const records = await all(reader);
   await reader.close();
   checkRules(records, 'three deciding writers'); // no item decided twice
-  const turns = records.map((r) => (r.item.type === 'turn' ? r.item.turn : -1)).sort((a, b) => a - b);
+  const turns = records.map((r) => (r.item.type === 'turn' ? r.item.turn : -1)).sort((a, b) => Number(a) - Number(b));
   assert.equal(
     turns,
     Array.from({ length: items }, (_, n) => n),

@@ -5,8 +5,8 @@
  * whole files made of all of these.
  *
  * Every record object is built with its keys in canonical order, so that `JSON.stringify(record)`
- * is the canonical line that `encodeRecord` must write (format.md: serde_json escapes a
- * well-formed string exactly as `JSON.stringify` does).
+ * ({@link stringifyExact}, for a turn that is a bigint) is the canonical line that `encodeRecord`
+ * must write (format.md: serde_json escapes a well-formed string exactly as `JSON.stringify` does).
  */
 import * as fc from 'fast-check';
 import {
@@ -19,6 +19,7 @@ import {
   MAX_STATUS,
   MAX_TURN,
   type Record,
+  type Turn,
   type Workspace,
 } from '../../lib/index.js';
 
@@ -114,8 +115,32 @@ const inRange = (max: number): fc.Arbitrary<number> =>
 
 // -- records ------------------------------------------------------------------------------------
 
+/** What stands for a bigint in {@link stringifyExact}'s first pass (a whole string of two noncharacters, a word and digits: no arbitrary here makes one in practice). */
+const BIGINT_MARK = '\uffff\ufffebigint:';
+const MARKED = new RegExp(`"${BIGINT_MARK}(\\d+)"`, 'g');
+
+/** `JSON.stringify(value)`, with a bigint written as its digits (as serde_json writes a u64) rather than refused. */
+export function stringifyExact(value: unknown): string {
+  return JSON.stringify(value, (_, v: unknown) => (typeof v === 'bigint' ? `${BIGINT_MARK}${v}` : v)).replace(
+    MARKED,
+    '$1',
+  );
+}
+
+/** A turn: mostly a number, sometimes a u64 only a bigint holds, its edges among them. */
+const turnValue: fc.Arbitrary<Turn> = fc.oneof(
+  { weight: 6, arbitrary: inRange(Number.MAX_SAFE_INTEGER) },
+  {
+    weight: 1,
+    arbitrary: fc.oneof(
+      fc.bigInt({ min: 2n ** 53n, max: MAX_TURN }),
+      fc.constantFrom(2n ** 53n, 2n ** 53n + 1n, MAX_TURN - 1n, MAX_TURN),
+    ),
+  },
+);
+
 export const item: fc.Arbitrary<Item> = fc.oneof(
-  fc.tuple(sessionId, inRange(MAX_TURN)).map(([session, turn]): Item => ({ type: 'turn', session, turn })),
+  fc.tuple(sessionId, turnValue).map(([session, turn]): Item => ({ type: 'turn', session, turn })),
   fc.tuple(text(), inRange(MAX_PART)).map(([id, part]): Item => ({ type: 'edit', id, part })),
 );
 
@@ -486,6 +511,7 @@ const NUMBERS = [
   '4294967296',
   '9007199254740991',
   '9007199254740992',
+  '9007199254740993',
   '18446744073709551615',
   '18446744073709551616',
   '-9223372036854775808',

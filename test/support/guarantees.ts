@@ -15,6 +15,7 @@
  * bytes alone), and lines are compared as bytes against `encodeRecord`'s canonical text.
  */
 import * as assert from 'uvu/assert';
+import { encodeItem } from '../../lib/honcho/codec.js';
 import { encodeRecord, type Ledger, type Record, type Repair } from '../../lib/index.js';
 import { ReferenceLedger } from './reference-ledger.js';
 
@@ -48,7 +49,7 @@ export async function checkLedgerState(ledger: Ledger, records: readonly Record[
   for await (const decision of ledger.decisions()) {
     assert.ok(
       reference.isDecided(decision.item),
-      `${context}: the ledger believes ${JSON.stringify(decision.item)} decided; no record says so`,
+      `${context}: the ledger believes ${encodeItem(decision.item)} decided; no record says so`,
     );
     decided++;
   }

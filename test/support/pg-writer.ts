@@ -19,7 +19,7 @@
  */
 
 import { postgresBackend } from '../../backends/postgres/index.js';
-import { ConflictError, honchoCodec, type Record } from '../../lib/index.js';
+import { ConflictError, honchoCodec, type Record, type Turn } from '../../lib/index.js';
 import { Random } from '../../lib/random.js';
 import { decided, edit, skip, turn } from './ledger.js';
 
@@ -51,7 +51,7 @@ if (mode === 'blind') {
     say(`ack ${from} ${head}`);
   }
 } else if (mode === 'decide') {
-  const taken = new Set<number>();
+  const taken = new Set<Turn>();
   let known = 0;
   let conflicts = 0;
   const catchUp = async (): Promise<void> => {

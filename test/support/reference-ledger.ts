@@ -33,7 +33,7 @@ interface Entry {
 }
 
 const keyOf = (item: Item): string =>
-  JSON.stringify(item.type === 'turn' ? ['t', item.session, item.turn] : ['e', item.id, item.part]);
+  JSON.stringify(item.type === 'turn' ? ['t', item.session, String(item.turn)] : ['e', item.id, item.part]);
 
 /** The rules and the state, as a plain map. */
 export class ReferenceLedger {
