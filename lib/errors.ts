@@ -221,19 +221,26 @@ export class ReadOnlyError extends LedgerError {
 /**
  * An earlier write failed in a way that leaves the log's end uncertain (a failed `fdatasync`, or a
  * failed write that could not be cut back): every later append is refused until the log is
- * reopened, which reads the file again and keeps only what is whole.
+ * reopened, which reads the file again and keeps only what is whole. A reader stops the same way
+ * when its sync of the lines another writer appended fails: what it would take in next may not
+ * be on the disk, and a sync tried again could report success for bytes that are gone.
  */
 export class StoppedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
-  override readonly runbook = 'ledger-unwritable';
+  override readonly runbook: RunbookAnchor;
+  /** @param holder a `writer` (its write or sync failed) or a `reader` following the file (its sync of others' lines failed) */
   constructor(
     readonly path: string,
     readonly failure: Error,
+    holder: 'writer' | 'reader' = 'writer',
   ) {
     super(
-      `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`,
+      holder === 'writer'
+        ? `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`
+        : `${path}: the sync of lines another writer appended failed (${failure.message}); nothing more is taken in until the ledger is reopened, which reads the file again`,
       { cause: failure },
     );
+    this.runbook = holder === 'writer' ? 'ledger-unwritable' : 'ledger-unreadable';
   }
 }
 
