@@ -14,6 +14,7 @@ import * as assert from 'uvu/assert';
 import { workload } from '../lib/honcho/synthetic.js';
 import {
   encodeRecord,
+  isLedgerError,
   jsonlBackend,
   Ledger,
   type LedgerOptions,
@@ -25,7 +26,7 @@ import {
 import { ledgerstore } from './support/cli.js';
 import { registryOf, servingOf } from './support/index-db.js';
 import { collect, withHome } from './support/ledger.js';
-import { type TurnQueries, turnsPerSession } from './support/turns-projection.js';
+import { exitingTurns, type TurnQueries, turnsPerSession } from './support/turns-projection.js';
 
 /** What a ledger answers about `records`: every query of memoryd's, over every item. */
 async function answers(ledger: Ledger, records: readonly Record[]): Promise<unknown> {
@@ -166,6 +167,32 @@ test('Ledger.open does not wait for a build: it serves meanwhile, every answer a
         );
       },
     );
+  });
+});
+
+test('a build whose thread exits fails with LEDGER_BUILD_FAILED, not a disk error: told, the rows before answer on', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    writeLog(home.path, 2000);
+    await withLedger(home.path, { index, projections: [turnsPerSession] }, async () => undefined);
+    // version 2 is built in the background (the rows are at 2000, past backgroundFrom); version 1 answers meanwhile
+    const options = { index, projections: [exitingTurns], backgroundFrom: 1000 };
+    await withLedger(home.path, options, async (ledger, notices) => {
+      const failed = await ledger.whenReady().then(
+        () => assert.unreachable('the build was ready'),
+        (e: unknown) => e,
+      );
+      assert.ok(isLedgerError(failed, 'LEDGER_BUILD_FAILED'), String(failed));
+      assert.is(failed.runbook, 'index-build-failed');
+      assert.match(failed.message, 'its thread exited with code 3');
+      assert.ok(
+        notices.some((n) => n.includes('a build of') && n.includes('its thread exited with code 3')),
+        notices.join('\n'),
+      );
+      const turns = ledger.projection<TurnQueries>(exitingTurns);
+      for (const [session, count] of turnsCounted(records.slice(0, 2000)))
+        assert.is(await turns.turnsOf(session), count, `session ${session}`);
+    });
   });
 });
 
