@@ -666,7 +666,8 @@ export class ProjectionSet<R> {
   /**
    * Deletes the rows of `generations`, which nothing answers from any more: a database that holds
    * nothing else is removed, others have their keys cleared; then the registry forgets them.
-   * Runs beside appends; a failure leaves them retired, for the next open to delete.
+   * Runs beside appends; a failure leaves them retired, for the next open to delete, and is told
+   * (`onNotice`): rows left behind take room until then, and the next open may fail the same way.
    */
   private release(generations: readonly Generation<R>[]): void {
     if (generations.length === 0) return;
@@ -683,8 +684,10 @@ export class ProjectionSet<R> {
         }
         await this.store.writeRegistry(without(this.store.registry, ids));
         for (const db of databasesOf(registry)) if (!databases.has(db)) await this.store.removeDatabase(db);
-      } catch {
-        // left retired: the next open deletes them
+      } catch (e) {
+        this.notice(
+          `${this.name}: the rows of ${ids.join(', ')}, which nothing answers from any more, could not be deleted (${e instanceof Error ? e.message : String(e)}); they are left retired, and the next open deletes them`,
+        );
       }
     });
   }
