@@ -84,6 +84,7 @@ import {
   LedgerIoError,
   LockedError,
   ResumeMismatchError,
+  StoppedError,
 } from '../lib/errors.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import {
@@ -254,8 +255,6 @@ class JsonlLog<R> extends StoredLog<R> {
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
   private readonly heartbeatMs: number;
-  /** Why a reader takes in no more lines: its sync of them failed (never retried into success). */
-  private unsynced: LedgerIoError | null = null;
 
   private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
@@ -523,7 +522,7 @@ class JsonlLog<R> extends StoredLog<R> {
    */
   protected override _storedHead(): Position {
     if (!this.readOnly) return this.count;
-    if (this.unsynced !== null) throw this.unsynced;
+    this.assertRunning(); // a reader whose sync failed takes in no more lines
     const { io, name } = this;
     if (this.fd === null) {
       const opened = openRegular(io, name, true);
@@ -538,8 +537,10 @@ class JsonlLog<R> extends StoredLog<R> {
     try {
       io.datasync(fd);
     } catch (e) {
-      this.unsynced = new LedgerIoError(name, e, 'read');
-      throw this.unsynced;
+      // never tried again: a second sync may report success for bytes the first lost
+      const stopped = new StoppedError(name, new LedgerIoError(name, e, 'read'), 'reader');
+      this.stop(stopped);
+      throw stopped;
     }
     const starts = this.starts;
     let count = this.count;

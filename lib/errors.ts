@@ -32,7 +32,8 @@ export type LedgerErrorCode =
   | 'LEDGER_RESUME_MISMATCH'
   | 'LEDGER_BAD_TARGET'
   | 'LEDGER_NOT_A_FILE'
-  | 'LEDGER_OLD_FORMAT';
+  | 'LEDGER_OLD_FORMAT'
+  | 'LEDGER_BUILD_FAILED';
 
 /** The runbook's anchors that errors point to (`docs/runbook.md#<anchor>`). */
 export type RunbookAnchor =
@@ -45,7 +46,8 @@ export type RunbookAnchor =
   | 'ledger-index-behind'
   | 'ledger-went-back'
   | 'level-folder-damaged'
-  | 'level-format-upgrade';
+  | 'level-format-upgrade'
+  | 'index-build-failed';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';
@@ -221,19 +223,26 @@ export class ReadOnlyError extends LedgerError {
 /**
  * An earlier write failed in a way that leaves the log's end uncertain (a failed `fdatasync`, or a
  * failed write that could not be cut back): every later append is refused until the log is
- * reopened, which reads the file again and keeps only what is whole.
+ * reopened, which reads the file again and keeps only what is whole. A reader stops the same way
+ * when its sync of the lines another writer appended fails: what it would take in next may not
+ * be on the disk, and a sync tried again could report success for bytes that are gone.
  */
 export class StoppedError extends LedgerError {
   readonly code = 'LEDGER_STOPPED';
-  override readonly runbook = 'ledger-unwritable';
+  override readonly runbook: RunbookAnchor;
+  /** @param holder a `writer` (its write or sync failed) or a `reader` following the file (its sync of others' lines failed) */
   constructor(
     readonly path: string,
     readonly failure: Error,
+    holder: 'writer' | 'reader' = 'writer',
   ) {
     super(
-      `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`,
+      holder === 'writer'
+        ? `${path}: an earlier write failed (${failure.message}); every append is refused until the ledger is reopened`
+        : `${path}: the sync of lines another writer appended failed (${failure.message}); nothing more is taken in until the ledger is reopened, which reads the file again`,
       { cause: failure },
     );
+    this.runbook = holder === 'writer' ? 'ledger-unwritable' : 'ledger-unreadable';
   }
 }
 
@@ -471,6 +480,27 @@ export class IndexDamagedError extends LedgerError {
     super(
       `${folder}: the read model is damaged (${why}); every append and query through it is refused until the ledger is reopened, which rebuilds it from the log`,
       options,
+    );
+  }
+}
+
+/**
+ * A build of the read model in the background did not finish, for a reason of the build's own:
+ * its thread ended without a word (out of memory, a projection's module that ends it), or the
+ * log it read held fewer records than it was started to build (the log went back meanwhile).
+ * Nothing it built is used: the queries are answered as before, and the next open builds it
+ * again. (A build that fails to write its rows is a {@link LedgerIoError}; one that finds the
+ * log damaged, a {@link DamagedError}.)
+ */
+export class BuildFailedError extends LedgerError {
+  readonly code = 'LEDGER_BUILD_FAILED';
+  override readonly runbook = 'index-build-failed';
+  constructor(
+    readonly folder: string,
+    readonly why: string,
+  ) {
+    super(
+      `${folder}: the read model's build in the background did not finish (${why}); nothing it built is used, and the next open builds it again`,
     );
   }
 }

@@ -443,13 +443,14 @@ export abstract class StoredLog<R> extends LogBase<R> {
     }
     return found instanceof Promise
       ? found.then(
-          (head) => this.reached(head),
+          (head) => this.moveHeadTo(head),
           (e) => this.wentBack(e),
         )
-      : this.reached(found);
+      : this.moveHeadTo(found);
   }
 
-  private reached(found: Position): Position {
+  /** Moves `head` to `found`, the store's head, or stops the log when it is below. */
+  private moveHeadTo(found: Position): Position {
     if (found < this.count)
       return this.wentBack(new LogWentBackError(this.name, this.count, `it holds ${found} records`));
     this.count = found;

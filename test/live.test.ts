@@ -57,7 +57,7 @@ class ArraySource {
   readonly name = 'array:';
   counts = (): never => assert.unreachable('no counts asked for') as never;
   closed = (): boolean => false;
-  broken = (): null => null;
+  failure = (): null => null;
   listen = (): void => undefined;
 }
 

@@ -128,7 +128,7 @@ test('a read model found damaged during a catch-up stops the ledger: told once, 
   const damage = new IndexDamagedError('index', 'a row does not match its checksum');
   state.damage = damage;
   assert.is(await rejects(others.ask(), 'LEDGER_STOPPED'), damage);
-  assert.is(others.broken, damage, 'the ledger stopped with the damage');
+  assert.is(others.failure, damage, 'the ledger stopped with the damage');
   assert.equal(stops, [damage], 'told once');
   const reads = state.reads;
   assert.is(await rejects(others.ask(), 'LEDGER_STOPPED'), damage);
@@ -161,7 +161,7 @@ test('damage in a later page of a catch-up: the pages before it are taken in, no
   const failure = await rejects(others.ask(), 'LEDGER_DAMAGED', new RegExp(`^scripted::${CATCH_UP_PAGE + 4}: `));
   assert.is(others.applied, CATCH_UP_PAGE);
   assert.equal(told, [{ from: 0, count: CATCH_UP_PAGE }]);
-  assert.is(others.broken, failure);
+  assert.is(others.failure, failure);
   await others.close();
 });
 

@@ -9,11 +9,14 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { AbstractClearOptions } from 'abstract-level';
+import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { workload } from '../lib/honcho/synthetic.js';
 import {
   encodeRecord,
+  isLedgerError,
   jsonlBackend,
   Ledger,
   type LedgerOptions,
@@ -25,7 +28,7 @@ import {
 import { ledgerstore } from './support/cli.js';
 import { registryOf, servingOf } from './support/index-db.js';
 import { collect, withHome } from './support/ledger.js';
-import { type TurnQueries, turnsPerSession } from './support/turns-projection.js';
+import { exitingTurns, type TurnQueries, turnsPerSession } from './support/turns-projection.js';
 
 /** What a ledger answers about `records`: every query of memoryd's, over every item. */
 async function answers(ledger: Ledger, records: readonly Record[]): Promise<unknown> {
@@ -166,6 +169,32 @@ test('Ledger.open does not wait for a build: it serves meanwhile, every answer a
         );
       },
     );
+  });
+});
+
+test('a build whose thread exits fails with LEDGER_BUILD_FAILED, not a disk error: told, the rows before answer on', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    writeLog(home.path, 2000);
+    await withLedger(home.path, { index, projections: [turnsPerSession] }, async () => undefined);
+    // version 2 is built in the background (the rows are at 2000, past backgroundFrom); version 1 answers meanwhile
+    const options = { index, projections: [exitingTurns], backgroundFrom: 1000 };
+    await withLedger(home.path, options, async (ledger, notices) => {
+      const failed = await ledger.whenReady().then(
+        () => assert.unreachable('the build was ready'),
+        (e: unknown) => e,
+      );
+      assert.ok(isLedgerError(failed, 'LEDGER_BUILD_FAILED'), String(failed));
+      assert.is(failed.runbook, 'index-build-failed');
+      assert.match(failed.message, 'its thread exited with code 3');
+      assert.ok(
+        notices.some((n) => n.includes('a build of') && n.includes('its thread exited with code 3')),
+        notices.join('\n'),
+      );
+      const turns = ledger.projection<TurnQueries>(exitingTurns);
+      for (const [session, count] of turnsCounted(records.slice(0, 2000)))
+        assert.is(await turns.turnsOf(session), count, `session ${session}`);
+    });
   });
 });
 
@@ -335,6 +364,72 @@ test('a projection on the generic log: kept with its checkpoint, caught up at op
     );
     await third.set.close();
     await third.log.close();
+  });
+});
+
+/** A database in memory whose deletes of a range fail, as a failing disk's would, once armed: those of the rows it held then. */
+class ClearFailing extends MemoryLevel<Uint8Array, Uint8Array> {
+  private held: Buffer[] = [];
+  constructor() {
+    super({ keyEncoding: 'view', valueEncoding: 'view' });
+  }
+  /** From now on, a delete of a range that holds any key held now fails. */
+  async failClearsOfHeld(): Promise<void> {
+    this.held = (await this.keys({ keyEncoding: 'view' }).all()).map((key) => Buffer.from(key));
+  }
+  heal(): void {
+    this.held = [];
+  }
+  /** How many keys of the generation `id`'s rows it holds. */
+  async keysOf(id: string): Promise<number> {
+    const prefix = `!${id}!`;
+    const keys = await this.keys({ keyEncoding: 'view' }).all();
+    return keys.filter((key) => Buffer.from(key).toString('utf8').startsWith(prefix)).length;
+  }
+  override async clear<K = Uint8Array>(options?: AbstractClearOptions<K>): Promise<void> {
+    const { gte, lt } = (options ?? {}) as { gte?: Uint8Array; lt?: Uint8Array };
+    const inRange = (key: Buffer): boolean =>
+      (gte === undefined || Buffer.compare(key, gte) >= 0) && (lt === undefined || Buffer.compare(key, lt) < 0);
+    if (this.held.some(inRange)) throw new Error('injected: the range could not be deleted');
+    return options === undefined ? super.clear() : super.clear(options);
+  }
+}
+
+test('rows retired at a version bump that cannot be deleted are told of, and deleted by the next open', async () => {
+  await withHome(async (home) => {
+    const file = join(home.dir, 'stock.jsonl');
+    const backend = jsonlBackend(file, { codec: receivedCodec });
+    const db = new ClearFailing();
+    const notices: string[] = [];
+    const open = (version: number) =>
+      ProjectionSet.open(backend, { index: db, projections: [stock(version)], onNotice: (m) => notices.push(m) });
+    const first = await open(1);
+    const batch: Received[] = [{ sku: 'MUG-1', quantity: 12 }];
+    await first.log.append(batch);
+    await first.set.apply(batch, () => first.log.resumePoint());
+    await first.set.close();
+    await first.log.close();
+    await db.failClearsOfHeld();
+    const second = await open(2);
+    assert.is(await second.set.queries(stock(2)).stockOf('MUG-1'), 12);
+    await second.set.close(); // after the release of version 1's rows
+    await second.log.close();
+    const told = notices.filter((n) => n.includes('could not be deleted'));
+    assert.is(told.length, 1, notices.join('\n'));
+    assert.match(
+      told[0] as string,
+      /: the rows of stock\.\d+, which nothing answers from any more, could not be deleted \(.*injected: the range could not be deleted\); they are left retired/,
+    );
+    const retired = (/the rows of (stock\.\d+)/.exec(told[0] as string) as RegExpExecArray)[1] as string;
+    assert.ok((await db.keysOf(retired)) > 0, 'left retired');
+    db.heal();
+    notices.length = 0;
+    const third = await open(2);
+    await third.set.close();
+    await third.log.close();
+    assert.equal(notices, [], 'the retired rows deleted, without a word');
+    assert.is(await db.keysOf(retired), 0, 'deleted by the next open');
+    await db.close();
   });
 });
 

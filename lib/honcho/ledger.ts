@@ -143,7 +143,7 @@ export class HonchoLedger {
       applied: () => this.others.applied,
       counts: () => state.counts(),
       closed: () => this.closed,
-      broken: () => this.others.broken,
+      failure: () => this.others.failure,
       listen: () => this.others.listen(),
     });
   }
@@ -153,8 +153,8 @@ export class HonchoLedger {
    * damaged read model, a log that cannot be followed any more: `others.ts`), or `null`: once
    * set, appends stop until a reopen, and live consumers end with it.
    */
-  private get stale(): LedgerError | null {
-    return this.others.broken;
+  private get failure(): LedgerError | null {
+    return this.others.failure;
   }
 
   /**
@@ -219,7 +219,7 @@ export class HonchoLedger {
    */
   append(record: Record): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError(this.name));
-    if (this.stale !== null) return Promise.reject(this.stale);
+    if (this.failure !== null) return Promise.reject(this.failure);
     let checked: Record;
     try {
       checked = normalizeRecord(record);
@@ -259,9 +259,9 @@ export class HonchoLedger {
 
   /** Takes the next batch from the queue, writes it, and takes it into the state. */
   private async flushBatch(): Promise<void> {
-    if (this.stale !== null) {
+    if (this.failure !== null) {
       // the state is behind the log: nothing queued can be checked against it
-      for (const pending of this.queue.splice(0)) pending.reject(this.stale);
+      for (const pending of this.queue.splice(0)) pending.reject(this.failure);
       return;
     }
     let batch: Pending[];
@@ -313,7 +313,7 @@ export class HonchoLedger {
   private async checkAgainAfterOthers(batch: readonly Pending[], conflict: ConflictError): Promise<void> {
     const before = this.others.applied;
     try {
-      await this.others.now();
+      await this.others.catchUp();
     } catch (e) {
       for (const pending of batch) pending.reject(e);
       return;

@@ -37,7 +37,7 @@ export interface Source {
   /** Whether `close` was called. */
   closed(): boolean;
   /** The failure that stopped the ledger (live consumers end with it), or `null`. */
-  broken(): LedgerError | null;
+  failure(): LedgerError | null;
   /** Starts hearing of other writers' appends, where the log can tell of them. */
   listen(): void;
 }
@@ -136,8 +136,8 @@ export class Live {
           continue;
         }
         if (this.ended || signal?.aborted === true) return;
-        const broken = this.source.broken();
-        if (broken !== null) throw broken;
+        const failure = this.source.failure();
+        if (failure !== null) throw failure;
         await new Promise<void>((resolve) => {
           const done = (): void => {
             this.wakers.delete(done);
@@ -171,8 +171,8 @@ export class Live {
     this.source.listen();
     for (;;) {
       if (this.source.closed()) throw new ClosedError(this.source.name);
-      const broken = this.source.broken();
-      if (broken !== null) throw broken;
+      const failure = this.source.failure();
+      if (failure !== null) throw failure;
       signal?.throwIfAborted();
       // listening before looking: an item that arrives while the counts are read wakes the wait
       let woken = false;

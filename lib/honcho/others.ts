@@ -107,7 +107,8 @@ export class Others {
   private readonly catchUpRetry = new Retry(() => this.on.kick());
   /** The watch's start, after one that failed. */
   private readonly watchRetry = new Retry(() => this.listen());
-  private failure: LedgerError | null = null;
+  /** The failure that stopped the ledger: the first one told ({@link Others.stop}). */
+  private stoppingFailure: LedgerError | null = null;
   private closed = false;
 
   constructor(private readonly on: Catching) {
@@ -121,8 +122,8 @@ export class Others {
   }
 
   /** The failure that stopped the ledger, or `null`. */
-  get broken(): LedgerError | null {
-    return this.failure;
+  get failure(): LedgerError | null {
+    return this.stoppingFailure;
   }
 
   /** The ledger's own append reached `head`, and the state took it in. */
@@ -133,7 +134,7 @@ export class Others {
   /** Whether a catch-up is to be made now: asked for, or a head heard past the state. */
   due(): boolean {
     if (this.asked.length > 0) return true;
-    return this.heard > this.appliedHead && this.failure === null && !this.catchUpRetry.waiting && !this.closed;
+    return this.heard > this.appliedHead && this.stoppingFailure === null && !this.catchUpRetry.waiting && !this.closed;
   }
 
   /**
@@ -143,12 +144,12 @@ export class Others {
   async runDue(): Promise<void> {
     const asked = this.asked.splice(0);
     try {
-      await this.now();
+      await this.catchUp();
       this.catchUpRetry.succeeded();
       for (const { resolve } of asked) resolve();
     } catch (e) {
       for (const { reject } of asked) reject(e);
-      if (this.failure === null) this.catchUpRetry.failed();
+      if (this.stoppingFailure === null) this.catchUpRetry.failed();
     }
   }
 
@@ -165,8 +166,8 @@ export class Others {
    * @throws a passing failure of the log or the state: nothing more was taken in
    * @throws the failure that stopped the ledger
    */
-  async now(): Promise<void> {
-    if (this.failure !== null) throw this.failure;
+  async catchUp(): Promise<void> {
+    if (this.stoppingFailure !== null) throw this.stoppingFailure;
     try {
       const head = await this.on.log.refresh();
       this.heard = Math.max(this.heard, head);
@@ -203,18 +204,18 @@ export class Others {
 
   /** Stops the ledger with `failure` (the first one told); gives the failure that stopped it. */
   stop(failure: LedgerError): LedgerError {
-    if (this.failure === null) {
-      this.failure = failure;
+    if (this.stoppingFailure === null) {
+      this.stoppingFailure = failure;
       this.on.stopped(failure);
     }
-    return this.failure;
+    return this.stoppingFailure;
   }
 
   /** Starts, once, the watch of the log, where it has one: each head it tells of past what was heard is a catch-up due. */
   listen(): void {
     const { log } = this.on;
     const watch = log.watch?.bind(log);
-    if (watch === undefined || this.watch !== null || this.closed || this.failure !== null) return;
+    if (watch === undefined || this.watch !== null || this.closed || this.stoppingFailure !== null) return;
     this.watch = watch({
       onHead: (head) => {
         if (head <= this.heard) return;

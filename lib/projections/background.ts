@@ -6,7 +6,7 @@
  * @module
  */
 import { Worker } from 'node:worker_threads';
-import { DamagedError, LedgerIoError } from '../errors.js';
+import { BuildFailedError, DamagedError, LedgerIoError } from '../errors.js';
 import type { Position, ResumePoint } from '../log.js';
 import type { BuildMessage, BuildOrder, FailureReport } from './build-worker.js';
 import type { GenerationEntry } from './generation.js';
@@ -63,7 +63,7 @@ export class BackgroundBuild<R> {
       this.worker.on('exit', (code) => {
         if (this.ended) return;
         this.ended = true;
-        reject((this.failure = new LedgerIoError(order.folder, new Error(`the build's thread exited with ${code}`))));
+        reject((this.failure = new BuildFailedError(order.folder, `its thread exited with code ${code}`)));
       });
     });
     this.finished.catch(() => undefined); // the set reports it
@@ -93,8 +93,9 @@ export class BackgroundBuild<R> {
   }
 }
 
-/** A failure reported by the worker, as an error of this thread. */
+/** A failure reported by the worker, as an error of this thread: the system's failures stay the folder's I/O errors. */
 function errorOf(report: FailureReport, folder: string): Error {
   if (report.damage !== null) return new DamagedError(report.damage.path, report.damage.line, report.damage.why);
-  return new LedgerIoError(folder, new Error(report.message));
+  if (report.code === 'LEDGER_IO') return new LedgerIoError(folder, new Error(report.message));
+  return new BuildFailedError(folder, report.message);
 }

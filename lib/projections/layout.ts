@@ -69,6 +69,17 @@ export interface Checkpoint {
   readonly log: string;
 }
 
+/**
+ * Where an open resumes the log, given the checkpoints of the rows it catches up: the earliest
+ * (every later one is caught up from there too); `undefined` for none. The one rule, for the
+ * open (`set.ts`) and for `ledgerstore index status`, which says how far behind that point is.
+ */
+export function earliestCheckpoint(checkpoints: Iterable<Checkpoint>): Checkpoint | undefined {
+  let first: Checkpoint | undefined;
+  for (const c of checkpoints) if (first === undefined || c.resume.position < first.resume.position) first = c;
+  return first;
+}
+
 /** The first key after every key that starts with `prefix`. */
 export function after(prefix: Bytes): Bytes {
   const end = Buffer.from(prefix);

@@ -42,7 +42,7 @@ import {
 import { Feeder, submit, type Target } from './feeder.js';
 import { ModelFolder } from './folder.js';
 import { Generation, type GenerationEntry, refusalOf } from './generation.js';
-import { after, type Checkpoint } from './layout.js';
+import { after, type Checkpoint, earliestCheckpoint } from './layout.js';
 import { databasesOf, newDatabase, type Registry, withGenerations, without, withRole } from './registry.js';
 import { DatabaseStore, FolderStore, type Store } from './store.js';
 
@@ -321,8 +321,9 @@ export class ProjectionSet<R> {
               fallback(record, position);
             };
     const fromStart = made.length > 0 || hook !== null || plans.some((p) => p.slot.copy !== null);
-    const resume = fromStart ? undefined : earliest(caughtUp);
-    for (const checkpoint of distinct(caughtUp.map((g) => g.checkpoint as Checkpoint))) {
+    const checkpoints = caughtUp.map((g) => g.checkpoint as Checkpoint);
+    const resume = fromStart ? undefined : earliestCheckpoint(checkpoints);
+    for (const checkpoint of distinct(checkpoints)) {
       if (resume !== undefined && pointKey(checkpoint) === pointKey(resume)) continue;
       // another point the rows are at: the log must hold it too (read-only, nothing is changed)
       const checked = await backend.open({ readOnly: true, resume: checkpoint.resume });
@@ -666,7 +667,8 @@ export class ProjectionSet<R> {
   /**
    * Deletes the rows of `generations`, which nothing answers from any more: a database that holds
    * nothing else is removed, others have their keys cleared; then the registry forgets them.
-   * Runs beside appends; a failure leaves them retired, for the next open to delete.
+   * Runs beside appends; a failure leaves them retired, for the next open to delete, and is told
+   * (`onNotice`): rows left behind take room until then, and the next open may fail the same way.
    */
   private release(generations: readonly Generation<R>[]): void {
     if (generations.length === 0) return;
@@ -683,8 +685,10 @@ export class ProjectionSet<R> {
         }
         await this.store.writeRegistry(without(this.store.registry, ids));
         for (const db of databasesOf(registry)) if (!databases.has(db)) await this.store.removeDatabase(db);
-      } catch {
-        // left retired: the next open deletes them
+      } catch (e) {
+        this.notice(
+          `${this.name}: the rows of ${ids.join(', ')}, which nothing answers from any more, could not be deleted (${e instanceof Error ? e.message : String(e)}); they are left retired, and the next open deletes them`,
+        );
       }
     });
   }
@@ -856,16 +860,6 @@ function distinct(checkpoints: readonly Checkpoint[]): Checkpoint[] {
   const seen = new Map<string, Checkpoint>();
   for (const c of checkpoints) seen.set(pointKey(c), c);
   return [...seen.values()];
-}
-
-/** The earliest checkpoint of the generations (the read-through resumes there). */
-function earliest<R>(generations: readonly Generation<R>[]): Checkpoint | undefined {
-  let first: Checkpoint | undefined;
-  for (const g of generations) {
-    const c = g.checkpoint as Checkpoint;
-    if (first === undefined || c.resume.position < first.resume.position) first = c;
-  }
-  return first;
 }
 
 /** Whether rows need a batch at the end of the read-through: staged records, or a checkpoint behind. */

@@ -4,7 +4,8 @@
  * and the watch's start), a path the system cannot look at (a symbolic link loop), and a folder
  * that is not there yet when the watch starts. All real faults, made on the file system as another
  * process or an operator would make them; and a reader's catch-up (`refresh`) before the file
- * exists and when its sync fails (injected: only a failing disk makes it). Each checks what the watch's `onFailure` and `refresh`
+ * exists and when its sync fails (injected: only a failing disk makes it; and a follower ledger
+ * above it, which that failure stops). Each checks what the watch's `onFailure` and `refresh`
  * tell (code and message), that the reader's head stayed where it was, and what is left on disk.
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -16,11 +17,12 @@ import {
   encodeRecord,
   honchoCodec,
   jsonlBackend,
+  Ledger,
   type LedgerError,
   MAX_LINE_BYTES,
   type Record,
 } from '../../lib/index.js';
-import { until } from '../conformance/common.js';
+import { code, until } from '../conformance/common.js';
 import { InjectingIO } from '../support/injecting-io.js';
 import { decided, rejects, skip, turn, withHome } from '../support/ledger.js';
 
@@ -180,18 +182,19 @@ test('a reader’s refresh before the file exists gives 0, and takes the file in
   });
 });
 
-test('a reader whose sync of new lines fails takes nothing in, and is never retried into success', async () => {
+test('a reader whose sync of new lines fails stops: it takes nothing in, and is never retried into success', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A));
     const io = new InjectingIO();
     const log = await reader(home.path, io);
     appendFileSync(home.path, line(B));
     io.fail('datasync', 1, 'EIO');
-    const message = `${home.path}: i/o error (EIO)`;
-    const refused = await rejects(log.refresh(), 'LEDGER_IO', message);
+    const message = `${home.path}: the sync of lines another writer appended failed (${home.path}: i/o error (EIO)); nothing more is taken in until the ledger is reopened, which reads the file again`;
+    const refused = await rejects(log.refresh(), 'LEDGER_STOPPED', message);
     assert.is((refused as LedgerError).runbook, 'ledger-unreadable');
+    assert.is(((refused as LedgerError).cause as LedgerError).code, 'LEDGER_IO', 'the system failure is its cause');
     const syncs = io.count('datasync');
-    await rejects(log.refresh(), 'LEDGER_IO', message);
+    await rejects(log.refresh(), 'LEDGER_STOPPED', message);
     assert.is(io.count('datasync'), syncs, 'the failed sync is not tried again');
     assert.is(log.head, 1, 'the line whose sync failed was not taken in');
     await log.close();
@@ -199,6 +202,43 @@ test('a reader whose sync of new lines fails takes nothing in, and is never retr
     const reopened = await reader(home.path);
     assert.is(reopened.head, 2, 'a reopen reads the file again');
     await reopened.close();
+  });
+});
+
+test('a follower whose sync of another writer’s lines fails stops the ledger: follow() ends with LEDGER_STOPPED, not retried forever', async () => {
+  await withHome(async (home) => {
+    const writer = await Ledger.open(home.path);
+    await writer.append(A);
+    const io = new InjectingIO();
+    const follower = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, heartbeatMs: 10, io }), {
+      readOnly: true,
+    });
+    let seen = 0;
+    let ended: string | null = null;
+    // its outcome taken at once: the follower may stop before the append that stops it returns
+    void code(
+      (async () => {
+        for await (const _ of follower.follow(0)) seen++;
+      })(),
+    ).then((outcome) => {
+      ended = outcome;
+    });
+    await until(() => seen === 1, 'the follower to see the first record');
+    io.fail('datasync', 1, 'EIO', true);
+    await writer.append(B);
+    // a follower that takes the failure for a passing one tries again forever, and never ends
+    await until(() => ended !== null, 'follow() to end');
+    assert.is(ended, 'LEDGER_STOPPED');
+    const stopped = await rejects(
+      follower.catchUp(),
+      'LEDGER_STOPPED',
+      /the sync of lines another writer appended failed/,
+    );
+    assert.is((stopped as LedgerError).runbook, 'ledger-unreadable');
+    assert.is(await code(follower.waitForOutbox()), 'LEDGER_STOPPED');
+    assert.is(follower.size, 1, 'the line whose sync failed was not taken in');
+    await follower.close();
+    await writer.close();
   });
 });
 

@@ -2,7 +2,7 @@
  * A projection a user of the Honcho ledger adds, for the projection tests: the turns decided per
  * session. Its `gated` twin holds a build in a worker thread until the file that
  * `LEDGERSTORE_TEST_GATE` names exists, so that a test can look at (or kill) a build while it
- * runs, at no moment left to chance.
+ * runs, at no moment left to chance; its `exiting` version 2 ends the build's thread at its first batch.
  */
 import { existsSync } from 'node:fs';
 import { isMainThread } from 'node:worker_threads';
@@ -56,4 +56,15 @@ export const turnsVersion2: ProjectionDefinition<Record, TurnQueries> = {
   ...turnsPerSession,
   version: 2,
   worker: { module: import.meta.url, export: 'turnsVersion2' },
+};
+
+/** Version 2 of the turns projection whose build ends its worker thread, with code 3, at its first batch (the thread that serves applies it as version 1). */
+export const exitingTurns: ProjectionDefinition<Record, TurnQueries> = {
+  ...turnsPerSession,
+  version: 2,
+  worker: { module: import.meta.url, export: 'exitingTurns' },
+  apply(records, rows, first) {
+    if (!isMainThread) process.exit(3);
+    apply(records, rows, first);
+  },
 };

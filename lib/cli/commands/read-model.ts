@@ -9,7 +9,8 @@ import type { CountQueries } from '../../honcho/read-model/counts.js';
 import { HONCHO_PROJECTIONS } from '../../honcho/read-model/state.js';
 import type { Counts } from '../../honcho/record.js';
 import type { ProjectionProgress } from '../../projections/definition.js';
-import { resetIndex, SCHEMA, type StoredProjection, withStanding } from '../../projections/status.js';
+import { earliestCheckpoint } from '../../projections/layout.js';
+import { resetIndex, SCHEMA, withStanding } from '../../projections/status.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
@@ -135,8 +136,11 @@ async function standingOf(path: string, folder: string): Promise<Standing> {
       projections,
       heldBy: null,
     };
-    const checkpoint = earliest(found.projections);
-    if (checkpoint === null) return { ...opened, checkpoint: null, behind: null, mismatch: null };
+    // the open resumes where the ready rows' earliest checkpoint is: how far the log is past it
+    const checkpoint = earliestCheckpoint(
+      found.projections.flatMap((p) => (p.ready && p.checkpoint !== null ? [p.checkpoint] : [])),
+    );
+    if (checkpoint === undefined) return { ...opened, checkpoint: null, behind: null, mismatch: null };
     const at = { position: checkpoint.resume.position, log: checkpoint.log };
     try {
       const log = await backendAt(path).open({ readOnly: true, resume: checkpoint.resume });
@@ -148,16 +152,6 @@ async function standingOf(path: string, folder: string): Promise<Standing> {
       return { ...opened, checkpoint: at, behind: null, mismatch: e.message };
     }
   });
-}
-
-/** The checkpoint the open would resume the log at: the earliest of the ready rows'. */
-function earliest<R>(projections: readonly StoredProjection<R>[]): StoredProjection<R>['checkpoint'] {
-  let first: StoredProjection<R>['checkpoint'] = null;
-  for (const p of projections) {
-    if (!p.ready || p.checkpoint === null) continue;
-    if (first === null || p.checkpoint.resume.position < first.resume.position) first = p.checkpoint;
-  }
-  return first;
 }
 
 /** Whether the next open with the read model builds some of it again from the log's start. */
