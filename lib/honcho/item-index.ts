@@ -25,6 +25,16 @@ export function withRoom<A extends Int32Array | Uint8Array | Float64Array>(array
   return larger;
 }
 
+/**
+ * The length of an open-addressing table that holds `entries` at most half full: a power of two,
+ * `least` at least.
+ */
+function tableLength(entries: number, least: number): number {
+  let length = least;
+  while (length < 2 * entries) length *= 2;
+  return length;
+}
+
 /** FNV-1a of `bytes[start, start + length)`, as an int32 (as it is kept: the empty name's too). */
 function hashBytes(bytes: Uint8Array, start: number, length: number): number {
   let h = 0x811c_9dc5 | 0;
@@ -219,6 +229,21 @@ export class ItemIndex {
     const number = edit ? item.part : typeof item.turn === 'number' ? item.turn : this.bigTurnNumber(item.turn, true);
     this.findKey(edit, name, number);
     return this.addKey(edit, name, number);
+  }
+
+  /**
+   * Makes room for `items` items in all, so that adding up to that many neither grows an array
+   * nor rehashes the table: a replay that knows about how many items its log holds takes the
+   * room once rather than doubling its way there. An estimate, not a cap: an index holds more
+   * than it made room for, growing as it would have. Answers are the same either way. Not
+   * between a {@link ItemIndex.findKey} that missed and its {@link ItemIndex.addKey}.
+   */
+  reserve(items: number): void {
+    const length = tableLength(items, this.slots.length);
+    if (length > this.slots.length) this.rehash(length);
+    this.kinds = withRoom(this.kinds, items);
+    this.nameOf = withRoom(this.nameOf, items);
+    this.numberOf = withRoom(this.numberOf, items);
   }
 
   /** Gives the item {@link ItemIndex.findKey} just did not find the next seq, and returns it. */

@@ -61,6 +61,13 @@ const ACTION_INDEX: { readonly [T in Action['type']]: number } = {
 /** How many records apart the actions of waiting items that came with records are made strings of their own. */
 const DETACH_EVERY = 4096;
 
+/**
+ * The most items {@link Projection.reserve} makes room for: the room is taken before a record is
+ * read, so a size that overstates the log (or a log of hundreds of millions) does not take
+ * gigabytes up front; past it, the arrays grow as they fill.
+ */
+const MAX_RESERVED = 1 << 24;
+
 /** A sent conclusion on a stack: its item, and the id Honcho gave it. */
 interface Stacked {
   readonly seq: number;
@@ -270,6 +277,19 @@ export class Projection {
   /** How many records this projection has applied: the log's position after the last. */
   get records(): number {
     return this.applied;
+  }
+
+  /**
+   * Makes room for the items of about `records` records (no more items than records: each has
+   * its `decided`), so that a replay of a log of about that many neither grows its arrays nor
+   * rehashes its index ({@link ItemIndex.reserve}); beyond it, they grow as they would have.
+   * Call it before the replay; what the projection answers is the same either way.
+   */
+  reserve(records: number): void {
+    const items = Math.min(Math.ceil(records), MAX_RESERVED);
+    this.items.reserve(items);
+    this.states = withRoom(this.states, items);
+    this.sentAt = withRoom(this.sentAt, items);
   }
 
   private seqOf(item: Item): number {
