@@ -24,6 +24,8 @@ function someItems(records: number): Item[] {
     { type: 'turn', session: 'mika 🦊', turn: 2n ** 53n },
     { type: 'edit', id: 'édge-3 李雷', part: 0 },
     { type: 'edit', id: '', part: 2 ** 32 - 1 },
+    { type: 'edit', id: '\ufeff', part: 0 },
+    { type: 'edit', id: '\ufeffa\ufeff', part: 1 },
   );
   return items;
 }

@@ -343,7 +343,7 @@ export class Projection {
     const position = this.nextPosition();
     if (kind === DECIDED) {
       if (name < 0) {
-        name = names.addBytes(bytes, nameStart, nameLength, lines.name());
+        name = names.addBytes(bytes, nameStart, nameLength);
         this.items.findKey(edit, name, number);
       }
       seq = this.decided(this.items.addKey(edit, name, number), lines.actionIndex === SKIP);
