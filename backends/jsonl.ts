@@ -255,6 +255,8 @@ class JsonlLog<R> extends StoredLog<R> {
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
   private readonly heartbeatMs: number;
+  /** The open's {@link OpenOptions.sizeHint}, told the bytes the read-through reads as it starts. */
+  private sizeHint: ((bytes: number) => void) | undefined;
 
   private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
@@ -269,7 +271,9 @@ class JsonlLog<R> extends StoredLog<R> {
   }
 
   static open<R>(file: string, options: JsonlOptions<R>, openOptions: OpenOptions<R>): Promise<JsonlLog<R>> {
-    return new JsonlLog(file, options, openOptions.readOnly ?? false).start(openOptions);
+    const log = new JsonlLog(file, options, openOptions.readOnly ?? false);
+    log.sizeHint = openOptions.sizeHint;
+    return log.start(openOptions);
   }
 
   protected override _open(): void {
@@ -306,6 +310,7 @@ class JsonlLog<R> extends StoredLog<R> {
   protected *_entries(from: Position): Generator<Iterable<R> | ScannedLines<R>> {
     const { io, fd, name: file, codec } = this;
     if (fd === null) return;
+    this.sizeHint?.(this.size - this.length);
     const read = { count: from };
     if (codec.lineScan === undefined) {
       for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {

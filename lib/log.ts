@@ -84,6 +84,13 @@ export interface OpenOptions<R> {
    */
   readonly replayLine?: (line: ScannedLines<R>, position: Position) => void | Promise<void>;
   /**
+   * Called once before the read-through, by a backend that knows it, with how many bytes of
+   * stored records the open is to read (a JSONL file's, from where the read-through starts): a
+   * hint for a replay to size what it builds from, never a count. A backend that does not know
+   * does not call it.
+   */
+  readonly sizeHint?: (bytes: number) => void;
+  /**
    * Read through from this point only, trusting what comes before it: `replay` sees the records
    * from `resume.position` on. The point must be one this log gave (`resumePoint()`) and still
    * hold: when the log is shorter, or holds another record before the point, the open fails

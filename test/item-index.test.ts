@@ -1,13 +1,142 @@
 /**
  * The compact state's index of items (`lib/honcho/item-index.ts`): every item added is found
- * again, by its object and by its name's bytes, whatever its name.
+ * again, by its object and by its name's bytes, whatever its name; and an index or a state made
+ * room for from an estimate (`reserve`) answers as one grown from empty, whatever the estimate.
  */
 import { writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { jsonlBackend } from '../backends/jsonl.js';
+import { honchoCodec } from '../lib/honcho/codec.js';
 import { ItemIndex } from '../lib/honcho/item-index.js';
+import { type Conclusion, Projection } from '../lib/honcho/projection.js';
+import type { Counts, Item, Workspace } from '../lib/honcho/record.js';
+import { workload } from '../lib/honcho/synthetic.js';
 import { encodeRecord, Ledger } from '../lib/index.js';
 import { decided, edit, failed, fleet, withHome } from './support/ledger.js';
+
+/** The items of a generated workload's `decided` records, and a few names and turns it has none of. */
+function someItems(records: number): Item[] {
+  const items: Item[] = [];
+  for (const record of workload({ records, seed: 3 })) if (record.type === 'decided') items.push(record.item);
+  items.push(
+    { type: 'turn', session: 'mika 🦊', turn: 2n ** 64n - 1n },
+    { type: 'turn', session: 'mika 🦊', turn: 2n ** 53n },
+    { type: 'edit', id: 'édge-3 李雷', part: 0 },
+    { type: 'edit', id: '', part: 2 ** 32 - 1 },
+    { type: 'edit', id: '\ufeff', part: 0 },
+    { type: 'edit', id: '\ufeffa\ufeff', part: 1 },
+  );
+  return items;
+}
+
+/** `index` with `items` added, made room for `reserved` items first, or halfway (`later`). */
+function indexOf(items: readonly Item[], reserved: number | null, later = false): ItemIndex {
+  const index = new ItemIndex();
+  if (reserved !== null && !later) index.reserve(reserved);
+  items.forEach((item, n) => {
+    if (reserved !== null && later && n === items.length >> 1) index.reserve(reserved);
+    index.add(item);
+  });
+  return index;
+}
+
+test('an index made room for answers as one grown from empty, whatever the estimate', () => {
+  const items = someItems(6000);
+  const grown = indexOf(items, null);
+  const absent: Item[] = [
+    { type: 'turn', session: 'mika 🦊', turn: 2n ** 64n - 2n },
+    { type: 'edit', id: 'édge-3 李雷', part: 1 },
+    { type: 'turn', session: 'never-seen', turn: 1 },
+  ];
+  const estimates: [string, number, boolean][] = [
+    ['far too small', 1, false],
+    ['about right', items.length, false],
+    ['far too large', 200 * items.length, false],
+    ['made halfway', 4 * items.length, true],
+  ];
+  for (const [what, reserved, later] of estimates) {
+    const index = indexOf(items, reserved, later);
+    assert.is(index.size, grown.size, what);
+    items.forEach((item, seq) => {
+      assert.is(index.find(item), seq, `${what}: the item of seq ${seq}`);
+      assert.equal(index.item(seq), grown.item(seq), what);
+      assert.equal(index.item(seq), item, `${what}: the item given back as it was added`);
+    });
+    for (const item of absent) assert.is(index.find(item), -1, what);
+  }
+});
+
+/** A projection of the lines of `file` as the ledger's open reads them, made room for `reserved` records first (or not). */
+async function replayed(file: string, reserved: number | null): Promise<Projection> {
+  const projection = new Projection();
+  if (reserved !== null) projection.reserve(reserved);
+  const log = await jsonlBackend(file, { codec: honchoCodec }).open({
+    readOnly: true,
+    replayLine: (line) => projection.replayLine(line),
+  });
+  await log.close();
+  return projection;
+}
+
+/** Every answer of a projection about some items and conclusions' texts. */
+interface Answers {
+  readonly records: number;
+  readonly counts: Counts;
+  readonly outbox: unknown;
+  readonly pages: unknown;
+  readonly states: unknown;
+  readonly conclusions: readonly (Conclusion | null)[];
+}
+
+function answers(projection: Projection, items: readonly Item[], texts: readonly [Workspace, string][]): Answers {
+  return {
+    records: projection.records,
+    counts: projection.counts(),
+    outbox: projection.outbox(),
+    pages: [projection.outboxPage(7), projection.outboxPage(7, 40)],
+    states: items.map((item) => [projection.stateOf(item), projection.isDecided(item), projection.sentPosition(item)]),
+    conclusions: texts.map(([workspace, text]) => projection.conclusion(workspace, text)),
+  };
+}
+
+test('a state made room for answers as one grown from empty, whatever the estimate', async () => {
+  await withHome(async (home) => {
+    const records = [...workload({ records: 8000, seed: 6 })];
+    writeFileSync(home.path, records.map((r) => `${encodeRecord(r)}\n`).join(''));
+    const items = someItems(8000);
+    const texts: [Workspace, string][] = [];
+    for (const r of records)
+      if (r.type === 'decided' && (r.action.type === 'conclude' || r.action.type === 'unconclude'))
+        texts.push([r.action.workspace, r.action.text]);
+    const grown = answers(await replayed(home.path, null), items, texts);
+    assert.ok(grown.counts.sent > 1000 && grown.counts.waiting > 0, 'the workload sends, and leaves some waiting');
+    assert.ok(
+      grown.conclusions.some((conclusion) => conclusion !== null),
+      'some conclusion stands',
+    );
+    for (const reserved of [1, records.length, 500 * records.length])
+      assert.equal(answers(await replayed(home.path, reserved), items, texts), grown, `made room for ${reserved}`);
+  });
+});
+
+test('the JSONL log tells the open the bytes its read-through reads, before the first line', async () => {
+  await withHome(async (home) => {
+    const lines = [...workload({ records: 50, seed: 2 })].map((r) => `${encodeRecord(r)}\n`).join('');
+    writeFileSync(home.path, lines);
+    const told: [number, number][] = [];
+    let lineCount = 0;
+    const log = await jsonlBackend(home.path, { codec: honchoCodec }).open({
+      readOnly: true,
+      sizeHint: (bytes) => told.push([bytes, lineCount]),
+      replayLine: () => {
+        lineCount++;
+      },
+    });
+    await log.close();
+    assert.equal(told, [[Buffer.byteLength(lines), 0]]);
+  });
+});
 
 test('an item whose name is empty is found again, by its object and by its bytes', () => {
   const items = new ItemIndex();

@@ -139,11 +139,6 @@ export class CanonicalLines implements ScannedLines<Record> {
     return (this.slots[this.at + 5] as number) * 0x1_0000_0000 + ((this.slots[this.at + 6] as number) >>> 0);
   }
 
-  /** The item's name, as a string of its own. */
-  name(): string {
-    return this.ownString(this.at + 3);
-  }
-
   /** Of a `decided` line, the action's type, in `ACTION_VARIANTS`' order (5: `skip`). */
   get actionIndex(): number {
     return ((this.slots[this.at] as number) >> 3) & 7;

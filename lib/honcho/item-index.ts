@@ -12,10 +12,11 @@
  *
  * @module
  */
-import { detached } from './canonical.js';
 import type { Item, Turn } from './record.js';
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+/** Keeps a name's leading U+FEFF: a name is text, not a document whose byte order mark is dropped. */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** `array` with room for `length` elements at least: itself, or a copy twice as long or more. */
 export function withRoom<A extends Int32Array | Uint8Array | Float64Array>(array: A, length: number): A {
@@ -25,6 +26,16 @@ export function withRoom<A extends Int32Array | Uint8Array | Float64Array>(array
   return larger;
 }
 
+/**
+ * The length of an open-addressing table that holds `entries` at most half full: a power of two,
+ * `least` at least.
+ */
+function tableLength(entries: number, least: number): number {
+  let length = least;
+  while (length < 2 * entries) length *= 2;
+  return length;
+}
+
 /** FNV-1a of `bytes[start, start + length)`, as an int32 (as it is kept: the empty name's too). */
 function hashBytes(bytes: Uint8Array, start: number, length: number): number {
   let h = 0x811c_9dc5 | 0;
@@ -32,7 +43,12 @@ function hashBytes(bytes: Uint8Array, start: number, length: number): number {
   return h;
 }
 
-/** Strings as numbers, found by their UTF-8 bytes: each name once, its bytes and its text kept. */
+/**
+ * Strings as numbers, found by their UTF-8 bytes: each name once, only its bytes kept. Its text is
+ * made again from them when asked for (a query's item, rarely): a string kept per name would be a
+ * million objects on the heap of a large ledger, for the garbage collector to walk at every
+ * major collection.
+ */
 export class Names {
   /** Number + 1 in each slot (0: empty); a power of two long, at most half full. */
   private slots = new Int32Array(1 << 10);
@@ -41,14 +57,14 @@ export class Names {
   private lengths = new Int32Array(1 << 9);
   private bytes = new Uint8Array(1 << 14);
   private used = 0;
-  private readonly texts: string[] = [];
+  private count = 0;
   private scratch = Buffer.allocUnsafe(256);
   /** The free slot the last name not found would take, and its hash. */
   private missedSlot = -1;
   private missedHash = 0;
 
   get size(): number {
-    return this.texts.length;
+    return this.count;
   }
 
   /** The number of the name whose bytes are `bytes[start, start + length)`, or -1 (then {@link Names.addBytes} of it looks for nothing again). */
@@ -80,12 +96,11 @@ export class Names {
   }
 
   /**
-   * Gives the name whose bytes are `bytes[start, start + length)` and which {@link Names.findBytes}
-   * just did not find a number, with `text` (a string of its own) as its text.
+   * Gives the name whose bytes are `bytes[start, start + length)` (well-formed UTF-8) and which
+   * {@link Names.findBytes} just did not find a number.
    */
-  addBytes(bytes: Uint8Array, start: number, length: number, text: string): number {
-    const number = this.texts.length;
-    this.texts.push(text);
+  addBytes(bytes: Uint8Array, start: number, length: number): number {
+    const number = this.count++;
     this.hashes = withRoom(this.hashes, number + 1);
     this.starts = withRoom(this.starts, number + 1);
     this.lengths = withRoom(this.lengths, number + 1);
@@ -95,7 +110,7 @@ export class Names {
     this.starts[number] = this.used;
     this.lengths[number] = length;
     this.used += length;
-    if (2 * this.texts.length > this.slots.length) this.rehash(this.slots.length * 2);
+    if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2);
     else this.slots[this.missedSlot] = number + 1;
     return number;
   }
@@ -108,15 +123,17 @@ export class Names {
     return this.findBytes(this.scratch, 0, length);
   }
 
-  /** The number of `name` (a record's: well formed), given one if it had none (its text kept as a copy: see {@link detached}). */
+  /** The number of `name` (a record's: well formed), given one if it had none. */
   add(name: string): number {
     const length = this.encode(name);
     const found = this.findBytes(this.scratch, 0, length);
-    return found >= 0 ? found : this.addBytes(this.scratch, 0, length, detached(name));
+    return found >= 0 ? found : this.addBytes(this.scratch, 0, length);
   }
 
+  /** The name numbered `number`, as a fresh string. */
   text(number: number): string {
-    return this.texts[number] as string;
+    const start = this.starts[number] as number;
+    return utf8.decode(this.bytes.subarray(start, start + (this.lengths[number] as number)));
   }
 
   /** Writes `name`'s UTF-8 into the scratch buffer; its length. */
@@ -128,7 +145,7 @@ export class Names {
   private rehash(length: number): void {
     const slots = new Int32Array(length);
     const mask = length - 1;
-    for (let number = 0; number < this.texts.length; number++) {
+    for (let number = 0; number < this.count; number++) {
       let slot = (this.hashes[number] as number) & mask;
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = number + 1;
@@ -219,6 +236,21 @@ export class ItemIndex {
     const number = edit ? item.part : typeof item.turn === 'number' ? item.turn : this.bigTurnNumber(item.turn, true);
     this.findKey(edit, name, number);
     return this.addKey(edit, name, number);
+  }
+
+  /**
+   * Makes room for `items` items in all, so that adding up to that many neither grows an array
+   * nor rehashes the table: a replay that knows about how many items its log holds takes the
+   * room once rather than doubling its way there. An estimate, not a cap: an index holds more
+   * than it made room for, growing as it would have. Answers are the same either way. Not
+   * between a {@link ItemIndex.findKey} that missed and its {@link ItemIndex.addKey}.
+   */
+  reserve(items: number): void {
+    const length = tableLength(items, this.slots.length);
+    if (length > this.slots.length) this.rehash(length);
+    this.kinds = withRoom(this.kinds, items);
+    this.nameOf = withRoom(this.nameOf, items);
+    this.numberOf = withRoom(this.numberOf, items);
   }
 
   /** Gives the item {@link ItemIndex.findKey} just did not find the next seq, and returns it. */

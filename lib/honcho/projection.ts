@@ -61,6 +61,13 @@ const ACTION_INDEX: { readonly [T in Action['type']]: number } = {
 /** How many records apart the actions of waiting items that came with records are made strings of their own. */
 const DETACH_EVERY = 4096;
 
+/**
+ * The most items {@link Projection.reserve} makes room for: the room is taken before a record is
+ * read, so a size that overstates the log (or a log of hundreds of millions) does not take
+ * gigabytes up front; past it, the arrays grow as they fill.
+ */
+const MAX_RESERVED = 1 << 24;
+
 /** A sent conclusion on a stack: its item, and the id Honcho gave it. */
 interface Stacked {
   readonly seq: number;
@@ -272,6 +279,19 @@ export class Projection {
     return this.applied;
   }
 
+  /**
+   * Makes room for the items of about `records` records (no more items than records: each has
+   * its `decided`), so that a replay of a log of about that many neither grows its arrays nor
+   * rehashes its index ({@link ItemIndex.reserve}); beyond it, they grow as they would have.
+   * Call it before the replay; what the projection answers is the same either way.
+   */
+  reserve(records: number): void {
+    const items = Math.min(Math.ceil(records), MAX_RESERVED);
+    this.items.reserve(items);
+    this.states = withRoom(this.states, items);
+    this.sentAt = withRoom(this.sentAt, items);
+  }
+
   private seqOf(item: Item): number {
     if (item === this.lastItem) return this.lastSeq;
     const seq = this.items.find(item);
@@ -323,7 +343,7 @@ export class Projection {
     const position = this.nextPosition();
     if (kind === DECIDED) {
       if (name < 0) {
-        name = names.addBytes(bytes, nameStart, nameLength, lines.name());
+        name = names.addBytes(bytes, nameStart, nameLength);
         this.items.findKey(edit, name, number);
       }
       seq = this.decided(this.items.addKey(edit, name, number), lines.actionIndex === SKIP);
