@@ -25,7 +25,11 @@
  * reads what the others appended, checks it against the rules, takes it in, tells the live
  * consumers) and puts the batch back at the front of the queue, to be checked again: an item
  * another process decided meanwhile is refused (`LEDGER_ALREADY_DECIDED`), nothing is decided
- * twice, and group commit goes on. Live consumers start the log's watch and catch up on each
+ * twice, and group commit goes on. On a log with `keyedAppends` each write also gives its
+ * records' items as keys: the rules look at one item at a time, so the log may put the batch
+ * after others' records of other items instead of refusing it, and gives those records, which
+ * the ledger checks as a catch-up does and takes in with the batch, in log order: writers of
+ * different items then never need a catch-up. Live consumers start the log's watch and catch up on each
  * head it tells of. Records of others that break the rules (`LEDGER_DAMAGED`), or a log that
  * went back (`LEDGER_STOPPED`), stop the ledger until a reopen. The rules stop a second record,
  * not a second call to Honcho: one sender holds the {@link HonchoLedger.senderLease}.

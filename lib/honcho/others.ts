@@ -8,6 +8,8 @@
  *   with the records before it applied, takes the page into the state, moves `applied`, and
  *   tells the live consumers. A record that breaks the rules is damage ({@link DamagedError} at
  *   its position): the pages before it were taken in, nothing from its page on is.
+ * - **Records a keyed append went past** (`ledger.ts`) are checked the same way
+ *   ({@link Others.checkPassed}) before the state takes them in with the append's own.
  * - **What stops the ledger**: that damage, and any failure that says the log or the state
  *   cannot be trusted any more (code `LEDGER_STOPPED` or `LEDGER_DAMAGED`, from the log or the
  *   state alike: a log that went back, a read model found damaged, a state that could not take
