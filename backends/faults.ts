@@ -426,7 +426,7 @@ class FaultyLog<R> extends LogBase<R> {
   }
 
   /** Numbered first, whatever its outcome; then the guards; then its turn, after its delay. */
-  append(records: readonly R[], options?: AppendOptions): Promise<Appended> {
+  append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>> {
     let call: Call;
     try {
       call = this.faults.next();
@@ -457,7 +457,7 @@ class FaultyLog<R> extends LogBase<R> {
     delay: Delay | null,
     records: readonly R[],
     options: AppendOptions | undefined,
-  ): Promise<Appended> {
+  ): Promise<Appended<R>> {
     if (delay !== null) {
       await delay.over;
       this.delays.delete(delay);

@@ -7,8 +7,10 @@
  *   and the WAL bytes a commit writes, for each (`pg_current_wal_lsn` before and after):
  *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
  *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
- *   `expectedHead`, catching up on each conflict), after which the log is checked: every record
- *   there, no item decided twice.
+ *   `expectedHead` and their items as keys: going past each other's records, catching up on a
+ *   conflict), with what their appends met (the log's appends, the conflicts among them, the
+ *   others' records they went past), after which the log is checked: every record there, no
+ *   item decided twice.
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
@@ -30,10 +32,11 @@
  * The server is the one `LEDGERSTORE_PG_URL` names, else a throwaway cluster
  * (`test/support/pg-cluster.ts`, fsync on). Figures go to stdout; nothing here judges them.
  *
- *     node dist/bench/postgres.js [--replay <records>]      (default 1,000,000)
+ *     node dist/bench/postgres.js [--replay <records>] [--only <parts>]   (default 1,000,000; every part)
  *     node dist/bench/postgres.js --scale
  *
- * (`--child ...` is how it runs a measuring process.)
+ * `--only` runs some of the parts, comma-separated: `single`, `wal`, `many`, `processes`,
+ * `follow`, `replay`. (`--child ...` is how it runs a measuring process.)
  *
  * @module
  */
@@ -44,10 +47,12 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { postgresBackend } from '../backends/postgres/index.js';
 import { fillLedger } from '../lib/copy.js';
+import { ConflictError } from '../lib/errors.js';
 import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import { Ledger } from '../lib/ledger.js';
+import type { AppendOptions, EventLog, LogBackend } from '../lib/log.js';
 import { checkRules } from '../test/support/guarantees.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
 import { childSays, progress, progressDone, syntheticLedger } from './common.js';
@@ -64,6 +69,8 @@ const FOLLOWED = 400;
 const WAL_COMMITS = 500;
 /** Rounds of each append measurement, taking turns with the bare loop; the median ratio is reported. */
 const ROUNDS = 3;
+/** The parts of a run, for `--only`. */
+const PARTS = ['single', 'wal', 'many', 'processes', 'follow', 'replay'];
 
 const now = (): number => performance.now() / 1000;
 const record = (who: string, n: number, why = 'bench'): Record => ({
@@ -76,6 +83,44 @@ const record = (who: string, n: number, why = 'bench'): Record => ({
 interface Rate {
   readonly count: number;
   readonly seconds: number;
+  /** What the appends met on the way, when counted. */
+  readonly met?: Met;
+}
+
+/** What a ledger's appends met: the log's appends (batches) it made, the conflicts among them, and others' records its appends went past. */
+interface Met {
+  appends: number;
+  conflicts: number;
+  passed: number;
+}
+
+/** `backend`, whose logs count in `met` what their appends meet. */
+function counting(backend: LogBackend<Record>, met: Met): LogBackend<Record> {
+  const countAppend = async (log: EventLog<Record>, records: readonly Record[], options?: AppendOptions) => {
+    met.appends++;
+    try {
+      const appended = await log.append(records, options);
+      met.passed += appended.passed?.length ?? 0;
+      return appended;
+    } catch (e) {
+      if (e instanceof ConflictError) met.conflicts++;
+      throw e;
+    }
+  };
+  return {
+    ...backend,
+    open: async (options) => {
+      const log = await backend.open(options);
+      return new Proxy(log, {
+        get(target, property) {
+          if (property === 'append')
+            return (records: readonly Record[], options?: AppendOptions) => countAppend(target, records, options);
+          const value: unknown = Reflect.get(target, property, target);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+    },
+  };
 }
 const perSecond = ({ count, seconds }: Rate): number => count / seconds;
 
@@ -95,8 +140,10 @@ async function bareCommits(uri: string, table: string, n: number): Promise<Rate>
 }
 
 /** `n` records appended to a fresh log by `appenders` callers at once (1: each awaited). */
-async function ledgerAppends(uri: string, who: string, n: number, appenders: number): Promise<Rate> {
-  const ledger = await Ledger.open(uri);
+async function ledgerAppends(uri: string, who: string, n: number, appenders: number, met?: Met): Promise<Rate> {
+  const ledger = await Ledger.open(
+    met === undefined ? uri : counting(postgresBackend(uri, { codec: honchoCodec }), met),
+  );
   try {
     let next = 0;
     const start = now();
@@ -105,19 +152,19 @@ async function ledgerAppends(uri: string, who: string, n: number, appenders: num
         while (next < n) await ledger.append(record(who, next++));
       }),
     );
-    return { count: n, seconds: now() - start };
+    return { count: n, seconds: now() - start, ...(met === undefined ? {} : { met }) };
   } finally {
     await ledger.close();
   }
 }
 
-/** A child: appends when told to go, says its rate. */
+/** A child: appends when told to go, says its rate and what its appends met. */
 async function appendChild(uri: string, who: string, n: number, appenders: number): Promise<void> {
   const ledger = await Ledger.open(uri);
   await ledger.close(); // the log's row made, before the parent's clock starts
   process.stdout.write('ready\n');
   await new Promise<void>((resolve) => process.stdin.once('data', () => resolve()));
-  const rate = await ledgerAppends(uri, who, n, appenders);
+  const rate = await ledgerAppends(uri, who, n, appenders, { appends: 0, conflicts: 0, passed: 0 });
   process.stdout.write(`${JSON.stringify(rate)}\n`);
 }
 
@@ -151,11 +198,18 @@ async function processAppends(uri: string, round: number): Promise<Rate> {
   await Promise.all(lines.map((line) => line(1)));
   const start = now();
   for (const child of children) child.stdin.write('go\n');
-  await Promise.all(lines.map((line) => line(2)));
+  const said = await Promise.all(lines.map((line) => line(2)));
   const seconds = now() - start;
   for (const child of children) child.stdin.end();
   await noneDecidedTwice(uri, PROCESSES * PER_PROCESS);
-  return { count: PROCESSES * PER_PROCESS, seconds };
+  const met: Met = { appends: 0, conflicts: 0, passed: 0 };
+  for (const line of said) {
+    const child = (JSON.parse(line) as Rate).met;
+    met.appends += child?.appends ?? 0;
+    met.conflicts += child?.conflicts ?? 0;
+    met.passed += child?.passed ?? 0;
+  }
+  return { count: PROCESSES * PER_PROCESS, seconds, met };
 }
 
 /** Throws unless the log at `uri` holds exactly `count` records, which keep the rules: no item decided twice. */
@@ -271,6 +325,8 @@ const percentile = (sorted: readonly number[], p: number): number =>
 async function main(): Promise<void> {
   const replayAt = process.argv.indexOf('--replay');
   const replayRecords = replayAt === -1 ? 1_000_000 : Number(process.argv[replayAt + 1]);
+  const onlyAt = process.argv.indexOf('--only');
+  const parts = new Set(onlyAt === -1 ? PARTS : (process.argv[onlyAt + 1] ?? '').split(','));
   const { schema } = await pgServer();
   const base = await logUri('bench-bare');
   const admin = new pg.Client({ connectionString: base.replace(/[?&](log|schema)=[^&]*/g, '') });
@@ -289,25 +345,32 @@ async function main(): Promise<void> {
     const ratios: number[] = [];
     const rates: number[] = [];
     const bares: number[] = [];
+    const mets: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       progress(`${what}: round ${round + 1} of ${ROUNDS}`);
       const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, bareCount));
-      const rate = perSecond(await engine(round));
+      const measured = await engine(round);
+      const rate = perSecond(measured);
       bares.push(bare);
       rates.push(rate);
       ratios.push(rate / bare);
+      const { met } = measured;
+      if (met !== undefined)
+        mets.push(`${met.appends} appends to the log, ${met.conflicts} conflicts, ${met.passed} records gone past`);
     }
     progressDone();
     rows.push([what, median(rates), median(bares)]);
     console.log(
       `${what}: ${Math.round(median(rates))} records/s; bare commit loop ${Math.round(median(bares))}/s; ratio ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`,
     );
+    if (mets.length > 0) console.log(`  rounds: ${mets.join('; ')}`);
   };
-  await measure(
-    'appends, 1 writer',
-    (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1),
-    BARE,
-  );
+  if (parts.has('single'))
+    await measure(
+      'appends, 1 writer',
+      (round) => ledgerAppends(logUriSync(base, `single-${round}`), `single-${round}`, SINGLE, 1),
+      BARE,
+    );
   const walOf = async (commits: number, body: () => Promise<unknown>): Promise<number> => {
     const lsn = async (): Promise<string> =>
       (await admin.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]?.lsn ?? '0/0';
@@ -319,50 +382,59 @@ async function main(): Promise<void> {
     ]);
     return Number(rows[0]?.bytes) / commits;
   };
-  const walBare = await walOf(WAL_COMMITS, () => bareCommits(base, `"${schema}".bench_bare`, WAL_COMMITS));
-  const walAppend = await walOf(WAL_COMMITS, () => ledgerAppends(logUriSync(base, 'wal'), 'wal', WAL_COMMITS, 1));
-  console.log(
-    `WAL a commit, 1 writer: Ledger.append ${Math.round(walAppend)} bytes; bare INSERT ${Math.round(walBare)} bytes (${WAL_COMMITS} commits each, the server's only writer)`,
-  );
-  await measure(
-    `appends, ${APPENDERS} at once in one process`,
-    (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS),
-    BARE,
-  );
-  await measure(
-    `appends, ${PROCESSES} processes x ${APPENDERS} at once`,
-    (round) => processAppends(logUriSync(base, `procs-${round}`), round),
-    BARE,
-  );
-
-  const latencies = await followLatency(logUriSync(base, 'follow'));
-  console.log(
-    `follow latency (append resolved -> a follower process has it), ${latencies.length} records: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, max ${(latencies.at(-1) ?? 0).toFixed(2)} ms`,
-  );
-
-  const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
-  fs.mkdirSync(dataDir, { recursive: true });
-  const { file } = await syntheticLedger(dataDir, replayRecords, 1);
-  const replayLog = `replay-${replayRecords}`;
-  const replayUri = logUriSync(base, replayLog);
-  const source = await Ledger.open(file, { readOnly: true });
-  const start = now();
-  await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) =>
-    progress(`filling ${replayLog}: ${n}`),
-  );
-  progressDone();
-  await source.close();
-  console.log(`filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`);
-  const copies: number[] = [];
-  const replays: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    copies.push(perSecond(bareCopyOut(base, schema, replayLog)));
-    replays.push(perSecond(await childSays<Rate>([SCRIPT, '--child', 'replay', replayUri], 'replay')));
+  if (parts.has('wal')) {
+    const walBare = await walOf(WAL_COMMITS, () => bareCommits(base, `"${schema}".bench_bare`, WAL_COMMITS));
+    const walAppend = await walOf(WAL_COMMITS, () => ledgerAppends(logUriSync(base, 'wal'), 'wal', WAL_COMMITS, 1));
+    console.log(
+      `WAL a commit, 1 writer: Ledger.append ${Math.round(walAppend)} bytes; bare INSERT ${Math.round(walBare)} bytes (${WAL_COMMITS} commits each, the server's only writer)`,
+    );
   }
-  const ratio = median(replays) / median(copies);
-  console.log(
-    `replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`,
-  );
+  if (parts.has('many'))
+    await measure(
+      `appends, ${APPENDERS} at once in one process`,
+      (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS),
+      BARE,
+    );
+  if (parts.has('processes'))
+    await measure(
+      `appends, ${PROCESSES} processes x ${APPENDERS} at once`,
+      (round) => processAppends(logUriSync(base, `procs-${round}`), round),
+      BARE,
+    );
+
+  if (parts.has('follow')) {
+    const latencies = await followLatency(logUriSync(base, 'follow'));
+    console.log(
+      `follow latency (append resolved -> a follower process has it), ${latencies.length} records: p50 ${percentile(latencies, 50).toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, max ${(latencies.at(-1) ?? 0).toFixed(2)} ms`,
+    );
+  }
+  if (parts.has('replay')) {
+    const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
+    fs.mkdirSync(dataDir, { recursive: true });
+    const { file } = await syntheticLedger(dataDir, replayRecords, 1);
+    const replayLog = `replay-${replayRecords}`;
+    const replayUri = logUriSync(base, replayLog);
+    const source = await Ledger.open(file, { readOnly: true });
+    const start = now();
+    await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) =>
+      progress(`filling ${replayLog}: ${n}`),
+    );
+    progressDone();
+    await source.close();
+    console.log(
+      `filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`,
+    );
+    const copies: number[] = [];
+    const replays: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      copies.push(perSecond(bareCopyOut(base, schema, replayLog)));
+      replays.push(perSecond(await childSays<Rate>([SCRIPT, '--child', 'replay', replayUri], 'replay')));
+    }
+    const ratio = median(replays) / median(copies);
+    console.log(
+      `replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`,
+    );
+  }
   await admin.end();
 }
 

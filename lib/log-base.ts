@@ -41,6 +41,7 @@ import {
   asDamage,
   ClosedError,
   DamagedError,
+  InvalidRecordError,
   isLedgerError,
   type LedgerError,
   LockedError,
@@ -132,7 +133,7 @@ export abstract class LogBase<R> implements EventLog<R> {
   }
 
   abstract get repaired(): Repair | null;
-  abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
+  abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>>;
 
   async *read(from: Position = 0, to?: Position): AsyncIterable<R> {
     this.assertOpen();
@@ -401,10 +402,12 @@ export abstract class StoredLog<R> extends LogBase<R> {
     return this.repair;
   }
 
-  append(records: readonly R[], { expectedHead, normalizedBy }: AppendOptions = {}): Promise<Appended> {
+  append(records: readonly R[], { expectedHead, normalizedBy, keys }: AppendOptions = {}): Promise<Appended<R>> {
     let checked: R[];
     try {
       this.assertAppendable();
+      if (keys !== undefined && keys.length !== records.length)
+        throw new InvalidRecordError(`an append gave ${keys.length} keys for ${records.length} records: one a record`);
       if (normalizedBy === this.checker.normalize) {
         // the codec's own normalize made them, for this caller alone: a second check finds nothing
         checked = records.slice();
@@ -416,18 +419,22 @@ export abstract class StoredLog<R> extends LogBase<R> {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.inTurn(() => this.appendInTurn(checked, expectedHead));
+    return this.inTurn(() => this.appendInTurn(checked, expectedHead, keys));
   }
 
   /** An append's turn: stopped (again: an earlier append may have stopped the log), the expected head, the empty batch, then the write. */
-  private appendInTurn(records: readonly R[], expectedHead: Position | undefined): Appended | Promise<Appended> {
+  private appendInTurn(
+    records: readonly R[],
+    expectedHead: Position | undefined,
+    keys: readonly string[] | undefined,
+  ): Appended<R> | Promise<Appended<R>> {
     this.assertRunning();
     const from = this.count;
     // Several writers: only the storage knows the head, and checks it as it writes.
     const headChecked = this.capabilities.severalWriters && records.length > 0;
     if (!headChecked) assertExpectedHead(this.name, expectedHead, from);
     if (records.length === 0) return { from, head: from };
-    const written = this._append(records, headChecked ? expectedHead : undefined);
+    const written = this._append(records, headChecked ? expectedHead : undefined, keys);
     return written instanceof Promise
       ? written.then((placed) => this.advance(from, records.length, placed))
       : this.advance(from, records.length, written);
@@ -464,7 +471,7 @@ export abstract class StoredLog<R> extends LogBase<R> {
   }
 
   /** Moves the head past an append: to where the storage says it went, or by its records. */
-  private advance(from: Position, appended: number, placed: Appended | void): Appended {
+  private advance(from: Position, appended: number, placed: Appended<R> | void): Appended<R> {
     if (placed === undefined) {
       this.count = from + appended;
       return { from, head: this.count };
@@ -595,11 +602,13 @@ export abstract class StoredLog<R> extends LogBase<R> {
    * went at the head. A failure after which the log's end is not known calls {@link LogBase.stop} first.
    * @param expectedHead the caller's, for a backend with several writers to check as it writes
    *   (`undefined` otherwise: the base checked it)
+   * @param keys the caller's, one a record, for a backend with `keyedAppends` (`AppendOptions.keys`)
    */
   protected abstract _append(
     records: readonly R[],
     expectedHead: Position | undefined,
-  ): void | Appended | Promise<void | Appended>;
+    keys?: readonly string[],
+  ): void | Appended<R> | Promise<void | Appended<R>>;
 
   /**
    * The store's head now, with what a read and a resume point at it need readied (where the

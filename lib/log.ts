@@ -60,6 +60,12 @@ export interface LogCapabilities {
    * process too), as they append them. (Every log has {@link EventLog.refresh}.)
    */
   readonly watches: boolean;
+  /**
+   * With `severalWriters`: an append with `expectedHead` and {@link AppendOptions.keys} also
+   * goes through past records of other keys that others appended since (see there). Absent:
+   * `false`, and `keys` are stored nowhere and never let an append through.
+   */
+  readonly keyedAppends?: boolean;
 }
 
 /** How to open a log. */
@@ -130,6 +136,18 @@ export interface AppendOptions {
    */
   readonly expectedHead?: Position;
   /**
+   * One key a record: what it is about (the Honcho ledger's: its item), for a log with
+   * `keyedAppends`, which keeps them. With `expectedHead`, the append then also goes through
+   * when the store's head moved past `expectedHead` by records (a bounded number of them) none
+   * of which has one of these keys, nor none at all (a record appended without keys clashes
+   * with every key): it lands at the store's head, after them, and {@link Appended.passed}
+   * gives them, so that the caller takes in every record in log order. Otherwise the append is
+   * refused with a {@link ConflictError}, as without keys. A log without `keyedAppends` ignores
+   * them. A caller whose check of a record looks only at records of the same key may pass them;
+   * one whose check looks wider may not.
+   */
+  readonly keys?: readonly string[];
+  /**
    * The function the records come from, when the caller made them with this log's codec's own
    * `normalize` and they are its alone (no one else holds them or will change them): the log
    * then takes them as they are, without checking them a second time. The Honcho ledger
@@ -141,9 +159,15 @@ export interface AppendOptions {
 }
 
 /** Where an append put its records: positions `from` to `head - 1`. */
-export interface Appended {
+export interface Appended<R = never> {
   readonly from: Position;
   readonly head: Position;
+  /**
+   * The records at `expectedHead` up to `from`, in order, that a keyed append went past
+   * ({@link AppendOptions.keys}); absent when it went at `expectedHead`. The log's `head` is
+   * past them and the append's records.
+   */
+  readonly passed?: readonly R[];
 }
 
 /** Stops a watch; resolves once nothing more will be told. */
@@ -197,7 +221,7 @@ export interface EventLog<R> {
    * Appends `records` as one atomic batch and resolves once they are durable. An empty batch
    * resolves at once. Rejects with a {@link LedgerError}: nothing of a rejected batch is believed.
    */
-  append(records: readonly R[], options?: AppendOptions): Promise<Appended>;
+  append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>>;
   /**
    * The records from `from` (default 0) up to `to`, in order, or before `to` where a read
    * without it ends: at the head when the read starts, which with `severalWriters` is the

@@ -43,6 +43,8 @@ export interface Answer {
   readonly ok: boolean;
   readonly from: Position;
   readonly head: Position;
+  /** The lines a keyed append went past, from the expected head up to `from` (none: `null`). */
+  readonly passed: readonly string[] | null;
 }
 
 /** An append whose outcome could not be found out: the log must stop. */
@@ -57,6 +59,7 @@ interface AnswerRow {
   readonly ok: boolean;
   readonly from: string;
   readonly head: string;
+  readonly passed: string[] | null;
 }
 
 /** The session appends go through, and the resolution of a lost one. */
@@ -73,11 +76,17 @@ export class Writer {
 
   /**
    * Appends `lines` as one batch, expecting the head `expected` (`null`: any), on a log whose
-   * head is at least `known` (else it is refused with the head found, below `known`).
+   * head is at least `known` (else it is refused with the head found, below `known`); with
+   * `keys` (one a line), past a head that others moved by records of other keys.
    * @throws {@link LedgerIoError} when nothing was written
    * @throws {@link UnknownOutcome} when whether it was written could not be found out
    */
-  async append(lines: readonly string[], expected: Position | null, known: Position): Promise<Answer> {
+  async append(
+    lines: readonly string[],
+    expected: Position | null,
+    known: Position,
+    keys: readonly string[] | null,
+  ): Promise<Answer> {
     const session = await this.current();
     const batch = randomUUID();
     const s = identifier(this.place.schema);
@@ -86,17 +95,22 @@ export class Writer {
       ({
         rows: [row],
       } = await session.query<AnswerRow>(
-        `SELECT ok, "from", head FROM ${s}.append($1, $2, $3, $4, $5)`,
-        [this.place.log, expected, known, batch, lines],
+        `SELECT ok, "from", head, passed FROM ${s}.append($1, $2, $3, $4, $5, $6)`,
+        [this.place.log, expected, known, batch, lines, keys],
         { name: 'ledgerstore-append' },
       ));
     } catch (e) {
       if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
-      return this.resolve(session, { id: batch, known, size: lines.length }, e);
+      return this.resolve(session, { id: batch, known, expected, size: lines.length }, e);
     }
     if (row === undefined)
       throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
-    return { ok: row.ok, from: positionOf(this.place.name, row.from), head: positionOf(this.place.name, row.head) };
+    return {
+      ok: row.ok,
+      from: positionOf(this.place.name, row.from),
+      head: positionOf(this.place.name, row.head),
+      passed: row.passed,
+    };
   }
 
   /** The session to append on: the last one, or a new one when it was lost (nothing is sent on a lost one). */
@@ -177,17 +191,19 @@ async function fence(fresh: Session, old: Session, deadline: number): Promise<vo
   }
 }
 
-/** A batch sent: its id, the head its log had reached when it was sent, and its records' count. */
+/** A batch sent: its id, the head its log had reached when it was sent, the head it expected, and its records' count. */
 interface Sent {
   readonly id: string;
   readonly known: Position;
+  readonly expected: Position | null;
   readonly size: number;
 }
 
 /**
  * The batch's place if it was written, else `null`: the record at or past `known` that holds
  * its id, found by the records' key from there on (no index on the ids, which every commit would
- * have to write).
+ * have to write). A keyed batch that landed past the head it expected went past records that
+ * the writer must take in, as the function would have returned them: they are read too.
  */
 async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promise<Answer | null> {
   const {
@@ -198,5 +214,15 @@ async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promis
   );
   if (row === undefined) return null;
   const from = positionOf(place.name, row.position);
-  return { ok: true, from, head: from + batch.size };
+  let passed: string[] | null = null;
+  if (batch.expected !== null && from > batch.expected) {
+    const { rows } = await fresh.query<{ line: string }>(
+      `SELECT line FROM ${identifier(place.schema)}.records WHERE log = $1 AND position >= $2 AND position < $3 ORDER BY position`,
+      [place.log, batch.expected, from],
+    );
+    if (rows.length !== from - batch.expected)
+      throw new Error(`the records from ${batch.expected} to ${from} that the batch went past are not all there`);
+    passed = rows.map((r) => r.line);
+  }
+  return { ok: true, from, head: from + batch.size, passed };
 }

@@ -67,37 +67,77 @@ export async function* copyOut<R>(
   end: Position,
 ): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
   const to = await loadCopier();
-  for (let start = from; start < end; start += COPY_SPAN) {
+  // Each span's COPY starts while the one before is read (the pool has a session for each), so
+  // that the server is already sending when the reading gets to it, instead of starting anew.
+  const begin = (start: Position): Promise<Span> => {
     const last = Math.min(start + COPY_SPAN, end);
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (e) {
-      throw serverFailure(place.name, `reading records ${start + 1} to ${last}`, e);
+    return pool.connect().then(
+      (client) => {
+        const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
+        // its failure is read where the span is, if it is; one dropped unread fails unheard
+        stream.on('error', () => undefined);
+        return { client, last, stream };
+      },
+      (e: unknown) => Promise.reject(serverFailure(place.name, `reading records ${start + 1} to ${last}`, e)),
+    );
+  };
+  let next: Promise<Span> | null = from < end ? begin(from) : null;
+  try {
+    for (let start = from; next !== null; start += COPY_SPAN) {
+      const span = await next;
+      next = span.last < end ? begin(span.last) : null;
+      next?.catch(() => undefined); // awaited on the next turn, or dropped below
+      yield* readSpan(span, place, codec, start, end);
     }
-    const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
-    let done = false;
-    try {
-      let position = start;
-      for await (const run of runsOf(stream, place, start, last)) {
-        const hole = holeIn(run);
-        const lines = hole === -1 ? run : run.subarray(0, hole);
-        if (lines.length > 0) {
-          const batch = codec.lineScan === undefined ? new Decoded(codec, lines) : scanned(codec, lines);
-          yield batch; // gone through whole before this goes on
-          position += batch instanceof Decoded ? batch.count : batch.lineEnds().length;
-          // a turn of the event loop, for the socket to be read into the stream meanwhile
-          await setImmediate();
-        }
-        if (hole !== -1) throw missingRecord(place, position, end);
+  } finally {
+    // a span begun and never read: its COPY is stopped and its session dropped
+    if (next !== null)
+      void next.then(
+        ({ client, stream }) => {
+          stream.destroy();
+          client.release(true);
+        },
+        () => undefined,
+      );
+  }
+}
+
+/** A span's `COPY`, begun: its session, the position it ends before, and its stream. */
+interface Span {
+  readonly client: pg.PoolClient;
+  readonly last: Position;
+  readonly stream: Readable & pg.Submittable;
+}
+
+/** The records of one span (see {@link copyOut}), its session given back once it is read. */
+async function* readSpan<R>(
+  { client, last, stream }: Span,
+  place: PostgresPlace,
+  codec: RecordCodec<R>,
+  start: Position,
+  end: Position,
+): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
+  let done = false;
+  try {
+    let position = start;
+    for await (const run of runsOf(stream, place, start, last)) {
+      const hole = holeIn(run);
+      const lines = hole === -1 ? run : run.subarray(0, hole);
+      if (lines.length > 0) {
+        const batch = codec.lineScan === undefined ? new Decoded(codec, lines) : scanned(codec, lines);
+        yield batch; // gone through whole before this goes on
+        position += batch instanceof Decoded ? batch.count : batch.lineEnds().length;
+        // a turn of the event loop, for the socket to be read into the stream meanwhile
+        await setImmediate();
       }
-      done = true;
-      if (position < last) throw missingRecord(place, position, end);
-    } finally {
-      // a COPY left half read would go on sending: its session cannot be reused
-      if (!done) stream.destroy();
-      client.release(!done);
+      if (hole !== -1) throw missingRecord(place, position, end);
     }
+    done = true;
+    if (position < last) throw missingRecord(place, position, end);
+  } finally {
+    // a COPY left half read would go on sending: its session cannot be reused
+    if (!done) stream.destroy();
+    client.release(!done);
   }
 }
 

@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ConflictError, LogWentBackError } from '../../lib/errors.js';
+import { ConflictError, DamagedError, LogWentBackError } from '../../lib/errors.js';
 import {
   type Appended,
   checkedEncoder,
@@ -52,7 +52,7 @@ import { Connector, connectFailure, type ReadPool, serverFailure } from './conne
 import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
-import { lineAt, readPages } from './read.js';
+import { decodeLines, lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
@@ -66,6 +66,7 @@ export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from 
 export interface PostgresCapabilities extends LogCapabilities {
   readonly severalWriters: true;
   readonly watches: true;
+  readonly keyedAppends: true;
 }
 
 const CAPABILITIES: PostgresCapabilities = {
@@ -75,6 +76,7 @@ const CAPABILITIES: PostgresCapabilities = {
   readsWhileWriting: true,
   atomicBatches: true,
   watches: true,
+  keyedAppends: true,
 };
 
 /** How to make a PostgreSQL backend. */
@@ -181,13 +183,21 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     return copyOut(this.readPool, this.place, this.codec, from, this.opened);
   }
 
-  /** One batch, one statement: the server checks `expectedHead` (and that the log did not go back) under the log's lock, and says where the batch went. */
-  protected async _append(records: readonly R[], expectedHead: Position | undefined): Promise<Appended> {
+  /**
+   * One batch, one statement: the server checks `expectedHead` (and that the log did not go
+   * back) under the log's lock, or with `keys` that the records past it are of other keys, and
+   * says where the batch went, with the records it went past.
+   */
+  protected async _append(
+    records: readonly R[],
+    expectedHead: Position | undefined,
+    keys: readonly string[] | undefined,
+  ): Promise<Appended<R>> {
     const writer = this.writer as Writer; // a writable log has its writer
     const lines = records.map(this.encode);
     let answer: Answer;
     try {
-      answer = await writer.append(lines, expectedHead ?? null, this.head);
+      answer = await writer.append(lines, expectedHead ?? null, this.head, keys ?? null);
     } catch (e) {
       if (!(e instanceof UnknownOutcome)) throw e;
       this.stop(e.failure);
@@ -200,7 +210,16 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     }
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
     if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;
-    return { from: answer.from, head: answer.head };
+    if (answer.passed === null || expectedHead === undefined) return { from: answer.from, head: answer.head };
+    let passed: R[];
+    try {
+      passed = decodeLines(this.place, this.codec, expectedHead, answer.passed);
+    } catch (e) {
+      // the batch is in the log, after a record that is not one: nothing past it can be trusted
+      if (e instanceof DamagedError) this.stop(e);
+      throw e;
+    }
+    return { from: answer.from, head: answer.head, passed };
   }
 
   /** Up to `to`, or the database's head when the read starts: what other writers appended too. */

@@ -68,6 +68,26 @@ export async function* readPages<R>(
   }
 }
 
+/**
+ * The records of `lines`, the first at `from`.
+ * @throws {@link DamagedError} at a line that is not a record
+ */
+export function decodeLines<R>(
+  place: PostgresPlace,
+  codec: RecordCodec<R>,
+  from: Position,
+  lines: readonly string[],
+): R[] {
+  return lines.map((line, k) => {
+    const bytes = Buffer.from(line, 'utf8');
+    try {
+      return codec.decode(bytes, 0, bytes.length);
+    } catch (e) {
+      throw asDamage(place.name, from + k + 1, e);
+    }
+  });
+}
+
 /** Damage: no record at `position`, below the log's head `end`. */
 export function missingRecord(place: PostgresPlace, position: Position, end: Position): DamagedError {
   return new DamagedError(place.name, position + 1, `record ${position + 1} is missing: the log's head is ${end}`);

@@ -11,11 +11,14 @@
  * | `logs` | log | `name`, `head`: the number of records, moved only by `append` |
  * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null) |
  *
- * `append(log, expected, known, batch, lines)` is the only writer. It moves the head by the
- * batch's size in one update of the log's row, which locks it, only where the head is
+ * `append(log, expected, known, batch, lines, keys)` is the only writer. It moves the head by
+ * the batch's size in one update of the log's row, which locks it, only where the head is
  * `expected` (if given) and at least `known` (the head the writer had reached: a log below it
- * went back); else it writes nothing and returns `ok = false` and the head. It inserts the lines
- * at `head ... head + n - 1`, the batch id with the first, notifies the channel
+ * went back); else it writes nothing and returns `ok = false` and the head. With `keys` (one
+ * a line), a head up to {@link MAX_PASSED} past `expected` is taken too when none of the records
+ * in between has one of those keys or none (`records.key`, a hash of each record's key): the
+ * batch goes after them, and they are returned (`passed`), for the writer to take in before its
+ * own. It inserts the lines at `head ... head + n - 1`, the batch id with the first, notifies the channel
  * `<schema>.<log>` with the new head, and forces `synchronous_commit` on for its transaction.
  * Because every append to a log holds that row lock until it commits, positions are given out
  * in commit order and a reader that sees position p sees every position below it. (Version 1
@@ -39,7 +42,12 @@ import type { PostgresPlace } from './uri.js';
 /** What `meta.format` says of a ledgerstore schema. */
 export const FORMAT = 'ledgerstore/pg';
 /** The version of the schema that this ledgerstore writes and reads. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
+/**
+ * The most records a keyed append goes past ({@link MIGRATIONS}, version 3): a writer further
+ * behind meets a conflict, and catches up a page at a time.
+ */
+export const MAX_PASSED = 1024;
 
 /** A step from the version before it to `version`, written down for the record. */
 interface Migration {
@@ -165,6 +173,87 @@ export const MIGRATIONS: readonly Migration[] = [
            END IF;
            INSERT INTO ${s}.records (log, position, line, batch)
              SELECT p_log, v_head + t.o - 1, t.l, CASE WHEN t.o = 1 THEN p_batch END
+             FROM unnest(p_lines) WITH ORDINALITY AS t(l, o);
+           -- delivered when the transaction commits, and only if it does
+           PERFORM pg_notify(${literal(`${schema}.`)} || p_log, (v_head + v_n)::text);
+           ok := true;
+           "from" := v_head;
+           head := v_head + v_n;
+         END
+         $fn$`,
+      ];
+    },
+  },
+  {
+    version: 3,
+    what: 'keyed appends: records.key, and append() goes past records of other keys',
+    statements: (schema) => {
+      const s = identifier(schema);
+      return [
+        // a hash of the caller's key, 8 bytes a record: two keys that share one only make a
+        // conflict that a catch-up resolves; null (no key given) clashes with every key
+        `ALTER TABLE ${s}.records ADD COLUMN key bigint`,
+        `DROP FUNCTION ${s}.append(text, bigint, bigint, uuid, text[])`,
+        `CREATE FUNCTION ${s}.append(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_lines text[], p_keys text[],
+                                     OUT ok boolean, OUT "from" bigint, OUT head bigint, OUT passed text[])
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_n bigint := coalesce(cardinality(p_lines), 0);
+           v_head bigint;
+           v_keys bigint[];
+           v_clashes bigint;
+         BEGIN
+           -- For this transaction's commit, whatever the session says. (A SET clause on the
+           -- function would not do: it is undone when the function returns, before the commit.)
+           IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+             PERFORM set_config('synchronous_commit', 'on', true);
+           END IF;
+           IF p_keys IS NOT NULL THEN
+             IF coalesce(cardinality(p_keys), 0) <> v_n THEN
+               RAISE EXCEPTION 'ledgerstore: % keys for % records', coalesce(cardinality(p_keys), 0), v_n USING ERRCODE = '22023';
+             END IF;
+             v_keys := ARRAY(SELECT hashtextextended(k, 0) FROM unnest(p_keys) AS k);
+           END IF;
+           -- The update takes the row's lock, and an update that waited for it reads the head
+           -- that the one before it committed (READ COMMITTED re-checks the row). With keys, a
+           -- head a little past the expected one is taken too, and checked below.
+           IF v_n > 0 THEN
+             UPDATE ${s}.logs l SET head = l.head + v_n
+               WHERE l.name = p_log AND l.head >= p_known
+                 AND (p_expected IS NULL OR l.head = p_expected
+                      OR (v_keys IS NOT NULL AND l.head > p_expected AND l.head - p_expected <= ${MAX_PASSED}))
+               RETURNING l.head - v_n INTO v_head;
+           END IF;
+           IF v_head IS NOT NULL AND p_expected IS NOT NULL AND v_head <> p_expected THEN
+             -- Past records the caller has not seen, all committed (the lock's holders before
+             -- this one): the batch goes after them only if none is about one of its keys, and
+             -- the caller gets them, to take in before its own.
+             SELECT array_agg(r.line ORDER BY r.position),
+                    count(*) FILTER (WHERE r.key IS NULL OR r.key = ANY(v_keys))
+               INTO passed, v_clashes
+               FROM ${s}.records r WHERE r.log = p_log AND r.position >= p_expected AND r.position < v_head;
+             IF v_clashes > 0 OR coalesce(cardinality(passed), 0) <> v_head - p_expected THEN
+               UPDATE ${s}.logs l SET head = v_head WHERE l.name = p_log; -- nothing written after all
+               ok := false;
+               "from" := v_head;
+               head := v_head;
+               passed := NULL;
+               RETURN;
+             END IF;
+           END IF;
+           IF v_head IS NULL THEN
+             -- refused (or nothing to write): the head found, below p_known when the log went back
+             SELECT l.head INTO v_head FROM ${s}.logs l WHERE l.name = p_log;
+             IF NOT FOUND THEN
+               RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+             END IF;
+             ok := v_n = 0 AND v_head >= p_known AND (p_expected IS NULL OR p_expected = v_head);
+             "from" := v_head;
+             head := v_head;
+             RETURN;
+           END IF;
+           INSERT INTO ${s}.records (log, position, line, batch, key)
+             SELECT p_log, v_head + t.o - 1, t.l, CASE WHEN t.o = 1 THEN p_batch END, hashtextextended(p_keys[t.o], 0)
              FROM unnest(p_lines) WITH ORDINALITY AS t(l, o);
            -- delivered when the transaction commits, and only if it does
            PERFORM pg_notify(${literal(`${schema}.`)} || p_log, (v_head + v_n)::text);
@@ -333,7 +422,7 @@ async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void>
     ['table', `${s}.logs`, 'INSERT'],
     ['table', `${s}.logs`, 'UPDATE'],
     ['table', `${s}.records`, 'INSERT'],
-    ['function', `${s}.append(text, bigint, bigint, uuid, text[])`, 'EXECUTE'],
+    ['function', `${s}.append(text, bigint, bigint, uuid, text[], text[])`, 'EXECUTE'],
   ];
   const {
     rows: [row],

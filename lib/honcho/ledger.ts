@@ -25,7 +25,11 @@
  * reads what the others appended, checks it against the rules, takes it in, tells the live
  * consumers) and puts the batch back at the front of the queue, to be checked again: an item
  * another process decided meanwhile is refused (`LEDGER_ALREADY_DECIDED`), nothing is decided
- * twice, and group commit goes on. Live consumers start the log's watch and catch up on each
+ * twice, and group commit goes on. On a log with `keyedAppends` each write also gives its
+ * records' items as keys: the rules look at one item at a time, so the log may put the batch
+ * after others' records of other items instead of refusing it, and gives those records, which
+ * the ledger checks as a catch-up does and takes in with the batch, in log order: writers of
+ * different items then never need a catch-up. Live consumers start the log's watch and catch up on each
  * head it tells of. Records of others that break the rules (`LEDGER_DAMAGED`), or a log that
  * went back (`LEDGER_STOPPED`), stop the ledger until a reopen. The rules stop a second record,
  * not a second call to Honcho: one sender holds the {@link HonchoLedger.senderLease}.
@@ -42,7 +46,7 @@ import { Live, type LogEntry } from './live.js';
 import { Others } from './others.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { IndexedState } from './read-model/state.js';
-import type { Counts, Item, Record, Workspace } from './record.js';
+import { type Counts, type Item, itemKey, type Record, type Workspace } from './record.js';
 import { type ItemState, refusal, stateAfter } from './rules.js';
 import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
 
@@ -286,10 +290,18 @@ export class HonchoLedger {
     }
     if (batch.length === 0) return;
     const records = batch.map((p) => p.record);
+    const applied = this.others.applied;
     let from: Position;
+    let passed: readonly Record[];
     try {
-      // normalized once, by `append`: the log takes them without a second check
-      ({ from } = await this.log.append(records, { expectedHead: this.others.applied, normalizedBy: normalizeRecord }));
+      // normalized once, by `append`: the log takes them without a second check. The rules
+      // look at one item at a time, so a batch checked at `applied` still holds after records
+      // of other items: with its items as keys, a log that can goes past those.
+      ({ from, passed = [] } = await this.log.append(records, {
+        expectedHead: applied,
+        normalizedBy: normalizeRecord,
+        keys: this.log.capabilities.keyedAppends === true ? records.map((r) => itemKey(r.item)) : undefined,
+      }));
     } catch (e) {
       if (e instanceof ConflictError) {
         await this.checkAgainAfterOthers(batch, e);
@@ -298,17 +310,22 @@ export class HonchoLedger {
       for (const pending of batch) pending.reject(e);
       return;
     }
-    this.others.advanced(from + records.length);
+    const taken = passed.length === 0 ? records : [...passed, ...records];
     let behind: LedgerError | null = null;
     try {
-      await this.state.apply(records, () => this.log.resumePoint());
+      if (passed.length > 0) await this.others.checkPassed(passed);
+      this.others.advanced(from + records.length);
+      await this.state.apply(taken, () => this.log.resumePoint());
     } catch (e) {
       // The records are in the log, durable: they are appended. But the state did not take
-      // them in, so it cannot check the next ones: stop until a reopen catches it up.
-      behind = new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
+      // them in (nor others' records the append went past, if they break the rules), so it
+      // cannot check the next ones: stop until a reopen catches it up.
+      behind = isLedgerError(e, 'LEDGER_DAMAGED')
+        ? e
+        : new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
     }
     for (const pending of batch) pending.resolve();
-    this.live.tell(from, records);
+    if (behind === null || this.others.applied > applied) this.live.tell(applied, taken);
     // after the consumers were told of the appended records, they end with the stop
     if (behind !== null) this.others.stop(behind);
   }

@@ -8,6 +8,8 @@
  *   with the records before it applied, takes the page into the state, moves `applied`, and
  *   tells the live consumers. A record that breaks the rules is damage ({@link DamagedError} at
  *   its position): the pages before it were taken in, nothing from its page on is.
+ * - **Records a keyed append went past** (`ledger.ts`) are checked the same way
+ *   ({@link Others.checkPassed}) before the state takes them in with the append's own.
  * - **What stops the ledger**: that damage, and any failure that says the log or the state
  *   cannot be trusted any more (code `LEDGER_STOPPED` or `LEDGER_DAMAGED`, from the log or the
  *   state alike: a log that went back, a read model found damaged, a state that could not take
@@ -186,13 +188,7 @@ export class Others {
     for await (const record of log.read(from, to)) records.push(record);
     if (records.length < to - from)
       throw new DamagedError(name, from + records.length + 1, `the log's head is ${to}, but it ends before`);
-    const states = await state.statesOf(records.map((r) => r.item));
-    const staged = new ItemMap<ItemState>();
-    records.forEach((record, n) => {
-      const refused = refusal(record, staged.get(record.item) ?? states[n]);
-      if (refused !== null) throw new DamagedError(name, from + n + 1, refused.message, { cause: refused });
-      staged.set(record.item, stateAfter(record));
-    });
+    await this.check(from, records);
     try {
       await state.apply(records, () => log.resumePoint());
     } catch (e) {
@@ -200,6 +196,36 @@ export class Others {
     }
     this.appliedHead = to;
     this.on.told(from, records);
+  }
+
+  /**
+   * Checks others' records, the first at `from` (the state's head), against the rules with the
+   * records before them applied.
+   * @throws {@link DamagedError} at the first that breaks them
+   */
+  private async check(from: Position, records: readonly Record[]): Promise<void> {
+    const states = await this.on.state.statesOf(records.map((r) => r.item));
+    const staged = new ItemMap<ItemState>();
+    records.forEach((record, n) => {
+      const refused = refusal(record, staged.get(record.item) ?? states[n]);
+      if (refused !== null) throw new DamagedError(this.on.name, from + n + 1, refused.message, { cause: refused });
+      staged.set(record.item, stateAfter(record));
+    });
+  }
+
+  /**
+   * The ledger's keyed append went past `passed`, others' records at `applied` (none of the
+   * append's items: the log saw to it): checks them as a catch-up does, before the state takes
+   * them in with the append's own.
+   * @throws the failure that stopped the ledger: {@link DamagedError} at the first that breaks the rules
+   */
+  async checkPassed(passed: readonly Record[]): Promise<void> {
+    try {
+      await this.check(this.appliedHead, passed);
+    } catch (e) {
+      if (stopsTheLedger(e)) throw this.stop(e);
+      throw e;
+    }
   }
 
   /** Stops the ledger with `failure` (the first one told); gives the failure that stopped it. */

@@ -4,7 +4,9 @@
  *
  * - Several writers: two ledgers deciding the same items at once decide each once, the loser
  *   refused with `LEDGER_ALREADY_DECIDED`; a batch that met a conflict is checked again after
- *   the catch-up and lands after the other's records.
+ *   the catch-up and lands after the other's records. With `keyedAppends`, ledgers deciding
+ *   items of their own take turns without a catch-up: each append goes past the other's
+ *   records, which the ledger takes in, in log order.
  * - `watches`: a ledger's `follow()` and `waitForOutbox()` see what another writer appends
  *   (another ledger, or the writer beside a read-only one), as it appends it; records another
  *   writer appends that break the rules stop the ledger with `LEDGER_DAMAGED` at their position.
@@ -17,7 +19,14 @@
  * @module
  */
 import * as assert from 'node:assert/strict';
-import { Ledger, type LedgerOptions, type LogCapabilities, type LogEntry } from '../../lib/index.js';
+import {
+  Ledger,
+  type LedgerOptions,
+  type LogBackend,
+  type LogCapabilities,
+  type LogEntry,
+  type Record,
+} from '../../lib/index.js';
 import { code, type Run, type Subject, until } from './common.js';
 import { decided, sent, skip, turn } from './records.js';
 
@@ -66,6 +75,53 @@ export function ledgerWriterTests<S extends Subject>(
         const records = [];
         for await (const record of one.records()) records.push(record);
         assert.deepEqual(records, [decided(turn('a', 1)), decided(turn('a', 2))]);
+        await one.close();
+        await two.close();
+      }),
+    );
+  }
+
+  if (capabilities.severalWriters && capabilities.keyedAppends === true) {
+    test(
+      'keyed appends: two ledgers deciding items of their own take turns with no catch-up, each taking in the other’s records in log order',
+      withSubject(async ({ backend }) => {
+        let catchUps = 0;
+        // counts what a catch-up does to the log: a refresh to the store's head, and reads
+        const counted: LogBackend<Record> = {
+          ...backend,
+          open: async (openOptions) => {
+            const log = await backend.open(openOptions);
+            return new Proxy(log, {
+              get(target, property) {
+                if (property === 'refresh' || property === 'read') catchUps++;
+                const value: unknown = Reflect.get(target, property, target);
+                return typeof value === 'function' ? value.bind(target) : value;
+              },
+            });
+          },
+        };
+        const one = await Ledger.open(counted, theirs());
+        const two = await Ledger.open(counted);
+        const expected: Record[] = [];
+        for (let n = 0; n < 3; n++) {
+          for (const [ledger, session] of [
+            [one, 'one'],
+            [two, 'two'],
+          ] as const) {
+            const record = decided(turn(session, n));
+            await ledger.append(record);
+            expected.push(record);
+          }
+        }
+        assert.equal(catchUps, 0, 'no catch-up');
+        assert.equal(one.size, 5, 'one took in two’s records as its appends went past them');
+        assert.equal((await one.counts()).decided, 5);
+        assert.equal(two.size, 6);
+        assert.equal((await two.counts()).decided, 6);
+        assert.equal(await code(two.append(decided(turn('one', 2)))), 'LEDGER_ALREADY_DECIDED', 'its state has them');
+        const records: Record[] = [];
+        for await (const record of two.records()) records.push(record);
+        assert.deepEqual(records, expected, 'in the order appended');
         await one.close();
         await two.close();
       }),

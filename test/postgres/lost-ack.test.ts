@@ -12,7 +12,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type PostgresBackend, postgresBackend } from '../../backends/postgres/index.js';
-import { type EventLog, encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
+import { type AppendOptions, type EventLog, encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
 import { all, decided, rejects, turn } from '../support/ledger.js';
 import {
   freshLog,
@@ -54,10 +54,11 @@ async function commitUnheard(
   log: string,
   batch: readonly Record[],
   head: number,
+  options?: AppendOptions,
 ): Promise<{ appending: Promise<unknown> }> {
   const { schema } = await pgServer();
   proxy.loseReplies();
-  const appending = writer.append(batch);
+  const appending = writer.append(batch, options);
   appending.catch(() => undefined); // awaited by the caller, after the cut
   await withAdmin(async (admin) =>
     until(
@@ -124,6 +125,23 @@ test('a commit whose answer is lost, then the connection: found by its batch id,
     assert.is(writer.head, 3);
     assert.equal(await writer.append([record(3)]), { from: 3, head: 4 });
     assert.equal(await linesOf(log), lines(0, 4), 'each record once');
+    await writer.close();
+  }));
+
+test('a keyed commit whose answer is lost, that went past another writer’s record: resolved with the record it went past', () =>
+  withProxy(async (proxy) => {
+    const log = freshLog();
+    const uri = await logUri(log);
+    const writer = await backend(proxy.through(uri)).open();
+    await writer.append([record(0)]);
+    const other = await backend(uri).open();
+    await other.append([record(1)], { expectedHead: 1, keys: ['1'] });
+    const { appending } = await commitUnheard(proxy, writer, log, [record(2)], 3, { expectedHead: 1, keys: ['2'] });
+    proxy.cut(true);
+    assert.equal(await appending, { from: 2, head: 3, passed: [record(1)] });
+    assert.is(writer.head, 3);
+    assert.equal(await linesOf(log), lines(0, 3), 'each record once');
+    await other.close();
     await writer.close();
   }));
 

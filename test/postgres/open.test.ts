@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type PostgresBackend, postgresBackend } from '../../backends/postgres/index.js';
-import { checkServer } from '../../backends/postgres/schema.js';
+import { checkServer, SCHEMA_VERSION } from '../../backends/postgres/schema.js';
 import { placeOf } from '../../backends/postgres/uri.js';
 import { backendFor, encodeRecord, honchoCodec, Ledger, type Record } from '../../lib/index.js';
 import { all, decided, rejects, skip, turn } from '../support/ledger.js';
@@ -171,18 +171,18 @@ test('a schema of another version is refused, for writing and reading, and nothi
   await writer.append([A]);
   await writer.close();
   await withAdmin(async (admin) => {
-    await admin.query(`UPDATE "${fresh}".meta SET version = 3`);
+    await admin.query(`UPDATE "${fresh}".meta SET version = ${SCHEMA_VERSION + 1}`);
     try {
       for (const readOnly of [false, true]) {
         const e = await rejects(backendAt(uri).open({ readOnly }), 'LEDGER_DAMAGED');
         assert.match(
           e.message,
           new RegExp(
-            `:0: the schema ${fresh} is in version 3 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version 2\\): a later ledgerstore made it`,
+            `:0: the schema ${fresh} is in version ${SCHEMA_VERSION + 1} of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version ${SCHEMA_VERSION}\\): a later ledgerstore made it`,
           ),
         );
       }
-      assert.equal((await admin.query(`SELECT version FROM "${fresh}".meta`)).rows, [{ version: 3 }]);
+      assert.equal((await admin.query(`SELECT version FROM "${fresh}".meta`)).rows, [{ version: SCHEMA_VERSION + 1 }]);
       assert.equal((await admin.query(`SELECT line FROM "${fresh}".records`)).rows, [{ line: encodeRecord(A) }]);
       await admin.query(`DELETE FROM "${fresh}".meta`);
       await rejects(backendAt(uri).open(), 'LEDGER_DAMAGED', /has a meta table that is not ledgerstore's/);
@@ -235,7 +235,7 @@ test('the append function makes its commit wait for the WAL flush even where the
     await admin.query('SET synchronous_commit = off');
     const before = await flushes();
     for (let n = 0; n < 30; n++)
-      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, 0, gen_random_uuid(), ARRAY[$2])`, [
+      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, 0, gen_random_uuid(), ARRAY[$2], NULL)`, [
         log,
         encodeRecord(decided(turn('sync', n))),
       ]);

@@ -5,6 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { MAX_PASSED } from '../../backends/postgres/schema.js';
 import { ConflictError, type Record } from '../../lib/index.js';
 import { all, decided, edit, failure, rejects, skip, turn } from '../support/ledger.js';
 import { freshLog, pgBackend, pgSubject, until } from '../support/pg-cluster.js';
@@ -144,6 +145,23 @@ test("an append to a log that went back below the writer's head is refused and s
     await writer.close();
     await cleanup();
   }
+});
+
+test(`a keyed append goes past at most ${MAX_PASSED} records of others: further behind, a conflict, nothing written`, async () => {
+  const backend = await pgBackend();
+  const a = await backend.open();
+  const b = await backend.open();
+  const theirs = Array.from({ length: MAX_PASSED + 1 }, (_, n) => record('a', n));
+  await a.append(theirs, { expectedHead: 0, keys: theirs.map((_, n) => `a${n}`) });
+  const mine = [record('b', 0)];
+  const conflict = await rejects(b.append(mine, { expectedHead: 0, keys: ['b0'] }), 'LEDGER_CONFLICT');
+  assert.equal([(conflict as ConflictError).expected, (conflict as ConflictError).actual], [0, MAX_PASSED + 1]);
+  assert.is((await all(b)).length, MAX_PASSED + 1, 'nothing written');
+  const appended = await b.append(mine, { expectedHead: 1, keys: ['b0'] });
+  assert.equal([appended.from, appended.head], [MAX_PASSED + 1, MAX_PASSED + 2]);
+  assert.equal(appended.passed, theirs.slice(1), `${MAX_PASSED} records gone past, in order`);
+  await a.close();
+  await b.close();
 });
 
 test.run();

@@ -113,7 +113,7 @@ class MinimalLog extends StoredLog<Record> {
 
   protected _close(): void {}
 
-  override append(records: readonly Record[], options: AppendOptions = {}): Promise<Appended> {
+  override append(records: readonly Record[], options: AppendOptions = {}): Promise<Appended<Record>> {
     const { expectedHead } = options;
     if (this.flaw === 'head before records' && expectedHead !== undefined && expectedHead !== this.head) {
       return Promise.reject(new ConflictError(this.name, expectedHead, this.head));
