@@ -31,19 +31,41 @@ export interface GenerationEntry {
 /** Rows of a generation kept in memory between batches, so that most reads never reach LevelDB. */
 const CACHE = 65_536;
 
+/** The CBOR of short strings and of numbers, encoded once: most rows' values are a few of them (an item's state). */
+const ENCODED = new Map<string | number, Bytes>();
+/** At most this many kept, so that a projection of ever-new values does not fill memory. */
+const ENCODED_MOST = 4096;
+
+/** The CBOR of a row's value. */
+function encoded(value: unknown): Bytes {
+  if (typeof value === 'number' || (typeof value === 'string' && value.length <= 16)) {
+    let bytes = ENCODED.get(value);
+    if (bytes === undefined) {
+      bytes = cbor(value);
+      if (ENCODED.size < ENCODED_MOST) ENCODED.set(value, bytes);
+    }
+    return bytes;
+  }
+  return cbor(value);
+}
+
 /** What a deleted row is staged as. */
 const ABSENT: unique symbol = Symbol('absent');
 type Value = unknown;
 
-/** A row's change: its new value (or {@link ABSENT}), and whether no batch before held it. */
-interface Staged {
-  value: Value;
-  fresh: boolean;
-}
-
-/** The changes of some records, in memory, until they are written as one batch. */
+/**
+ * The changes of some records, in memory, until they are written as one batch: each changed
+ * row's new value (or {@link ABSENT}), the values themselves rather than an object a row, since a
+ * build stages a few hundred thousand rows a batch and the garbage of one object each was most
+ * of its collector's work.
+ */
 export class Stage {
-  readonly rows = new Map<string, Staged>();
+  readonly rows = new Map<string, Value>();
+  /**
+   * The keys inserted in this stage ({@link Rows.insert}: the rows before it do not hold them),
+   * so that deleting one again takes it out of the stage and nothing at all is written for it.
+   */
+  readonly inserted = new Set<string>();
   /** How many records it holds. */
   records = 0;
   /** Set when its batch is submitted: settles when it is written. */
@@ -179,13 +201,10 @@ export class Generation<R, Q extends object = object> {
   fill(batch: DbBatch, checkpoint: Checkpoint | null, building: boolean): Stage {
     const stage = this.stage;
     this.stage = new Stage();
-    for (const [key, { value, fresh }] of stage.rows) {
+    for (const [key, value] of stage.rows) {
       const rowKey = this.rowKey(key);
-      if (value === ABSENT) {
-        if (!fresh) batch.del(rowKey);
-        continue;
-      }
-      batch.put(rowKey, seal(rowKey, cbor(value), crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc)));
+      if (value === ABSENT) batch.del(rowKey);
+      else batch.put(rowKey, seal(rowKey, encoded(value), crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc)));
     }
     const meta = (name: (typeof META)[number], value: unknown): void => {
       const key = this.metaKey(name);
@@ -206,7 +225,7 @@ export class Generation<R, Q extends object = object> {
   written(stage: Stage): void {
     const at = this.pending.indexOf(stage);
     if (at !== -1) this.pending.splice(at, 1);
-    for (const [key, { value }] of stage.rows) this.cache.set(key, value);
+    this.cache.absorb(stage.rows);
   }
 
   /** Waits for the batches submitted so far; rejects if one failed. */
@@ -215,16 +234,17 @@ export class Generation<R, Q extends object = object> {
   }
 
   private change(key: string, value: Value, insert: boolean): void {
-    // every key put goes into the filter, even one this stage deleted first: lookups trust it
-    const unseen = value !== ABSENT && this.filter !== null && this.filter.addIfNew(key);
-    const rows = this.stage.rows;
-    const staged = rows.get(key);
-    if (staged !== undefined) {
-      staged.value = value;
+    const { rows, inserted } = this.stage;
+    if (value === ABSENT) {
+      // inserted in this stage: the rows before it do not hold it, so nothing is to be written
+      if (inserted.delete(key)) rows.delete(key);
+      else rows.set(key, ABSENT);
       return;
     }
-    // fresh: the rows before this batch do not hold it, so deleting it again writes nothing
-    rows.set(key, { value, fresh: insert || unseen });
+    // every key put goes into the filter, even one deleted since: lookups trust it
+    this.filter?.add(key);
+    if (insert) inserted.add(key);
+    rows.set(key, value);
   }
 
   /** The row's value now: staged, being written, cached, or LevelDB's. */
@@ -233,10 +253,10 @@ export class Generation<R, Q extends object = object> {
     // every stage in flight and of the cache (it holds every key staged, written or cached)
     if (this.filter !== null && !this.filter.has(key)) return ABSENT;
     const staged = this.stage.rows.get(key);
-    if (staged !== undefined) return staged.value;
+    if (staged !== undefined) return staged;
     for (let n = this.pending.length - 1; n >= 0; n--) {
       const written = (this.pending[n] as Stage).rows.get(key);
-      if (written !== undefined) return written.value;
+      if (written !== undefined) return written;
     }
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
