@@ -57,20 +57,24 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
     let next = rows.get<number>('n') ?? 0;
     const from = next;
     const decided: [Item, Action][] = [];
+    // the states this batch leaves, by item key: an item decided and sent within it (most, in a
+    // build) is read and written once, not once a record
+    const states = new Map<string, StateRow>();
     for (let n = 0; n < records.length; n++) {
       const record = records[n] as Record;
-      const key = `i${itemKey(record.item)}`;
-      const row = rows.get<StateRow>(key);
+      const key = itemKey(record.item);
+      const row = states.get(key) ?? rows.get<StateRow>(`i${key}`);
       const refused = refusal(record, stateOf(row));
       if (refused !== null) rows.refuse(n, refused);
       if (record.type === 'decided') {
-        rows.put(key, record.action.type === 'skip' ? 'k' : 'w');
+        states.set(key, record.action.type === 'skip' ? 'k' : 'w');
         decided.push([record.item, record.action]);
         next++;
       } else {
-        rows.put(key, record.type === 'sent' ? record.ids : 'f');
+        states.set(key, record.type === 'sent' ? record.ids : 'f');
       }
     }
+    for (const [key, row] of states) rows.put(`i${key}`, row);
     if (decided.length === 0) return;
     rows.insert(`d${seqText(from)}`, decided);
     rows.put('n', next);

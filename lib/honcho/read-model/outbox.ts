@@ -8,7 +8,8 @@
  * | `w<item key>` | a waiting item's decision number, to find its `o` row when it is sent or failed |
  * | `n` | the next decision's number |
  *
- * An item decided and sent within one batch (most of them, in a build) costs no write at all.
+ * An item decided and sent within one batch (most of them, in a build) costs no write at all,
+ * and no change of the rows either.
  *
  * @module
  */
@@ -38,19 +39,25 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
     const from = next;
+    // the items decided in this batch and still waiting, in decision order: one sent or failed
+    // within it (most, in a build) never becomes a row
+    const waiting = new Map<string, readonly [seq: number, item: Item, action: Action]>();
     for (const record of records) {
-      const waiting = `w${itemKey(record.item)}`;
+      const key = itemKey(record.item);
       if (record.type === 'decided') {
         const seq = next++;
-        if (record.action.type === 'skip') continue;
-        rows.insert(`o${seqText(seq)}`, [record.item, record.action]);
-        rows.insert(waiting, seq);
+        if (record.action.type !== 'skip') waiting.set(key, [seq, record.item, record.action]);
         continue;
       }
-      const seq = rows.get<number>(waiting);
+      if (waiting.delete(key)) continue;
+      const seq = rows.get<number>(`w${key}`);
       if (seq === undefined) continue; // not waiting: the items projection refuses the record
-      rows.del(waiting);
+      rows.del(`w${key}`);
       rows.del(`o${seqText(seq)}`);
+    }
+    for (const [key, [seq, item, action]] of waiting) {
+      rows.insert(`o${seqText(seq)}`, [item, action]);
+      rows.insert(`w${key}`, seq);
     }
     if (next !== from) rows.put('n', next);
   },

@@ -37,17 +37,24 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   worker: { module: import.meta.url, export: 'stacksProjection' },
 
   apply(records, rows) {
+    // the conclusions and undos decided in this batch and still waiting: one sent or failed
+    // within it never becomes a row
+    const decided = new Map<string, Pending>();
     for (const record of records) {
-      const pendingKey = `p${itemKey(record.item)}`;
+      const key = itemKey(record.item);
       if (record.type === 'decided') {
         const { action } = record;
         if (action.type === 'conclude' || action.type === 'unconclude')
-          rows.insert(pendingKey, [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text]);
+          decided.set(key, [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text]);
         continue;
       }
-      const pending = rows.get<Pending>(pendingKey);
-      if (pending === undefined) continue;
-      rows.del(pendingKey);
+      let pending = decided.get(key);
+      if (pending !== undefined) decided.delete(key);
+      else {
+        pending = rows.get<Pending>(`p${key}`);
+        if (pending === undefined) continue;
+        rows.del(`p${key}`);
+      }
       if (record.type === 'failed') continue;
       const [op, workspace, text] = pending;
       const depth = rows.get<number>(top(workspace, text)) ?? 0;
@@ -63,6 +70,7 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
         else rows.put(top(workspace, text), depth - 1);
       }
     }
+    for (const [key, pending] of decided) rows.insert(`p${key}`, pending);
   },
 
   queries: (rows) => ({
