@@ -1,8 +1,10 @@
 /**
- * A generation's stage and row cache as units: what a batch writes for rows inserted, put and
- * deleted within it, and what the cache answers once batches are written, whole or a row at a
- * time.
+ * A generation's stage, row cache and row bytes as units: what a batch writes for rows inserted,
+ * put and deleted within it, what the cache answers once batches are written, whole or a row at
+ * a time, and the bytes of rows written through one scratch buffer into LevelDB.
  */
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -11,6 +13,8 @@ import { Database } from '../lib/projections/database.js';
 import type { ProjectionDefinition, Rows } from '../lib/projections/definition.js';
 import { submit } from '../lib/projections/feeder.js';
 import { Generation } from '../lib/projections/generation.js';
+import { sealedRow } from './support/index-db.js';
+import { withHome } from './support/ledger.js';
 
 type Change = (rows: Rows) => void;
 
@@ -109,6 +113,43 @@ test('the row cache copies a small batch in, the rows it holds kept beside it', 
   cache.absorb(new Map([['b', 2]]));
   assert.is(cache.get('a'), 1);
   assert.is(cache.get('b'), 2);
+});
+
+test('rows written through the scratch buffer into LevelDB are each their own sealed bytes, a large one too', async () => {
+  await withHome(async (home) => {
+    const db = new ClassicLevel<Uint8Array, Uint8Array>(join(home.dir, 'rows'), VIEW);
+    await db.open();
+    const database = new Database('rows', db, null, true);
+    const entry = { id: 'changes.1', projection: 'changes', version: 1, db: null, role: 'serving' } as const;
+    const written: [string, unknown][] = [
+      ['a', 'w'],
+      ['large', 'x'.repeat(200_000)],
+      ['sessión\n7', ['msg-1', 'msg-2']],
+      ['b', 3],
+    ];
+    try {
+      const rows = new Generation(entry, changes, database);
+      await batch(
+        rows,
+        ...written.map(
+          ([key, value]): Change =>
+            (r) =>
+              r.put(key, value),
+        ),
+      );
+      await batch(rows, (r) => r.del('b'));
+      for (const [key, value] of written.slice(0, 3)) {
+        const rowKey = Buffer.from(`!changes.1!r${key}`, 'utf8');
+        assert.equal(Buffer.from((await db.get(rowKey)) as Uint8Array), sealedRow(rowKey, value), key);
+      }
+      assert.is(await db.get(Buffer.from('!changes.1!rb')), undefined);
+      // read back by rows that never saw them written: from LevelDB, checked
+      const reread = new Generation(entry, changes, database);
+      for (const [key, value] of written.slice(0, 3)) assert.equal(await reread.reader.get(key), value);
+    } finally {
+      await database.close();
+    }
+  });
 });
 
 test.run();

@@ -31,6 +31,8 @@ export const VIEW = { keyEncoding: 'view', valueEncoding: 'view' } as const;
 
 /** Writes that land together or not at all. */
 export interface DbBatch {
+  /** Whether `put` and `del` copy the bytes they are given (a caller may reuse them then). */
+  readonly copies: boolean;
   put(key: Bytes, value: Bytes): void;
   del(key: Bytes): void;
   /** Writes the batch; with `sync`, LevelDB's write-ahead log is synced before it resolves. */
@@ -127,6 +129,8 @@ export class Database {
     if (db instanceof ClassicLevel) {
       const native = db.batch() as unknown as NativeBatch;
       return {
+        // LevelDB's write batch holds its own copy of every key and value
+        copies: true,
         put: (key, value) => native._put(key, value),
         del: (key) => native._del(key),
         write: async (sync) => {
@@ -142,6 +146,7 @@ export class Database {
     }
     const batch = db.batch();
     return {
+      copies: false,
       put: (key, value) => void batch.put<Bytes, Bytes>(key, value, VIEW),
       del: (key) => void batch.del<Bytes>(key, VIEW),
       write: async (sync) => {

@@ -7,12 +7,12 @@
  * @module
  */
 import { RecordRefusedError } from '../errors.js';
-import { crc32c } from '../level-files.js';
 import type { Position } from '../log.js';
 import { KeyFilter, RowCache } from './caches.js';
 import type { Bytes, Database, DbBatch } from './database.js';
 import type { ProjectionDefinition, RangeOptions, RowReader, Rows } from './definition.js';
 import { after, type Checkpoint, cbor, seal, unseal } from './layout.js';
+import { RowBytes } from './row-bytes.js';
 
 /** What a generation is for: answering (and kept up to date), being built, or taken over. */
 export type Role = 'serving' | 'building' | 'retired';
@@ -92,8 +92,7 @@ const META = ['checkpoint', 'version', 'building'] as const;
 export class Generation<R, Q extends object = object> {
   /** The start of every key of it. */
   readonly prefix: Buffer;
-  private readonly rowPrefix: Buffer;
-  private readonly rowCrc: number;
+  private readonly rowBytes: RowBytes;
   private stage = new Stage();
   /** Stages submitted and not known to be written yet, oldest first. */
   private readonly pending: Stage[] = [];
@@ -119,8 +118,7 @@ export class Generation<R, Q extends object = object> {
     readonly db: Database,
   ) {
     this.prefix = Buffer.from(`!${entry.id}!`, 'utf8');
-    this.rowPrefix = Buffer.concat([this.prefix, Buffer.from('r')]);
-    this.rowCrc = crc32c(this.rowPrefix);
+    this.rowBytes = new RowBytes(Buffer.concat([this.prefix, Buffer.from('r')]));
     this.rows = {
       get: <T>(key: string): T | undefined => {
         const value = this.lookup(key);
@@ -201,10 +199,10 @@ export class Generation<R, Q extends object = object> {
   fill(batch: DbBatch, checkpoint: Checkpoint | null, building: boolean): Stage {
     const stage = this.stage;
     this.stage = new Stage();
+    const rowBytes = this.rowBytes;
     for (const [key, value] of stage.rows) {
-      const rowKey = this.rowKey(key);
-      if (value === ABSENT) batch.del(rowKey);
-      else batch.put(rowKey, seal(rowKey, encoded(value), crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc)));
+      if (value === ABSENT) rowBytes.del(batch, key);
+      else rowBytes.put(batch, key, encoded(value));
     }
     const meta = (name: (typeof META)[number], value: unknown): void => {
       const key = this.metaKey(name);
@@ -268,7 +266,7 @@ export class Generation<R, Q extends object = object> {
   }
 
   private unsealRow(rowKey: Bytes, bytes: Bytes): Value {
-    const value = unseal<Value>(rowKey, bytes, crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc));
+    const value = unseal<Value>(rowKey, bytes, this.rowBytes.keyCrc(rowKey));
     if (value === null)
       throw this.db.markDamaged(
         `a row of ${this.id} does not match its checksum (key ${Buffer.from(rowKey).toString('hex').slice(0, 64)})`,
@@ -277,10 +275,7 @@ export class Generation<R, Q extends object = object> {
   }
 
   private rowKey(key: string): Buffer {
-    const bytes = Buffer.allocUnsafe(this.rowPrefix.length + Buffer.byteLength(key, 'utf8'));
-    this.rowPrefix.copy(bytes, 0);
-    bytes.write(key, this.rowPrefix.length, 'utf8');
-    return bytes;
+    return this.rowBytes.key(key);
   }
 
   private metaKey(name: string): Buffer {
@@ -293,7 +288,7 @@ export class Generation<R, Q extends object = object> {
    */
   private bounds(options: RangeOptions): { gte?: Bytes; gt?: Bytes; lt?: Bytes; lte?: Bytes } {
     const key = (text: string): Buffer => this.rowKey(text);
-    const base = options.prefix === undefined ? this.rowPrefix : key(options.prefix);
+    const base = options.prefix === undefined ? this.rowBytes.prefix : key(options.prefix);
     let lower: { key: Bytes; inclusive: boolean } = { key: base, inclusive: true };
     const raise = (bound: Bytes, inclusive: boolean): void => {
       const order = Buffer.compare(bound, lower.key);
@@ -330,7 +325,7 @@ export class Generation<R, Q extends object = object> {
         for (const [rowKey, bytes] of chunk) {
           const text = Buffer.from(rowKey.buffer, rowKey.byteOffset, rowKey.byteLength).toString(
             'utf8',
-            this.rowPrefix.length,
+            this.rowBytes.prefix.length,
           );
           yield [text, this.unsealRow(rowKey, bytes) as T];
         }
