@@ -122,6 +122,16 @@ export class Database {
     }
   }
 
+  /** The stored bytes of several rows (`undefined` for one there is not), in one read of LevelDB's. */
+  async getMany(keys: Bytes[]): Promise<(Bytes | undefined)[]> {
+    this.assertSound();
+    try {
+      return await this.db.getMany<Bytes, Bytes>(keys, VIEW);
+    } catch (e) {
+      throw this.failure(e);
+    }
+  }
+
   /** A new batch (see {@link NativeBatch} for why classic-level's is written below its public API). */
   batch(): DbBatch {
     this.assertSound();

@@ -180,6 +180,34 @@ export class Generation<R, Q extends object = object> {
     this.stage.records += records.length;
   }
 
+  /**
+   * Reads at once, into the cache, the rows `apply` will read for `records` (its definition's
+   * `reads`) that nothing in memory holds. Not for rows built from nothing in this process,
+   * whose filter answers most reads without LevelDB.
+   */
+  async prefetch(records: readonly R[]): Promise<void> {
+    const reads = this.definition.reads;
+    if (reads === undefined || this.filter !== null) return;
+    const wanted = new Set<string>();
+    for (const key of reads(records)) if (!this.inMemory(key)) wanted.add(key);
+    if (wanted.size === 0) return;
+    const keys = [...wanted];
+    const rowKeys = keys.map((key) => this.rowKey(key));
+    const values = await this.db.getMany(rowKeys);
+    // no batch of these rows was in flight when they were asked for, so none can land meanwhile
+    keys.forEach((key, n) => {
+      const bytes = values[n];
+      this.cache.set(key, bytes === undefined ? ABSENT : this.unsealRow(rowKeys[n] as Buffer, bytes));
+    });
+  }
+
+  /** Whether the row is staged, being written or cached. */
+  private inMemory(key: string): boolean {
+    if (this.stage.rows.has(key)) return true;
+    for (const stage of this.pending) if (stage.rows.has(key)) return true;
+    return this.cache.get(key) !== undefined;
+  }
+
   /** How many records are staged and not submitted. */
   get staged(): number {
     return this.stage.records;

@@ -45,6 +45,22 @@ const stateOf = (row: StateRow | undefined): ItemState | undefined =>
 export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
 
 /**
+ * The keys of the items of `records` whose rows an `apply` of them reads (their state before the
+ * batch): those decided in it when `decided` (to check that they were not before), and those
+ * sent or failed in it and not decided earlier in it (whose state is the batch's own).
+ */
+export function* itemsBefore(records: readonly Record[], decided: boolean): Iterable<string> {
+  const decidedHere = new Set<string>();
+  for (const record of records) {
+    const key = itemKey(record.item);
+    if (record.type === 'decided') {
+      decidedHere.add(key);
+      if (decided) yield key;
+    } else if (!decidedHere.has(key)) yield key;
+  }
+}
+
+/**
  * The items projection: every item's state and the decision order (`isDecided`, `sentIds`,
  * `decisions()`), and the rules an append is checked against. Part of the Honcho read model.
  */
@@ -52,6 +68,11 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   name: 'items',
   version: 1,
   worker: { module: import.meta.url, export: 'itemsProjection' },
+
+  *reads(records) {
+    yield 'n';
+    for (const key of itemsBefore(records, true)) yield `i${key}`;
+  },
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;

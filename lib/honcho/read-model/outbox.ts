@@ -17,7 +17,7 @@ import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Decision } from '../projection.js';
 import { type Action, type Item, itemKey, type Record } from '../record.js';
 import type { OutboxCursor, OutboxPage } from '../state.js';
-import { seqText } from './items.js';
+import { itemsBefore, seqText } from './items.js';
 
 /** What the outbox projection answers. */
 export interface OutboxQueries {
@@ -35,6 +35,11 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   name: 'outbox',
   version: 1,
   worker: { module: import.meta.url, export: 'outboxProjection' },
+
+  *reads(records) {
+    yield 'n';
+    for (const key of itemsBefore(records, false)) yield `w${key}`;
+  },
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;

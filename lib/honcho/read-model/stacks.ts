@@ -15,6 +15,7 @@
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Conclusion } from '../projection.js';
 import { type Item, itemKey, type Record, type Workspace } from '../record.js';
+import { itemsBefore } from './items.js';
 
 /** What the stacks projection answers. */
 export interface StackQueries {
@@ -36,25 +37,34 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'stacksProjection' },
 
+  *reads(records) {
+    for (const key of itemsBefore(records, false)) yield `p${key}`;
+    for (const record of records) {
+      if (record.type !== 'decided') continue;
+      const { action } = record;
+      if (action.type === 'conclude' || action.type === 'unconclude') yield top(action.workspace, action.text);
+    }
+  },
+
   apply(records, rows) {
-    // the conclusions and undos decided in this batch and still waiting: one sent or failed
-    // within it never becomes a row
-    const decided = new Map<string, Pending>();
+    // the items decided in this batch, with what a conclusion or undo waits to do (`null` for any
+    // other item): one sent or failed within it never becomes a row, nor is looked for
+    const decided = new Map<string, Pending | null>();
     for (const record of records) {
       const key = itemKey(record.item);
       if (record.type === 'decided') {
         const { action } = record;
-        if (action.type === 'conclude' || action.type === 'unconclude')
-          decided.set(key, [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text]);
+        const concludes = action.type === 'conclude' || action.type === 'unconclude';
+        decided.set(key, concludes ? [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text] : null);
         continue;
       }
       let pending = decided.get(key);
       if (pending !== undefined) decided.delete(key);
       else {
-        pending = rows.get<Pending>(`p${key}`);
-        if (pending === undefined) continue;
-        rows.del(`p${key}`);
+        pending = rows.get<Pending>(`p${key}`) ?? null;
+        if (pending !== null) rows.del(`p${key}`);
       }
+      if (pending === null) continue;
       if (record.type === 'failed') continue;
       const [op, workspace, text] = pending;
       const depth = rows.get<number>(top(workspace, text)) ?? 0;
@@ -70,7 +80,7 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
         else rows.put(top(workspace, text), depth - 1);
       }
     }
-    for (const [key, pending] of decided) rows.insert(`p${key}`, pending);
+    for (const [key, pending] of decided) if (pending !== null) rows.insert(`p${key}`, pending);
   },
 
   queries: (rows) => ({
