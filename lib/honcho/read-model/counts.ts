@@ -27,9 +27,7 @@ export const countsProjection: ProjectionDefinition<Record, CountQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'countsProjection' },
 
-  *reads() {
-    yield 'c';
-  },
+  reads: () => ['c'],
 
   apply(records, rows) {
     let [decided, sent, waiting, failed, skipped] = rows.get<Row>('c') ?? NONE;

@@ -44,20 +44,38 @@ const stateOf = (row: StateRow | undefined): ItemState | undefined =>
 /** A decision number as a key's 12 hex digits, which sort as the numbers do. */
 export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
 
+/** The item keys of a batch whose rows its `apply` reads (see {@link itemsBefore}). */
+export interface ItemsBefore {
+  /** Every item's, decided in the batch or not. */
+  readonly all: readonly string[];
+  /** Those of the items sent or failed in the batch and not decided earlier in it. */
+  readonly awaited: readonly string[];
+}
+
+/** What {@link itemsBefore} found for a batch: the projections are given the same batch, one after another. */
+const before = new WeakMap<readonly Record[], ItemsBefore>();
+
 /**
- * The keys of the items of `records` whose rows an `apply` of them reads (their state before the
- * batch): those decided in it when `decided` (to check that they were not before), and those
- * sent or failed in it and not decided earlier in it (whose state is the batch's own).
+ * The keys of the items of `records` whose rows an `apply` of them reads, their states before
+ * the batch: all of them (the items projection checks that those decided were not before), or
+ * those sent or failed and not decided earlier in the batch (the others' states are the batch's
+ * own). Found once a batch for every projection that asks.
  */
-export function* itemsBefore(records: readonly Record[], decided: boolean): Iterable<string> {
+export function itemsBefore(records: readonly Record[]): ItemsBefore {
+  let found = before.get(records);
+  if (found !== undefined) return found;
+  const all: string[] = [];
+  const awaited: string[] = [];
   const decidedHere = new Set<string>();
   for (const record of records) {
     const key = itemKey(record.item);
-    if (record.type === 'decided') {
-      decidedHere.add(key);
-      if (decided) yield key;
-    } else if (!decidedHere.has(key)) yield key;
+    all.push(key);
+    if (record.type === 'decided') decidedHere.add(key);
+    else if (!decidedHere.has(key)) awaited.push(key);
   }
+  found = { all, awaited };
+  before.set(records, found);
+  return found;
 }
 
 /**
@@ -69,10 +87,7 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'itemsProjection' },
 
-  *reads(records) {
-    yield 'n';
-    for (const key of itemsBefore(records, true)) yield `i${key}`;
-  },
+  reads: (records) => ['n', ...itemsBefore(records).all.map((key) => `i${key}`)],
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;

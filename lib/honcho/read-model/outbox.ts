@@ -36,10 +36,7 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'outboxProjection' },
 
-  *reads(records) {
-    yield 'n';
-    for (const key of itemsBefore(records, false)) yield `w${key}`;
-  },
+  reads: (records) => ['n', ...itemsBefore(records).awaited.map((key) => `w${key}`)],
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;

@@ -37,13 +37,14 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'stacksProjection' },
 
-  *reads(records) {
-    for (const key of itemsBefore(records, false)) yield `p${key}`;
+  reads(records) {
+    const keys = itemsBefore(records).awaited.map((key) => `p${key}`);
     for (const record of records) {
       if (record.type !== 'decided') continue;
       const { action } = record;
-      if (action.type === 'conclude' || action.type === 'unconclude') yield top(action.workspace, action.text);
+      if (action.type === 'conclude' || action.type === 'unconclude') keys.push(top(action.workspace, action.text));
     }
+    return keys;
   },
 
   apply(records, rows) {
