@@ -44,38 +44,37 @@ const stateOf = (row: StateRow | undefined): ItemState | undefined =>
 /** A decision number as a key's 12 hex digits, which sort as the numbers do. */
 export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
 
-/** The item keys of a batch whose rows its `apply` reads (see {@link itemsBefore}). */
-export interface ItemsBefore {
-  /** Every item's, decided in the batch or not. */
+/** The item keys of a batch (see {@link keysOf}). */
+export interface BatchKeys {
+  /** Each record's item key, in the batch's order. */
   readonly all: readonly string[];
-  /** Those of the items sent or failed in the batch and not decided earlier in it. */
+  /** The keys of the items sent or failed in the batch and not decided earlier in it: whose states before the batch its `apply` reads. */
   readonly awaited: readonly string[];
 }
 
-/** What {@link itemsBefore} found for a batch: the projections are given the same batch, one after another. */
-const before = new WeakMap<readonly Record[], ItemsBefore>();
+/** The keys found of each batch: the projections are given the same batch, one after another. */
+const found = new WeakMap<readonly Record[], BatchKeys>();
 
 /**
- * The keys of the items of `records` whose rows an `apply` of them reads, their states before
- * the batch: all of them (the items projection checks that those decided were not before), or
- * those sent or failed and not decided earlier in the batch (the others' states are the batch's
- * own). Found once a batch for every projection that asks.
+ * The item keys of a batch, found once for every projection that applies it (three of them do;
+ * building a key a projection was a tenth of a build). The batch must not change after.
  */
-export function itemsBefore(records: readonly Record[]): ItemsBefore {
-  let found = before.get(records);
-  if (found !== undefined) return found;
-  const all: string[] = [];
+export function keysOf(records: readonly Record[]): BatchKeys {
+  let keys = found.get(records);
+  if (keys !== undefined && keys.all.length === records.length) return keys;
+  const all: string[] = new Array(records.length);
   const awaited: string[] = [];
   const decidedHere = new Set<string>();
-  for (const record of records) {
+  for (let n = 0; n < records.length; n++) {
+    const record = records[n] as Record;
     const key = itemKey(record.item);
-    all.push(key);
+    all[n] = key;
     if (record.type === 'decided') decidedHere.add(key);
     else if (!decidedHere.has(key)) awaited.push(key);
   }
-  found = { all, awaited };
-  before.set(records, found);
-  return found;
+  keys = { all, awaited };
+  found.set(records, keys);
+  return keys;
 }
 
 /**
@@ -87,7 +86,7 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'itemsProjection' },
 
-  reads: (records) => ['n', ...itemsBefore(records).all.map((key) => `i${key}`)],
+  reads: (records) => ['n', ...keysOf(records).all.map((key) => `i${key}`)],
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
@@ -96,9 +95,10 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
     // the states this batch leaves, by item key: an item decided and sent within it (most, in a
     // build) is read and written once, not once a record
     const states = new Map<string, StateRow>();
+    const keys = keysOf(records).all;
     for (let n = 0; n < records.length; n++) {
       const record = records[n] as Record;
-      const key = itemKey(record.item);
+      const key = keys[n] as string;
       const row = states.get(key) ?? rows.get<StateRow>(`i${key}`);
       const refused = refusal(record, stateOf(row));
       if (refused !== null) rows.refuse(n, refused);

@@ -15,9 +15,9 @@
  */
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Decision } from '../projection.js';
-import { type Action, type Item, itemKey, type Record } from '../record.js';
+import type { Action, Item, Record } from '../record.js';
 import type { OutboxCursor, OutboxPage } from '../state.js';
-import { itemsBefore, seqText } from './items.js';
+import { keysOf, seqText } from './items.js';
 
 /** What the outbox projection answers. */
 export interface OutboxQueries {
@@ -36,7 +36,7 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'outboxProjection' },
 
-  reads: (records) => ['n', ...itemsBefore(records).awaited.map((key) => `w${key}`)],
+  reads: (records) => ['n', ...keysOf(records).awaited.map((key) => `w${key}`)],
 
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
@@ -44,8 +44,10 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
     // the items decided in this batch and still waiting, in decision order: one sent or failed
     // within it (most, in a build) never becomes a row
     const waiting = new Map<string, readonly [seq: number, item: Item, action: Action]>();
-    for (const record of records) {
-      const key = itemKey(record.item);
+    const keys = keysOf(records).all;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n] as Record;
+      const key = keys[n] as string;
       if (record.type === 'decided') {
         const seq = next++;
         if (record.action.type !== 'skip') waiting.set(key, [seq, record.item, record.action]);

@@ -14,8 +14,8 @@
  */
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Conclusion } from '../projection.js';
-import { type Item, itemKey, type Record, type Workspace } from '../record.js';
-import { itemsBefore } from './items.js';
+import type { Item, Record, Workspace } from '../record.js';
+import { keysOf } from './items.js';
 
 /** What the stacks projection answers. */
 export interface StackQueries {
@@ -38,7 +38,7 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   worker: { module: import.meta.url, export: 'stacksProjection' },
 
   reads(records) {
-    const keys = itemsBefore(records).awaited.map((key) => `p${key}`);
+    const keys = keysOf(records).awaited.map((key) => `p${key}`);
     for (const record of records) {
       if (record.type !== 'decided') continue;
       const { action } = record;
@@ -51,8 +51,10 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
     // the items decided in this batch, with what a conclusion or undo waits to do (`null` for any
     // other item): one sent or failed within it never becomes a row, nor is looked for
     const decided = new Map<string, Pending | null>();
-    for (const record of records) {
-      const key = itemKey(record.item);
+    const keys = keysOf(records).all;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n] as Record;
+      const key = keys[n] as string;
       if (record.type === 'decided') {
         const { action } = record;
         const concludes = action.type === 'conclude' || action.type === 'unconclude';
