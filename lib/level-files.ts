@@ -77,7 +77,8 @@ export function crc32c(bytes: Uint8Array, crc = 0): number {
 
 /** The head of a value's checksum: a CBOR byte string of 4 bytes. */
 const CHECKSUM_HEAD = 0x44;
-const CHECKSUM_LENGTH = 5;
+/** The bytes a checksum takes after a value's body. */
+export const CHECKSUM_LENGTH = 5;
 
 /**
  * A value of ledgerstore's own (a ledger's record, a read model's row) as it is stored in
@@ -88,9 +89,20 @@ const CHECKSUM_LENGTH = 5;
 export function sealValue(body: Uint8Array, crc: number): Uint8Array {
   const value = new Uint8Array(body.length + CHECKSUM_LENGTH);
   value.set(body);
-  value[body.length] = CHECKSUM_HEAD;
-  new DataView(value.buffer).setUint32(body.length + 1, crc);
+  sealAt(value, body.length, crc);
   return value;
+}
+
+/**
+ * Writes the checksum `crc` of a body that ends at `end` of `target` right after it (room for
+ * {@link CHECKSUM_LENGTH} bytes there): {@link sealValue} in a buffer of the caller's.
+ */
+export function sealAt(target: Uint8Array, end: number, crc: number): void {
+  target[end] = CHECKSUM_HEAD;
+  target[end + 1] = crc >>> 24;
+  target[end + 2] = (crc >>> 16) & 0xff;
+  target[end + 3] = (crc >>> 8) & 0xff;
+  target[end + 4] = crc & 0xff;
 }
 
 /**

@@ -6,8 +6,9 @@
  */
 
 /**
- * The values seen last, at least `size / 2` and at most `size` of them: two generations, the
- * younger replacing the older when it is full. (Evicting a Map's oldest entry one at a time
+ * The values seen last, at least `size / 2` and at most `size` of them (or the last large
+ * batches taken in whole, see {@link RowCache.absorb}): two generations, the younger replacing
+ * the older when it is full. (Evicting a Map's oldest entry one at a time
  * makes V8 skip ever more deleted entries to find it.)
  */
 export class RowCache<V> {
@@ -25,6 +26,20 @@ export class RowCache<V> {
       this.young = new Map();
     }
     this.young.set(key, value);
+  }
+
+  /**
+   * Takes in `rows` (a written batch's, which the cache may change from now on): a large batch becomes the younger
+   * generation whole rather than being copied a row at a time, which for a build's batches of a
+   * few hundred thousand rows cost as much as staging them.
+   */
+  absorb(rows: Map<string, V>): void {
+    if (rows.size < this.size / 4) {
+      for (const [key, value] of rows) this.set(key, value);
+      return;
+    }
+    this.old = this.young;
+    this.young = rows;
   }
 
   clear(): void {
@@ -58,17 +73,6 @@ export class KeyFilter {
   add(key: string): void {
     const [h1, h2] = hashes(key);
     this.addHashed(h1, h2);
-  }
-
-  /**
-   * Adds `key`, and gives whether the filter held it before: one hashing for the two questions
-   * a row's change asks (a build changes every row it writes, so this is its hottest path).
-   */
-  addIfNew(key: string): boolean {
-    const [h1, h2] = hashes(key);
-    const held = this.hasHashed(h1, h2);
-    if (!held) this.addHashed(h1, h2);
-    return !held;
   }
 
   has(key: string): boolean {

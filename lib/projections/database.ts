@@ -31,6 +31,8 @@ export const VIEW = { keyEncoding: 'view', valueEncoding: 'view' } as const;
 
 /** Writes that land together or not at all. */
 export interface DbBatch {
+  /** Whether `put` and `del` copy the bytes they are given (a caller may reuse them then). */
+  readonly copies: boolean;
   put(key: Bytes, value: Bytes): void;
   del(key: Bytes): void;
   /** Writes the batch; with `sync`, LevelDB's write-ahead log is synced before it resolves. */
@@ -120,6 +122,16 @@ export class Database {
     }
   }
 
+  /** The stored bytes of several rows (`undefined` for one there is not), in one read of LevelDB's. */
+  async getMany(keys: Bytes[]): Promise<(Bytes | undefined)[]> {
+    this.assertSound();
+    try {
+      return await this.db.getMany<Bytes, Bytes>(keys, VIEW);
+    } catch (e) {
+      throw this.failure(e);
+    }
+  }
+
   /** A new batch (see {@link NativeBatch} for why classic-level's is written below its public API). */
   batch(): DbBatch {
     this.assertSound();
@@ -127,6 +139,8 @@ export class Database {
     if (db instanceof ClassicLevel) {
       const native = db.batch() as unknown as NativeBatch;
       return {
+        // LevelDB's write batch holds its own copy of every key and value
+        copies: true,
         put: (key, value) => native._put(key, value),
         del: (key) => native._del(key),
         write: async (sync) => {
@@ -142,6 +156,7 @@ export class Database {
     }
     const batch = db.batch();
     return {
+      copies: false,
       put: (key, value) => void batch.put<Bytes, Bytes>(key, value, VIEW),
       del: (key) => void batch.del<Bytes>(key, VIEW),
       write: async (sync) => {

@@ -96,6 +96,13 @@ export interface ProjectionDefinition<R, Q extends object = object> {
    * the record's line, and the log is left as it was.
    */
   apply(records: readonly R[], rows: Rows, first: Position): void;
+  /**
+   * The keys `apply` will read for `records` (a superset does no harm). Where the rows are
+   * caught up from LevelDB (at open, after appends elsewhere), they are read at once before
+   * `apply`, in one read of many keys rather than a point read a record. Absent, each is read
+   * when `apply` asks for it.
+   */
+  reads?(records: readonly R[]): Iterable<string>;
   /** The queries, over rows that `apply` wrote. Called once for each set of rows. */
   queries(rows: RowReader): Q;
   /**

@@ -81,21 +81,31 @@ export class Feeder<R> {
     this.chunk = []; // a new array: `records` is applied below (and may be kept by a generation)
     this.sinceBatch += records.length;
     for (const target of this.targets) {
-      const skip = Math.max(0, target.from - first);
-      if (skip >= records.length) continue;
-      const slice = skip === 0 ? records : records.slice(skip);
+      const slice = sliceFor(target, records, first);
+      if (slice === null) continue;
       try {
-        target.generation.apply(slice, first + skip);
+        target.generation.apply(slice.records, slice.first);
       } catch (e) {
         const refused = refusalOf(e);
         if (refused === null) throw e;
         // a refusal that does not say which record: the first of its chunk is the nearest line known
-        const position = first + skip + (refused.index ?? 0);
+        const position = slice.first + (refused.index ?? 0);
         throw new DamagedError(this.logName, position + 1, refused.refusal.message, { cause: refused.refusal });
       }
     }
     this.dropOverfull();
     this.onChunk?.(this.count);
+  }
+
+  /** Reads at once what the records taken will read of the rows (see {@link Generation.prefetch}). */
+  private async prefetch(): Promise<void> {
+    const records = this.chunk;
+    await Promise.all(
+      this.targets.map((target) => {
+        const slice = sliceFor(target, records, this.chunkFirst);
+        return slice === null ? undefined : target.generation.prefetch(slice.records);
+      }),
+    );
   }
 
   private dropOverfull(): void {
@@ -126,6 +136,8 @@ export class Feeder<R> {
     sync: boolean,
     needed: (generation: Generation<R>) => boolean = () => true,
   ): Promise<void> {
+    // the tail of a read-through, all of a short catch-up: its reads of stored rows, at once
+    await this.prefetch();
     this.flushChunk();
     const writes = [...this.byDatabase(true)].flatMap(([database, generations]) => {
       const due = generations.filter(needed);
@@ -150,6 +162,17 @@ export class Feeder<R> {
     }
     return grouped;
   }
+}
+
+/** The records of a chunk from position `first` that `target` takes, or `null` for none. */
+function sliceFor<R>(
+  target: Target<R>,
+  records: readonly R[],
+  first: Position,
+): { readonly records: readonly R[]; readonly first: Position } | null {
+  const skip = Math.max(0, target.from - first);
+  if (skip >= records.length) return null;
+  return { records: skip === 0 ? records : records.slice(skip), first: first + skip };
 }
 
 /**

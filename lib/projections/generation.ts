@@ -7,12 +7,12 @@
  * @module
  */
 import { RecordRefusedError } from '../errors.js';
-import { crc32c } from '../level-files.js';
 import type { Position } from '../log.js';
 import { KeyFilter, RowCache } from './caches.js';
 import type { Bytes, Database, DbBatch } from './database.js';
 import type { ProjectionDefinition, RangeOptions, RowReader, Rows } from './definition.js';
 import { after, type Checkpoint, cbor, seal, unseal } from './layout.js';
+import { RowBytes } from './row-bytes.js';
 
 /** What a generation is for: answering (and kept up to date), being built, or taken over. */
 export type Role = 'serving' | 'building' | 'retired';
@@ -31,19 +31,41 @@ export interface GenerationEntry {
 /** Rows of a generation kept in memory between batches, so that most reads never reach LevelDB. */
 const CACHE = 65_536;
 
+/** The CBOR of short strings and of numbers, encoded once: most rows' values are a few of them (an item's state). */
+const ENCODED = new Map<string | number, Bytes>();
+/** At most this many kept, so that a projection of ever-new values does not fill memory. */
+const ENCODED_MOST = 4096;
+
+/** The CBOR of a row's value. */
+function encoded(value: unknown): Bytes {
+  if (typeof value === 'number' || (typeof value === 'string' && value.length <= 16)) {
+    let bytes = ENCODED.get(value);
+    if (bytes === undefined) {
+      bytes = cbor(value);
+      if (ENCODED.size < ENCODED_MOST) ENCODED.set(value, bytes);
+    }
+    return bytes;
+  }
+  return cbor(value);
+}
+
 /** What a deleted row is staged as. */
 const ABSENT: unique symbol = Symbol('absent');
 type Value = unknown;
 
-/** A row's change: its new value (or {@link ABSENT}), and whether no batch before held it. */
-interface Staged {
-  value: Value;
-  fresh: boolean;
-}
-
-/** The changes of some records, in memory, until they are written as one batch. */
+/**
+ * The changes of some records, in memory, until they are written as one batch: each changed
+ * row's new value (or {@link ABSENT}), the values themselves rather than an object a row, since a
+ * build stages a few hundred thousand rows a batch and the garbage of one object each was most
+ * of its collector's work.
+ */
 export class Stage {
-  readonly rows = new Map<string, Staged>();
+  readonly rows = new Map<string, Value>();
+  /**
+   * The keys inserted in this stage ({@link Rows.insert}: the rows before it do not hold them),
+   * so that deleting one again takes it out of the stage and nothing at all is written for it.
+   */
+  readonly inserted = new Set<string>();
   /** How many records it holds. */
   records = 0;
   /** Set when its batch is submitted: settles when it is written. */
@@ -70,8 +92,7 @@ const META = ['checkpoint', 'version', 'building'] as const;
 export class Generation<R, Q extends object = object> {
   /** The start of every key of it. */
   readonly prefix: Buffer;
-  private readonly rowPrefix: Buffer;
-  private readonly rowCrc: number;
+  private readonly rowBytes: RowBytes;
   private stage = new Stage();
   /** Stages submitted and not known to be written yet, oldest first. */
   private readonly pending: Stage[] = [];
@@ -97,8 +118,7 @@ export class Generation<R, Q extends object = object> {
     readonly db: Database,
   ) {
     this.prefix = Buffer.from(`!${entry.id}!`, 'utf8');
-    this.rowPrefix = Buffer.concat([this.prefix, Buffer.from('r')]);
-    this.rowCrc = crc32c(this.rowPrefix);
+    this.rowBytes = new RowBytes(Buffer.concat([this.prefix, Buffer.from('r')]));
     this.rows = {
       get: <T>(key: string): T | undefined => {
         const value = this.lookup(key);
@@ -160,6 +180,34 @@ export class Generation<R, Q extends object = object> {
     this.stage.records += records.length;
   }
 
+  /**
+   * Reads at once, into the cache, the rows `apply` will read for `records` (its definition's
+   * `reads`) that nothing in memory holds. Not for rows built from nothing in this process,
+   * whose filter answers most reads without LevelDB.
+   */
+  async prefetch(records: readonly R[]): Promise<void> {
+    const reads = this.definition.reads;
+    if (reads === undefined || this.filter !== null) return;
+    const wanted = new Set<string>();
+    for (const key of reads(records)) if (!this.inMemory(key)) wanted.add(key);
+    if (wanted.size === 0) return;
+    const keys = [...wanted];
+    const rowKeys = keys.map((key) => this.rowKey(key));
+    const values = await this.db.getMany(rowKeys);
+    // no batch of these rows was in flight when they were asked for, so none can land meanwhile
+    keys.forEach((key, n) => {
+      const bytes = values[n];
+      this.cache.set(key, bytes === undefined ? ABSENT : this.unsealRow(rowKeys[n] as Buffer, bytes));
+    });
+  }
+
+  /** Whether the row is staged, being written or cached. */
+  private inMemory(key: string): boolean {
+    if (this.stage.rows.has(key)) return true;
+    for (const stage of this.pending) if (stage.rows.has(key)) return true;
+    return this.cache.get(key) !== undefined;
+  }
+
   /** How many records are staged and not submitted. */
   get staged(): number {
     return this.stage.records;
@@ -179,13 +227,10 @@ export class Generation<R, Q extends object = object> {
   fill(batch: DbBatch, checkpoint: Checkpoint | null, building: boolean): Stage {
     const stage = this.stage;
     this.stage = new Stage();
-    for (const [key, { value, fresh }] of stage.rows) {
-      const rowKey = this.rowKey(key);
-      if (value === ABSENT) {
-        if (!fresh) batch.del(rowKey);
-        continue;
-      }
-      batch.put(rowKey, seal(rowKey, cbor(value), crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc)));
+    const rowBytes = this.rowBytes;
+    for (const [key, value] of stage.rows) {
+      if (value === ABSENT) rowBytes.del(batch, key);
+      else rowBytes.put(batch, key, encoded(value));
     }
     const meta = (name: (typeof META)[number], value: unknown): void => {
       const key = this.metaKey(name);
@@ -206,7 +251,7 @@ export class Generation<R, Q extends object = object> {
   written(stage: Stage): void {
     const at = this.pending.indexOf(stage);
     if (at !== -1) this.pending.splice(at, 1);
-    for (const [key, { value }] of stage.rows) this.cache.set(key, value);
+    this.cache.absorb(stage.rows);
   }
 
   /** Waits for the batches submitted so far; rejects if one failed. */
@@ -215,16 +260,17 @@ export class Generation<R, Q extends object = object> {
   }
 
   private change(key: string, value: Value, insert: boolean): void {
-    // every key put goes into the filter, even one this stage deleted first: lookups trust it
-    const unseen = value !== ABSENT && this.filter !== null && this.filter.addIfNew(key);
-    const rows = this.stage.rows;
-    const staged = rows.get(key);
-    if (staged !== undefined) {
-      staged.value = value;
+    const { rows, inserted } = this.stage;
+    if (value === ABSENT) {
+      // inserted in this stage: the rows before it do not hold it, so nothing is to be written
+      if (inserted.delete(key)) rows.delete(key);
+      else rows.set(key, ABSENT);
       return;
     }
-    // fresh: the rows before this batch do not hold it, so deleting it again writes nothing
-    rows.set(key, { value, fresh: insert || unseen });
+    // every key put goes into the filter, even one deleted since: lookups trust it
+    this.filter?.add(key);
+    if (insert) inserted.add(key);
+    rows.set(key, value);
   }
 
   /** The row's value now: staged, being written, cached, or LevelDB's. */
@@ -233,10 +279,10 @@ export class Generation<R, Q extends object = object> {
     // every stage in flight and of the cache (it holds every key staged, written or cached)
     if (this.filter !== null && !this.filter.has(key)) return ABSENT;
     const staged = this.stage.rows.get(key);
-    if (staged !== undefined) return staged.value;
+    if (staged !== undefined) return staged;
     for (let n = this.pending.length - 1; n >= 0; n--) {
       const written = (this.pending[n] as Stage).rows.get(key);
-      if (written !== undefined) return written.value;
+      if (written !== undefined) return written;
     }
     const cached = this.cache.get(key);
     if (cached !== undefined) return cached;
@@ -248,7 +294,7 @@ export class Generation<R, Q extends object = object> {
   }
 
   private unsealRow(rowKey: Bytes, bytes: Bytes): Value {
-    const value = unseal<Value>(rowKey, bytes, crc32c(rowKey.subarray(this.rowPrefix.length), this.rowCrc));
+    const value = unseal<Value>(rowKey, bytes, this.rowBytes.keyCrc(rowKey));
     if (value === null)
       throw this.db.markDamaged(
         `a row of ${this.id} does not match its checksum (key ${Buffer.from(rowKey).toString('hex').slice(0, 64)})`,
@@ -257,10 +303,7 @@ export class Generation<R, Q extends object = object> {
   }
 
   private rowKey(key: string): Buffer {
-    const bytes = Buffer.allocUnsafe(this.rowPrefix.length + Buffer.byteLength(key, 'utf8'));
-    this.rowPrefix.copy(bytes, 0);
-    bytes.write(key, this.rowPrefix.length, 'utf8');
-    return bytes;
+    return this.rowBytes.key(key);
   }
 
   private metaKey(name: string): Buffer {
@@ -273,7 +316,7 @@ export class Generation<R, Q extends object = object> {
    */
   private bounds(options: RangeOptions): { gte?: Bytes; gt?: Bytes; lt?: Bytes; lte?: Bytes } {
     const key = (text: string): Buffer => this.rowKey(text);
-    const base = options.prefix === undefined ? this.rowPrefix : key(options.prefix);
+    const base = options.prefix === undefined ? this.rowBytes.prefix : key(options.prefix);
     let lower: { key: Bytes; inclusive: boolean } = { key: base, inclusive: true };
     const raise = (bound: Bytes, inclusive: boolean): void => {
       const order = Buffer.compare(bound, lower.key);
@@ -310,7 +353,7 @@ export class Generation<R, Q extends object = object> {
         for (const [rowKey, bytes] of chunk) {
           const text = Buffer.from(rowKey.buffer, rowKey.byteOffset, rowKey.byteLength).toString(
             'utf8',
-            this.rowPrefix.length,
+            this.rowBytes.prefix.length,
           );
           yield [text, this.unsealRow(rowKey, bytes) as T];
         }

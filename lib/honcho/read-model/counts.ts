@@ -27,6 +27,8 @@ export const countsProjection: ProjectionDefinition<Record, CountQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'countsProjection' },
 
+  reads: () => ['c'],
+
   apply(records, rows) {
     let [decided, sent, waiting, failed, skipped] = rows.get<Row>('c') ?? NONE;
     for (const record of records) {

@@ -44,6 +44,39 @@ const stateOf = (row: StateRow | undefined): ItemState | undefined =>
 /** A decision number as a key's 12 hex digits, which sort as the numbers do. */
 export const seqText = (seq: number): string => seq.toString(16).padStart(12, '0');
 
+/** The item keys of a batch (see {@link keysOf}). */
+export interface BatchKeys {
+  /** Each record's item key, in the batch's order. */
+  readonly all: readonly string[];
+  /** The keys of the items sent or failed in the batch and not decided earlier in it: whose states before the batch its `apply` reads. */
+  readonly awaited: readonly string[];
+}
+
+/** The keys found of each batch: the projections are given the same batch, one after another. */
+const found = new WeakMap<readonly Record[], BatchKeys>();
+
+/**
+ * The item keys of a batch, found once for every projection that applies it (three of them do;
+ * building a key a projection was a tenth of a build). The batch must not change after.
+ */
+export function keysOf(records: readonly Record[]): BatchKeys {
+  let keys = found.get(records);
+  if (keys !== undefined && keys.all.length === records.length) return keys;
+  const all: string[] = new Array(records.length);
+  const awaited: string[] = [];
+  const decidedHere = new Set<string>();
+  for (let n = 0; n < records.length; n++) {
+    const record = records[n] as Record;
+    const key = itemKey(record.item);
+    all[n] = key;
+    if (record.type === 'decided') decidedHere.add(key);
+    else if (!decidedHere.has(key)) awaited.push(key);
+  }
+  keys = { all, awaited };
+  found.set(records, keys);
+  return keys;
+}
+
 /**
  * The items projection: every item's state and the decision order (`isDecided`, `sentIds`,
  * `decisions()`), and the rules an append is checked against. Part of the Honcho read model.
@@ -53,24 +86,31 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'itemsProjection' },
 
+  reads: (records) => ['n', ...keysOf(records).all.map((key) => `i${key}`)],
+
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
     const from = next;
     const decided: [Item, Action][] = [];
+    // the states this batch leaves, by item key: an item decided and sent within it (most, in a
+    // build) is read and written once, not once a record
+    const states = new Map<string, StateRow>();
+    const keys = keysOf(records).all;
     for (let n = 0; n < records.length; n++) {
       const record = records[n] as Record;
-      const key = `i${itemKey(record.item)}`;
-      const row = rows.get<StateRow>(key);
+      const key = keys[n] as string;
+      const row = states.get(key) ?? rows.get<StateRow>(`i${key}`);
       const refused = refusal(record, stateOf(row));
       if (refused !== null) rows.refuse(n, refused);
       if (record.type === 'decided') {
-        rows.put(key, record.action.type === 'skip' ? 'k' : 'w');
+        states.set(key, record.action.type === 'skip' ? 'k' : 'w');
         decided.push([record.item, record.action]);
         next++;
       } else {
-        rows.put(key, record.type === 'sent' ? record.ids : 'f');
+        states.set(key, record.type === 'sent' ? record.ids : 'f');
       }
     }
+    for (const [key, row] of states) rows.put(`i${key}`, row);
     if (decided.length === 0) return;
     rows.insert(`d${seqText(from)}`, decided);
     rows.put('n', next);

@@ -8,15 +8,16 @@
  * | `w<item key>` | a waiting item's decision number, to find its `o` row when it is sent or failed |
  * | `n` | the next decision's number |
  *
- * An item decided and sent within one batch (most of them, in a build) costs no write at all.
+ * An item decided and sent within one batch (most of them, in a build) costs no write at all,
+ * and no change of the rows either.
  *
  * @module
  */
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Decision } from '../projection.js';
-import { type Action, type Item, itemKey, type Record } from '../record.js';
+import type { Action, Item, Record } from '../record.js';
 import type { OutboxCursor, OutboxPage } from '../state.js';
-import { seqText } from './items.js';
+import { keysOf, seqText } from './items.js';
 
 /** What the outbox projection answers. */
 export interface OutboxQueries {
@@ -35,22 +36,32 @@ export const outboxProjection: ProjectionDefinition<Record, OutboxQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'outboxProjection' },
 
+  reads: (records) => ['n', ...keysOf(records).awaited.map((key) => `w${key}`)],
+
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
     const from = next;
-    for (const record of records) {
-      const waiting = `w${itemKey(record.item)}`;
+    // the items decided in this batch and still waiting, in decision order: one sent or failed
+    // within it (most, in a build) never becomes a row
+    const waiting = new Map<string, readonly [seq: number, item: Item, action: Action]>();
+    const keys = keysOf(records).all;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n] as Record;
+      const key = keys[n] as string;
       if (record.type === 'decided') {
         const seq = next++;
-        if (record.action.type === 'skip') continue;
-        rows.insert(`o${seqText(seq)}`, [record.item, record.action]);
-        rows.insert(waiting, seq);
+        if (record.action.type !== 'skip') waiting.set(key, [seq, record.item, record.action]);
         continue;
       }
-      const seq = rows.get<number>(waiting);
+      if (waiting.delete(key)) continue;
+      const seq = rows.get<number>(`w${key}`);
       if (seq === undefined) continue; // not waiting: the items projection refuses the record
-      rows.del(waiting);
+      rows.del(`w${key}`);
       rows.del(`o${seqText(seq)}`);
+    }
+    for (const [key, [seq, item, action]] of waiting) {
+      rows.insert(`o${seqText(seq)}`, [item, action]);
+      rows.insert(`w${key}`, seq);
     }
     if (next !== from) rows.put('n', next);
   },

@@ -14,7 +14,8 @@
  */
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Conclusion } from '../projection.js';
-import { type Item, itemKey, type Record, type Workspace } from '../record.js';
+import type { Item, Record, Workspace } from '../record.js';
+import { keysOf } from './items.js';
 
 /** What the stacks projection answers. */
 export interface StackQueries {
@@ -36,18 +37,37 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
   version: 1,
   worker: { module: import.meta.url, export: 'stacksProjection' },
 
-  apply(records, rows) {
+  reads(records) {
+    const keys = keysOf(records).awaited.map((key) => `p${key}`);
     for (const record of records) {
-      const pendingKey = `p${itemKey(record.item)}`;
+      if (record.type !== 'decided') continue;
+      const { action } = record;
+      if (action.type === 'conclude' || action.type === 'unconclude') keys.push(top(action.workspace, action.text));
+    }
+    return keys;
+  },
+
+  apply(records, rows) {
+    // the items decided in this batch, with what a conclusion or undo waits to do (`null` for any
+    // other item): one sent or failed within it never becomes a row, nor is looked for
+    const decided = new Map<string, Pending | null>();
+    const keys = keysOf(records).all;
+    for (let n = 0; n < records.length; n++) {
+      const record = records[n] as Record;
+      const key = keys[n] as string;
       if (record.type === 'decided') {
         const { action } = record;
-        if (action.type === 'conclude' || action.type === 'unconclude')
-          rows.insert(pendingKey, [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text]);
+        const concludes = action.type === 'conclude' || action.type === 'unconclude';
+        decided.set(key, concludes ? [action.type === 'conclude' ? 'c' : 'u', action.workspace, action.text] : null);
         continue;
       }
-      const pending = rows.get<Pending>(pendingKey);
-      if (pending === undefined) continue;
-      rows.del(pendingKey);
+      let pending = decided.get(key);
+      if (pending !== undefined) decided.delete(key);
+      else {
+        pending = rows.get<Pending>(`p${key}`) ?? null;
+        if (pending !== null) rows.del(`p${key}`);
+      }
+      if (pending === null) continue;
       if (record.type === 'failed') continue;
       const [op, workspace, text] = pending;
       const depth = rows.get<number>(top(workspace, text)) ?? 0;
@@ -63,6 +83,7 @@ export const stacksProjection: ProjectionDefinition<Record, StackQueries> = {
         else rows.put(top(workspace, text), depth - 1);
       }
     }
+    for (const [key, pending] of decided) if (pending !== null) rows.insert(`p${key}`, pending);
   },
 
   queries: (rows) => ({

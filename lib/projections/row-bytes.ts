@@ -1,0 +1,72 @@
+/**
+ * A generation's rows as LevelDB's bytes (`layout.ts`): a row's key is the generation's row
+ * prefix and the projection's key in UTF-8; its value, the value's CBOR and the checksum of the
+ * key and the CBOR. A batch's rows are put through one scratch buffer rather than two new
+ * buffers a row, when the batch copies what it is given (classic-level's does): a build writes a
+ * few hundred thousand rows a batch, and the allocations were a tenth of its time.
+ *
+ * @module
+ */
+import { CHECKSUM_LENGTH, crc32c, sealAt } from '../level-files.js';
+import type { Bytes, DbBatch } from './database.js';
+
+/** The scratch buffer's first size; it grows for a row that does not fit. */
+const SCRATCH = 1 << 16;
+
+/** The keys and sealed values of one generation's rows. */
+export class RowBytes {
+  /** The CRC-32C of the prefix, which every row's checksum starts from. */
+  readonly prefixCrc: number;
+  private scratch: Buffer;
+
+  constructor(readonly prefix: Buffer) {
+    this.prefixCrc = crc32c(prefix);
+    this.scratch = this.scratchOf(SCRATCH);
+  }
+
+  /** The LevelDB key of the row `key`, in a buffer of its own. */
+  key(key: string): Buffer {
+    const bytes = Buffer.allocUnsafe(this.prefix.length + Buffer.byteLength(key, 'utf8'));
+    this.prefix.copy(bytes, 0);
+    bytes.write(key, this.prefix.length, 'utf8');
+    return bytes;
+  }
+
+  /** The checksum's seed for a row's value: the CRC of its whole LevelDB key. */
+  keyCrc(rowKey: Bytes): number {
+    return crc32c(rowKey.subarray(this.prefix.length), this.prefixCrc);
+  }
+
+  /** Puts the row `key` with `body` (its value's CBOR) into `batch`, sealed. */
+  put(batch: DbBatch, key: string, body: Bytes): void {
+    const keyEnd = this.writeKey(key, body.length + CHECKSUM_LENGTH);
+    const scratch = this.scratch;
+    scratch.set(body, keyEnd);
+    const bodyEnd = keyEnd + body.length;
+    // the CRC of the key and the body, which lie one after the other here
+    sealAt(scratch, bodyEnd, crc32c(scratch.subarray(this.prefix.length, bodyEnd), this.prefixCrc));
+    const rowKey = scratch.subarray(0, keyEnd);
+    const value = scratch.subarray(keyEnd, bodyEnd + CHECKSUM_LENGTH);
+    if (batch.copies) batch.put(rowKey, value);
+    else batch.put(Buffer.from(rowKey), Buffer.from(value));
+  }
+
+  /** Puts the deletion of the row `key` into `batch`. */
+  del(batch: DbBatch, key: string): void {
+    const rowKey = this.scratch.subarray(0, this.writeKey(key, 0));
+    batch.del(batch.copies ? rowKey : Buffer.from(rowKey));
+  }
+
+  /** Writes `key` after the prefix in the scratch buffer, with `after` bytes of room beyond it; gives where it ends. */
+  private writeKey(key: string, after: number): number {
+    const most = this.prefix.length + key.length * 3 + after;
+    if (most > this.scratch.length) this.scratch = this.scratchOf(Math.max(most, this.scratch.length * 2));
+    return this.prefix.length + this.scratch.write(key, this.prefix.length, 'utf8');
+  }
+
+  private scratchOf(size: number): Buffer {
+    const scratch = Buffer.allocUnsafe(size);
+    this.prefix.copy(scratch, 0);
+    return scratch;
+  }
+}
