@@ -19,10 +19,16 @@ export interface ByteEncodings {
 }
 
 /** An iterator's range, in bytes; `highWaterMarkBytes` is classic-level's (others ignore it). */
-export interface ByteRange extends ByteEncodings {
+export interface ByteRange extends ByteEncodings, ValuesOnly {
   readonly gte: Uint8Array;
   readonly lt: Uint8Array;
   readonly highWaterMarkBytes?: number;
+}
+
+/** An iterator that reads the values alone (its keys `undefined`), past LevelDB's block cache (`fillCache` is classic-level's). */
+export interface ValuesOnly {
+  readonly keys?: false;
+  readonly fillCache?: false;
 }
 
 /** The part of an abstract-level iterator that the log uses. */
@@ -58,15 +64,22 @@ export interface LevelDatabase {
 /** Bytes in and out, whatever the database's default encodings. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
 
-/** An iterator over the keys `[gte, lt)`, as bytes. */
+/** An iterator over the keys `[gte, lt)`, as bytes; with `only`, their values alone. */
 export function iterate(
   db: LevelDatabase,
   name: string,
   gte: Uint8Array,
   lt: Uint8Array,
+  only: ValuesOnly = {},
 ): LevelIterator<Uint8Array, Uint8Array> {
   try {
-    return db.iterator<Uint8Array, Uint8Array>({ ...VIEW, gte, lt, highWaterMarkBytes: HIGH_WATER_MARK_BYTES });
+    return db.iterator<Uint8Array, Uint8Array>({
+      ...VIEW,
+      ...only,
+      gte,
+      lt,
+      highWaterMarkBytes: HIGH_WATER_MARK_BYTES,
+    });
   } catch (e) {
     throw new LedgerIoError(name, causeOf(e)); // a database closed by its owner, say
   }
@@ -80,9 +93,10 @@ export function iterate(
 export async function* readAhead<K, V>(
   name: string,
   iterator: LevelIterator<K, V>,
+  chunk = CHUNK,
 ): AsyncGenerator<[K, V][], void, undefined> {
   const ask = (): Promise<[K, V][]> => {
-    const asked = iterator.nextv(CHUNK);
+    const asked = iterator.nextv(chunk);
     asked.catch(() => undefined); // handled where it is awaited, even if that is after it failed
     return asked;
   };
