@@ -7,7 +7,10 @@
 import { LedgerIoError } from '../lib/errors.js';
 import { causeOf, levelFailure } from '../lib/level-folder.js';
 
-/** Records read from LevelDB at a time, at open and by `read`. */
+/**
+ * Records read from LevelDB at a time, at open and by `read`. Measured on a replay of 1M records:
+ * 250 to 2,000 cost the same, 10,000 (about 1 MiB a call) a third more CPU.
+ */
 const CHUNK = 1000;
 /** Bigger than classic-level's 16 KiB, so that an iterator's native call fills a whole chunk. */
 const HIGH_WATER_MARK_BYTES = 1 << 20;
@@ -93,10 +96,9 @@ export function iterate(
 export async function* readAhead<K, V>(
   name: string,
   iterator: LevelIterator<K, V>,
-  chunk = CHUNK,
 ): AsyncGenerator<[K, V][], void, undefined> {
   const ask = (): Promise<[K, V][]> => {
-    const asked = iterator.nextv(chunk);
+    const asked = iterator.nextv(CHUNK);
     asked.catch(() => undefined); // handled where it is awaited, even if that is after it failed
     return asked;
   };

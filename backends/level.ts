@@ -186,10 +186,8 @@ const RECORD_KEY_LENGTH = 9;
 const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
 
 const SYNC = { sync: true } as const;
-/** How the read-through at open reads values for the codec's value scan: no keys, past the block cache. */
+/** How the read-through at open reads values for the codec's value scan: no keys, past the block cache (each block is read once). */
 const VALUES_ONLY: ValuesOnly = { keys: false, fillCache: false };
-/** Values asked of LevelDB at a time by that read-through (the iterator's byte bound may give fewer). */
-const SCANNED_CHUNK = 10_000;
 
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
 /** What the marker file of a folder that holds a log says. */
@@ -568,8 +566,8 @@ class LevelLog<R> extends StoredLog<R> {
   }
 
   /**
-   * The records from `from` as the codec's value scan reads them: the values alone, in large
-   * chunks, each checked against its checksum under the key its position has. From the first
+   * The records from `from` as the codec's value scan reads them: the values alone, a chunk at a
+   * time, each checked against its checksum under the key its position has. From the first
    * that does not match on, they are read with their keys and decoded one by one
    * ({@link LevelLog.decodedFrom}), which says what is wrong, where. Gives the head.
    */
@@ -581,7 +579,7 @@ class LevelLog<R> extends StoredLog<R> {
     let position = from;
     let matched = true;
     const values = iterate(db, this.name, recordKey(from), RECORDS_END, VALUES_ONLY);
-    for await (const entries of readAhead(this.name, values, SCANNED_CHUNK)) {
+    for await (const entries of readAhead(this.name, values)) {
       this.assertMarked();
       const { bytes, starts, ends, count } = laidOut(entries, position);
       const first = position;
