@@ -35,7 +35,11 @@
  * - Read back, a value's checksum is checked, the record decoded and passed through
  *   `codec.normalize`, which checks it and copies it: a Honcho record so re-encodes
  *   (`codec.encode`) to the same canonical line that the JSONL backend writes. A value that does
- *   not match its checksum, does not decode or does not normalize is damage.
+ *   not match its checksum, does not decode or does not normalize is damage. The read-through
+ *   at open of a codec with a value scan (`value-scan.ts`; the Honcho codec's checks the
+ *   canonical CBOR byte by byte) reads the values alone and hands the scan those that match
+ *   their checksums, a chunk at a time; from the first that does not, it reads keys and values
+ *   as above, so that damage is told the same way.
  * - The format marker is written with the first batch, in the same write: a database with no
  *   records has no keys at all. A marker of another format, or of a version this one does not
  *   know, stops the open (damage at "record 0", the marker), so that this version never
