@@ -7,7 +7,10 @@
 import { LedgerIoError } from '../lib/errors.js';
 import { causeOf, levelFailure } from '../lib/level-folder.js';
 
-/** Records read from LevelDB at a time, at open and by `read`. */
+/**
+ * Records read from LevelDB at a time, at open and by `read`. Measured on a replay of 1M records:
+ * 250 to 2,000 cost the same, 10,000 (about 1 MiB a call) a third more CPU.
+ */
 const CHUNK = 1000;
 /** Bigger than classic-level's 16 KiB, so that an iterator's native call fills a whole chunk. */
 const HIGH_WATER_MARK_BYTES = 1 << 20;
@@ -19,10 +22,16 @@ export interface ByteEncodings {
 }
 
 /** An iterator's range, in bytes; `highWaterMarkBytes` is classic-level's (others ignore it). */
-export interface ByteRange extends ByteEncodings {
+export interface ByteRange extends ByteEncodings, ValuesOnly {
   readonly gte: Uint8Array;
   readonly lt: Uint8Array;
   readonly highWaterMarkBytes?: number;
+}
+
+/** An iterator that reads the values alone (its keys `undefined`), past LevelDB's block cache (`fillCache` is classic-level's). */
+export interface ValuesOnly {
+  readonly keys?: false;
+  readonly fillCache?: false;
 }
 
 /** The part of an abstract-level iterator that the log uses. */
@@ -58,15 +67,22 @@ export interface LevelDatabase {
 /** Bytes in and out, whatever the database's default encodings. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
 
-/** An iterator over the keys `[gte, lt)`, as bytes. */
+/** An iterator over the keys `[gte, lt)`, as bytes; with `only`, their values alone. */
 export function iterate(
   db: LevelDatabase,
   name: string,
   gte: Uint8Array,
   lt: Uint8Array,
+  only: ValuesOnly = {},
 ): LevelIterator<Uint8Array, Uint8Array> {
   try {
-    return db.iterator<Uint8Array, Uint8Array>({ ...VIEW, gte, lt, highWaterMarkBytes: HIGH_WATER_MARK_BYTES });
+    return db.iterator<Uint8Array, Uint8Array>({
+      ...VIEW,
+      ...only,
+      gte,
+      lt,
+      highWaterMarkBytes: HIGH_WATER_MARK_BYTES,
+    });
   } catch (e) {
     throw new LedgerIoError(name, causeOf(e)); // a database closed by its owner, say
   }

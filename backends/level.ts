@@ -35,7 +35,11 @@
  * - Read back, a value's checksum is checked, the record decoded and passed through
  *   `codec.normalize`, which checks it and copies it: a Honcho record so re-encodes
  *   (`codec.encode`) to the same canonical line that the JSONL backend writes. A value that does
- *   not match its checksum, does not decode or does not normalize is damage.
+ *   not match its checksum, does not decode or does not normalize is damage. The read-through
+ *   at open of a codec with a value scan (`value-scan.ts`; the Honcho codec's checks the
+ *   canonical CBOR byte by byte) reads the values alone and hands the scan those that match
+ *   their checksums, a chunk at a time; from the first that does not, it reads keys and values
+ *   as above, so that damage is told the same way.
  * - The format marker is written with the first batch, in the same write: a database with no
  *   records has no keys at all. A marker of another format, or of a version this one does not
  *   know, stops the open (damage at "record 0", the marker), so that this version never
@@ -125,6 +129,7 @@ import {
   OldFormatError,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
+import { CHECKSUM_HEAD, CHECKSUM_LENGTH, crc32c } from '../lib/level-files.js';
 import {
   assertNotInUse,
   causeOf,
@@ -142,10 +147,11 @@ import {
   withFolderLocked,
   writeMarker,
 } from '../lib/level-folder.js';
+import type { ScannedLines } from '../lib/line-scan.js';
 import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, ResumePoint } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
-
-import { iterate, type LevelBatch, type LevelDatabase, readAhead, VIEW } from './level-database.js';
+import type { ValueScan } from '../lib/value-scan.js';
+import { iterate, type LevelBatch, type LevelDatabase, readAhead, type ValuesOnly, VIEW } from './level-database.js';
 import { decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
 export { levelFolder } from '../lib/level-folder.js';
@@ -184,6 +190,8 @@ const RECORD_KEY_LENGTH = 9;
 const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
 
 const SYNC = { sync: true } as const;
+/** How the read-through at open reads values for the codec's value scan: no keys, past the block cache (each block is read once). */
+const VALUES_ONLY: ValuesOnly = { keys: false, fillCache: false };
 
 const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
 /** What the marker file of a folder that holds a log says. */
@@ -245,12 +253,56 @@ function storesBytes(db: LevelDatabase): boolean {
 
 /** The key of the record at `position`. */
 function recordKey(position: Position): Uint8Array {
-  const key = new Uint8Array(RECORD_KEY_LENGTH);
+  return writeRecordKey(new Uint8Array(RECORD_KEY_LENGTH), position);
+}
+
+/** `key` (of {@link RECORD_KEY_LENGTH} bytes) made the key of the record at `position`. */
+function writeRecordKey(key: Uint8Array, position: Position): Uint8Array {
   key[0] = RECORD_PREFIX;
-  const view = new DataView(key.buffer);
-  view.setUint32(1, Math.floor(position / 0x1_0000_0000));
-  view.setUint32(5, position >>> 0);
+  const high = Math.floor(position / 0x1_0000_0000);
+  const low = position >>> 0;
+  key[1] = high >>> 24;
+  key[2] = high >>> 16;
+  key[3] = high >>> 8;
+  key[4] = high;
+  key[5] = low >>> 24;
+  key[6] = low >>> 16;
+  key[7] = low >>> 8;
+  key[8] = low;
   return key;
+}
+
+/**
+ * `values`, the first at `first`, copied end to end for the codec's value scan
+ * (`value-scan.ts`), the n-th's record at `[starts[n], ends[n])`, each while it matches its
+ * checksum under the key its position has: `count` of them. The first that does not match, and
+ * those after it, are left out: the values alone cannot say what is wrong (a value changed, or
+ * the key of another position), the ordinary read with keys does.
+ */
+function laidOut(
+  values: readonly (readonly [unknown, Uint8Array])[],
+  first: Position,
+): { bytes: Buffer; starts: Int32Array; ends: Int32Array; count: number } {
+  let total = 0;
+  for (let n = 0; n < values.length; n++) total += (values[n] as [unknown, Uint8Array])[1].length;
+  const bytes = Buffer.allocUnsafe(total);
+  const starts = new Int32Array(values.length);
+  const ends = new Int32Array(values.length);
+  const key = new Uint8Array(RECORD_KEY_LENGTH);
+  let at = 0;
+  let count = 0;
+  for (; count < values.length; count++) {
+    const value = (values[count] as [unknown, Uint8Array])[1];
+    const end = at + value.length - CHECKSUM_LENGTH;
+    if (end <= at || value[value.length - CHECKSUM_LENGTH] !== CHECKSUM_HEAD) break;
+    bytes.set(value, at);
+    const crc = crc32c(bytes, crc32c(writeRecordKey(key, first + count)), at, end);
+    if (crc !== bytes.readUInt32BE(end + 1)) break;
+    starts[count] = at;
+    ends[count] = end;
+    at = end + CHECKSUM_LENGTH;
+  }
+  return { bytes, starts, ends, count };
 }
 
 /** The position a record key names, or `null` when `key` is not one. */
@@ -486,25 +538,80 @@ class LevelLog<R> extends StoredLog<R> {
   }
 
   /**
-   * The records from `from`, a chunk of entries at a time, each record checked and decoded when
-   * it is reached; then, for a folder, that it holds what its last writer closed it with.
+   * The records from `from`, a chunk at a time, each record checked and decoded when it is
+   * reached (by the codec's value scan where it has one); then, for a folder, that it holds what
+   * its last writer closed it with.
    */
-  protected async *_entries(from: Position): AsyncGenerator<Iterable<R>> {
+  protected async *_entries(from: Position): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
     const db = this.db;
     if (db === null) return;
+    const scan = this.version === 1 ? undefined : this.codec.valueScan;
+    const head = yield* scan === undefined ? this.decodedFrom(db, from) : this.scannedFrom(db, from, scan);
+    if (this.closedAt !== null && 'folder' in this.place)
+      await checkClosedAt(db, this.place.folder, head, this.closedAt);
+  }
+
+  /**
+   * The records from `from`, a chunk of entries at a time, each decoded when it is reached; gives
+   * the head. The first key read is `gte` (by default the key of `from`).
+   */
+  private async *decodedFrom(
+    db: LevelDatabase,
+    from: Position,
+    gte = recordKey(from),
+  ): AsyncGenerator<Iterable<R>, Position> {
     let count = from;
-    for await (const entries of readAhead(this.name, iterate(db, this.name, recordKey(from), RECORDS_END))) {
-      if (this.meta === undefined)
-        throw new DamagedError(
-          this.name,
-          0,
-          'there are records but no format marker: not a log that ledgerstore wrote',
-        );
+    for await (const entries of readAhead(this.name, iterate(db, this.name, gte, RECORDS_END))) {
+      this.assertMarked();
       yield this.decoded(entries, count);
       count += entries.length;
     }
-    if (this.closedAt !== null && 'folder' in this.place)
-      await checkClosedAt(db, this.place.folder, count, this.closedAt);
+    return count;
+  }
+
+  /**
+   * The records from `from` as the codec's value scan reads them: the values alone, a chunk at a
+   * time, each checked against its checksum under the key its position has. From the first
+   * that does not match on, they are read with their keys and decoded one by one
+   * ({@link LevelLog.decodedFrom}), which says what is wrong, where. Gives the head.
+   */
+  private async *scannedFrom(
+    db: LevelDatabase,
+    from: Position,
+    scan: ValueScan<R>,
+  ): AsyncGenerator<ScannedLines<R> | Iterable<R>, Position> {
+    let position = from;
+    let matched = true;
+    const values = iterate(db, this.name, recordKey(from), RECORDS_END, VALUES_ONLY);
+    for await (const entries of readAhead(this.name, values)) {
+      this.assertMarked();
+      const { bytes, starts, ends, count } = laidOut(entries, position);
+      const first = position;
+      // the general decoding of a value the scan does not vouch for, with its words for what is wrong
+      const fallback = (n: number): R =>
+        decodeValue(
+          this.name,
+          this.codec,
+          recordKey(first + n),
+          (entries[n] as [unknown, Uint8Array])[1],
+          first + n,
+          true,
+        );
+      if (count > 0) yield scan.values(bytes, starts, ends, count, fallback);
+      position += count;
+      matched = count === entries.length;
+      if (!matched) break;
+    }
+    if (matched) return position;
+    // from the first key after the last record taken: a key that is not a record's may be next
+    const after = position === from ? recordKey(from) : Uint8Array.of(...recordKey(position - 1), 0);
+    return yield* this.decodedFrom(db, position, after);
+  }
+
+  /** @throws `DamagedError` when the database holds records but no format marker */
+  private assertMarked(): void {
+    if (this.meta === undefined)
+      throw new DamagedError(this.name, 0, 'there are records but no format marker: not a log that ledgerstore wrote');
   }
 
   /** The records of `entries`, the first at `position`, each decoded when it is reached. */

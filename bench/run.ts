@@ -241,6 +241,56 @@ async function appendLevelBare(folder: string, n: number, writers: number): Prom
   }
 }
 
+/** Values asked of LevelDB's iterator at a time by {@link replayLevelBare}: 10,000 measured slower. */
+const LEVEL_BARE_BATCH = 1000;
+/** classic-level's bound on the bytes of one `nextv` (16 KiB by default, about 120 values here). */
+const LEVEL_BARE_BATCH_BYTES = 1 << 20;
+
+/**
+ * LevelDB's own limit for a replay: classic-level alone, opening a copy of the LevelDB folder
+ * (made untimed, as the engine's read-only open reads a copy) and reading every value through
+ * its iterator, `nextv` of {@link LEVEL_BARE_BATCH} values at a time as views, no keys, no
+ * block cache filled; nothing decoded, checked or kept. What is left of the bare JSONL loop's
+ * time after it is all a LevelDB backend's replay has for everything else.
+ */
+async function replayLevelBare(folder: string): Promise<Timing> {
+  const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'level-bare-'));
+  try {
+    fs.cpSync(folder, copy, { recursive: true });
+    const start = now();
+    const db = new ClassicLevel<Uint8Array, Uint8Array>(copy, { keyEncoding: 'view', valueEncoding: 'view' });
+    await db.open({ createIfMissing: false });
+    let count = 0;
+    let bytes = 0;
+    try {
+      const values = db.iterator({
+        keys: false,
+        fillCache: false,
+        highWaterMarkBytes: LEVEL_BARE_BATCH_BYTES,
+        gte: Uint8Array.of(1),
+        lt: Uint8Array.of(2),
+      });
+      for (
+        let batch = await values.nextv(LEVEL_BARE_BATCH);
+        batch.length > 0;
+        batch = await values.nextv(LEVEL_BARE_BATCH)
+      ) {
+        // the lengths summed keep the values from going unread
+        for (const [, value] of batch) bytes += (value as Uint8Array).length;
+        count += batch.length;
+      }
+      await values.close();
+    } finally {
+      await db.close();
+    }
+    const seconds = now() - start;
+    if (bytes === 0 && count > 0) throw new Error(`${folder}: only empty values`);
+    return { count, seconds };
+  } finally {
+    fs.rmSync(copy, { recursive: true, force: true });
+  }
+}
+
 /** The same loop through the thread pool (`fs.promises`), for comparison with the synchronous calls. */
 async function appendBareAsync(file: string, n: number): Promise<Timing> {
   const { lines } = appendWorkload(n);
@@ -301,6 +351,7 @@ type Kind =
   | 'replay-bare-chunked'
   | 'replay-engine'
   | 'replay-level'
+  | 'replay-level-bare'
   | 'replay-memory'
   | 'replay-threads'
   | 'replay-user'
@@ -326,6 +377,8 @@ async function measureOnce(kind: Kind, file: string, n: number, appenders: numbe
       return replayEngine(file, 'jsonl');
     case 'replay-level':
       return replayEngine(file, 'level');
+    case 'replay-level-bare':
+      return replayLevelBare(file);
     case 'replay-memory':
       return replayEngine(file, 'memory');
     case 'replay-threads':
@@ -485,8 +538,11 @@ interface ReplayResult {
   readonly ratio: number;
   /** The bare loop read the file in 8 MiB chunks (a file longer than a string can be). */
   readonly bareChunked?: boolean;
-  /** The same ledger in LevelDB (up to {@link EVERY_WAY_UP_TO}): the folder's size, and `Ledger.open` of it against the same bare loop. */
-  readonly level?: { readonly bytes: number; readonly engine: Rate; readonly ratio: number };
+  /**
+   * The same ledger in LevelDB (up to {@link EVERY_WAY_UP_TO}): the folder's size, and `Ledger.open` of it against the same
+   * bare loop; `limit`: LevelDB's own, classic-level alone reading every value ({@link replayLevelBare}).
+   */
+  readonly level?: { readonly bytes: number; readonly engine: Rate; readonly ratio: number; readonly limit?: Limit };
   /** The same records in the in-memory backend (up to {@link EVERY_WAY_UP_TO}): `Ledger.open` of it against the same bare loop. */
   readonly memory?: { readonly engine: Rate; readonly ratio: number };
   /** The loop a user would write by hand (`readline`, `JSON.parse`, a `Map`), against the same bare loop. */
@@ -632,6 +688,13 @@ async function rates(specs: readonly Spec[]): Promise<Rate[]> {
 
 const ratioOf = (a: Rate, b: Rate): number => Math.round((1000 * a.perSecond) / b.perSecond) / 1000;
 
+/** The limit `rate` of the figure `of`, against the bare loop `bare`. */
+const limitOf = (rate: Rate, of: Rate, bare: Rate): Limit => ({
+  engine: rate,
+  ratio: ratioOf(rate, bare),
+  share: ratioOf(of, rate),
+});
+
 /**
  * The ledger `jsonl` imported into a LevelDB folder beside it, once, and kept for later runs
  * like the JSONL file. The import goes to `<folder>.tmp-<pid>`, renamed when whole.
@@ -721,6 +784,16 @@ function rows(results: Results): string[][] {
         ratioText(r.level.ratio),
         `≥ ${TARGETS.replay.level.toFixed(2)}`,
       ]);
+      const own = r.level.limit;
+      if (own !== undefined) {
+        out.push([
+          `LevelDB’s own limit: classic-level alone reading every value of the same folder (\`nextv\` of ${LEVEL_BARE_BATCH} as views, no keys; nothing decoded) (the row above reaches ${ratioText(own.share)} of it)`,
+          `${formatRate(own.engine.perSecond)} records/s`,
+          `${formatRate(r.bare.perSecond)} records/s`,
+          ratioText(own.ratio),
+          '—',
+        ]);
+      }
     }
     if (r.memory !== undefined) {
       out.push([
@@ -961,11 +1034,7 @@ async function measureAppends(scratch: string): Promise<Results['append']> {
       share: Math.round(1000 * median(rounds.map((p) => p.engine / (p.limit as number)))) / 1000,
     });
   }
-  const limit = (rate: Rate, of: Rate): Limit => ({
-    engine: rate,
-    ratio: ratioOf(rate, bare),
-    share: ratioOf(of, rate),
-  });
+  const limit = (rate: Rate, of: Rate): Limit => limitOf(rate, of, bare);
   return {
     records: APPENDS,
     meanLineBytes,
@@ -1048,10 +1117,17 @@ async function main(appendsOnly: boolean): Promise<void> {
       const { folder, bytes: levelBytes } = await levelLedger(file);
       // the thread curve of the 1M ledger only: the smaller starts no worker, the larger takes too long
       const curve = records === EVERY_WAY_UP_TO ? threadCounts() : [];
-      const [bare, engine, level, memory, user, ...threaded] = (await rates([
+      const [bare, engine, level, levelLimit, memory, user, ...threaded] = (await rates([
         { label: `${label}: bare JSON.parse loop`, kind: 'replay-bare', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open`, kind: 'replay-engine', file: () => file, n: 0, expected: records },
         { label: `${label}: Ledger.open, LevelDB`, kind: 'replay-level', file: () => folder, n: 0, expected: records },
+        {
+          label: `${label}: classic-level alone`,
+          kind: 'replay-level-bare',
+          file: () => folder,
+          n: 0,
+          expected: records,
+        },
         { label: `${label}: Ledger.open, in memory`, kind: 'replay-memory', file: () => file, n: 0, expected: records },
         {
           label: `${label}: readline + JSON.parse + Map`,
@@ -1069,7 +1145,7 @@ async function main(appendsOnly: boolean): Promise<void> {
             expected: records,
           }),
         ),
-      ])) as [Rate, Rate, Rate, Rate, Rate, ...Rate[]];
+      ])) as [Rate, Rate, Rate, Rate, Rate, Rate, ...Rate[]];
       replay.push({
         user: { engine: user, ratio: ratioOf(user, bare) },
         threads: curve.map((threads, t) => {
@@ -1081,7 +1157,12 @@ async function main(appendsOnly: boolean): Promise<void> {
         bare,
         engine,
         ratio: ratioOf(engine, bare),
-        level: { bytes: levelBytes, engine: level, ratio: ratioOf(level, bare) },
+        level: {
+          bytes: levelBytes,
+          engine: level,
+          ratio: ratioOf(level, bare),
+          limit: limitOf(levelLimit, level, bare),
+        },
         memory: { engine: memory, ratio: ratioOf(memory, bare) },
       });
     }
@@ -1118,6 +1199,7 @@ const KINDS: readonly Kind[] = [
   'replay-bare-chunked',
   'replay-engine',
   'replay-level',
+  'replay-level-bare',
   'replay-memory',
   'replay-threads',
   'replay-user',

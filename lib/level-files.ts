@@ -46,12 +46,12 @@ const TABLES = (() => {
   return t;
 })();
 
-/** The CRC-32C of `bytes`, continuing `crc` (the CRC of what came before them). */
-export function crc32c(bytes: Uint8Array, crc = 0): number {
+/** The CRC-32C of `bytes` (of `bytes[from, to)`), continuing `crc` (the CRC of what came before them). */
+export function crc32c(bytes: Uint8Array, crc = 0, from = 0, to = bytes.length): number {
   const t = TABLES;
   let c = ~crc;
-  let i = 0;
-  const n = bytes.length;
+  let i = from;
+  const n = to;
   for (; i + 8 <= n; i += 8) {
     const low =
       c ^
@@ -76,8 +76,8 @@ export function crc32c(bytes: Uint8Array, crc = 0): number {
 // -- ledgerstore's values ----------------------------------------------------------------------
 
 /** The head of a value's checksum: a CBOR byte string of 4 bytes. */
-const CHECKSUM_HEAD = 0x44;
-/** The bytes a checksum takes after a value's body. */
+export const CHECKSUM_HEAD = 0x44;
+/** How many bytes a value's checksum takes, its head included. */
 export const CHECKSUM_LENGTH = 5;
 
 /**

@@ -35,6 +35,7 @@
  */
 import type { LedgerError } from './errors.js';
 import type { LineScan, ScannedLines } from './line-scan.js';
+import type { ValueScan } from './value-scan.js';
 
 /** A position in a log: the number of records before it. 0 is the start; `head` is the end. */
 export type Position = number;
@@ -301,6 +302,11 @@ export interface RecordCodec<R> {
    * Without it, a line-oriented backend decodes each line with `decode`, on this thread.
    */
   readonly lineScan?: LineScan<R>;
+  /**
+   * How to read many stored values at once (`value-scan.ts`): the LevelDB log's records, as
+   * `level-values.ts` stores them. Without it, each value is decoded and given to `normalize`.
+   */
+  readonly valueScan?: ValueScan<R>;
 }
 
 /**

@@ -20,6 +20,7 @@
 import { InvalidRecordError } from '../errors.js';
 import { lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../log.js';
 import { CanonicalLines } from './canonical.js';
+import { cborValueScan } from './cbor-values.js';
 import { ACTION_VARIANTS, decodeRecord, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
 import {
   type Action,
@@ -314,4 +315,6 @@ export const honchoCodec: RecordCodec<Record> = {
     scan: scanLines,
     lines: (bytes, from, to, { slots, length }) => new CanonicalLines(bytes, from, to, slots, length),
   },
+  // a LevelDB log's values: their canonical CBOR checked as bytes; any other through cbor-x and normalize
+  valueScan: cborValueScan,
 };

@@ -202,12 +202,21 @@ function sessionId(b: Uint8Array, i: number): number {
   const start = i;
   while (i < stop && SESSION_BYTE[b[i] as number] === 1) i++;
   const length = i - start;
-  if (i >= stop || b[i] !== 0x22 || length === 0 || length > 128) return -1;
-  // not `.` or `..`
-  if (length <= 2 && b[start] === 0x2e && (length === 1 || b[start + 1] === 0x2e)) return -1;
+  if (i >= stop || b[i] !== 0x22 || !isSessionIdAt(b, start, length)) return -1;
   out[w++] = start;
   out[w++] = length << 2;
   return i + 1;
+}
+
+/**
+ * Whether `b[start, start + length)` is a session id ({@link SESSION_ID_RULE} of `record.ts`):
+ * for another scan of bytes (a LevelDB value's CBOR, `cbor-scan.ts`) as for this one.
+ */
+export function isSessionIdAt(b: Uint8Array, start: number, length: number): boolean {
+  if (length === 0 || length > 128) return false;
+  for (let i = start; i < start + length; i++) if (SESSION_BYTE[b[i] as number] !== 1) return false;
+  // not `.` or `..`
+  return !(length <= 2 && b[start] === 0x2e && (length === 1 || b[start + 1] === 0x2e));
 }
 
 /** The digit at `at`, or a number so negative that any field it is part of is negative. */
@@ -218,10 +227,19 @@ function digit(b: Uint8Array, at: number): number {
 
 /** A time whose opening quote is before `i` (its start written), the index after its closing quote; or -1. */
 function time(b: Uint8Array, i: number): number {
-  if (i + 25 > stop) return -1;
+  if (i + 25 > stop || b[i + 24] !== 0x22 || !isTimeAt(b, i)) return -1;
+  out[w++] = i;
+  return i + 25;
+}
+
+/**
+ * Whether the 24 bytes at `i` are a time ({@link TIME_RULE} of `record.ts`, on a day that
+ * exists): for another scan of bytes (`cbor-scan.ts`) as for this one.
+ */
+export function isTimeAt(b: Uint8Array, i: number): boolean {
   if (b[i + 4] !== 0x2d || b[i + 7] !== 0x2d || b[i + 10] !== 0x54 || b[i + 13] !== 0x3a || b[i + 16] !== 0x3a)
-    return -1;
-  if (b[i + 19] !== 0x2e || b[i + 23] !== 0x5a || b[i + 24] !== 0x22) return -1;
+    return false;
+  if (b[i + 19] !== 0x2e || b[i + 23] !== 0x5a) return false;
   const year = digit(b, i) * 1000 + digit(b, i + 1) * 100 + digit(b, i + 2) * 10 + digit(b, i + 3);
   const month = digit(b, i + 5) * 10 + digit(b, i + 6);
   const day = digit(b, i + 8) * 10 + digit(b, i + 9);
@@ -230,12 +248,10 @@ function time(b: Uint8Array, i: number): number {
   const second = digit(b, i + 17) * 10 + digit(b, i + 18);
   const millis = digit(b, i + 20) * 100 + digit(b, i + 21) * 10 + digit(b, i + 22);
   // a byte that is not a digit makes its field negative (see digit)
-  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return -1;
-  if (minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0) return -1;
+  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return false;
+  if (minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0) return false;
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month] as number))) return -1;
-  out[w++] = i;
-  return i + 25;
+  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month] as number));
 }
 
 /**
