@@ -176,4 +176,24 @@ test('a ledger read through finds again the item with an empty id that a line de
   });
 });
 
+test('the items of one name with neighbouring numbers, which share a group of slots, are each found again', () => {
+  const index = new ItemIndex();
+  const numbers: number[] = [];
+  // runs of neighbours across group borders, at the ends of the u32 and f64 ranges too
+  for (const base of [0, 1000, 2 ** 32 - 9, 2 ** 53 - 20])
+    for (let k = 0; k < 17; k++) if (base + k <= Number.MAX_SAFE_INTEGER) numbers.push(base + k);
+  const added: Item[] = [];
+  for (const number of numbers) {
+    added.push({ type: 'turn', session: 'busy', turn: number }, { type: 'edit', id: 'busy', part: number });
+  }
+  // many more than the table's first length, so that it is rehashed with groups in it
+  for (let turn = 0; turn < 5000; turn++) added.push({ type: 'turn', session: 'long', turn: 10_000 + turn });
+  added.forEach((item, seq) => assert.is(index.add(item), seq));
+  added.forEach((item, seq) => assert.is(index.find(item), seq, JSON.stringify(item)));
+  for (const number of [17, 1017, 2 ** 32 + 8, 2 ** 53 - 3])
+    assert.is(index.find({ type: 'turn', session: 'busy', turn: number }), -1, `turn ${number} was never added`);
+  assert.is(index.find({ type: 'turn', session: 'long', turn: 9_999 }), -1);
+  assert.is(index.find({ type: 'turn', session: 'long', turn: 15_000 }), -1);
+});
+
 test.run();
