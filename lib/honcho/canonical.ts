@@ -159,9 +159,39 @@ export class CanonicalLines implements ScannedLines<Record> {
     return this.action(this.slots[slot] as number, slot + 7, true);
   }
 
-  /** Of a `sent` line, its first id, as a string of its own; `undefined` when it has none. */
-  firstId(): string | undefined {
-    return (this.slots[this.at + 7] as number) === 0 ? undefined : this.ownString(this.at + 8);
+  /** Of a `sent` line, how many ids it has. */
+  get idCount(): number {
+    return this.slots[this.at + 7] as number;
+  }
+
+  /** Of the `conclude` or `unconclude` line whose slots are at `slot`, its workspace. */
+  workspaceAt(slot: number): Workspace {
+    return workspaceOf(this.slots[slot] as number);
+  }
+
+  /** Of the `conclude` or `unconclude` line whose slots are at `slot`, where its text's slots are. */
+  conclusionTextAt(slot: number): number {
+    return slot + (this.actionIndexAt(slot) === 1 ? 11 : 7);
+  }
+
+  /** Whether the string whose slots are at `at` is written without escapes: its bytes are then its UTF-8. */
+  isUnescaped(at: number): boolean {
+    return ((this.slots[at + 1] as number) & 3) !== ESCAPED;
+  }
+
+  /** Where the bytes of the string whose slots are at `at` start in {@link CanonicalLines.bytes}. */
+  stringStart(at: number): number {
+    return this.slots[at] as number;
+  }
+
+  /** How many bytes the string whose slots are at `at` takes, as written. */
+  stringLength(at: number): number {
+    return (this.slots[at + 1] as number) >>> 2;
+  }
+
+  /** The string whose slots are at `at`, as a string of its own. */
+  stringAt(at: number): string {
+    return this.ownString(at);
   }
 
   /** Where the line at hand's newline is. */
