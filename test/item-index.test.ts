@@ -201,6 +201,7 @@ test('a conclusion is found by its text, whatever escapes its lines write it wit
   await withHome(async (home) => {
     const quoted = 'say "hi" to zoë';
     const plain = 'zoë likes tea';
+    const controls = 'a/b\n李\t\\ \b\f\r';
     // the same texts as other lines may write them: other escapes, which a canonical line may hold
     const otherEscapes = (line: string): string =>
       line.replace('say \\"hi\\" to zoë', 'say \\u0022hi\\u0022 to zo\\u00eb').replace('zoë likes', 'zo\\u00eb likes');
@@ -217,9 +218,19 @@ test('a conclusion is found by its text, whatever escapes its lines write it wit
       otherEscapes(encodeRecord(decided(edit('u', 1), unconclude('trusted', plain)))),
       encodeRecord(sent(edit('u', 0), ['u-0'])),
       encodeRecord(sent(edit('u', 1), ['u-1'])),
+      encodeRecord(decided(edit('k', 0), conclude('fleet', controls))),
+      encodeRecord(sent(edit('k', 0), ['id-k0'])),
+      encodeRecord(decided(edit('k', 1), conclude('fleet', controls))),
+      encodeRecord(sent(edit('k', 1), ['id-k1'])),
+      // every escape there is, in place of what the line wrote: undoes the second
+      encodeRecord(decided(edit('k', 2), unconclude('fleet', controls))).replace(
+        /a\/b.*\\r/,
+        'a\\/b\\u000a\\u674e\\u0009\\u005c \\b\\f\\r',
+      ),
+      encodeRecord(sent(edit('k', 2), ['u-k2'])),
     ];
     const changed = lines.filter((line) => line.includes('\\u00'));
-    assert.is(changed.length, 3, 'three lines written with other escapes');
+    assert.is(changed.length, 4, 'four lines written with other escapes');
     for (const line of changed) {
       const bytes = Buffer.from(line);
       assert.ok(readCanonical(bytes, 0, bytes.length) !== null, `read the fast way: ${line}`);
@@ -235,6 +246,7 @@ test('a conclusion is found by its text, whatever escapes its lines write it wit
         'another workspace',
       );
       assert.is(await ledger.conclusion('fleet', plain), null);
+      assert.equal(await ledger.conclusion('fleet', controls), { item: edit('k', 0), id: 'id-k0' });
       assert.is(
         await ledger.conclusion('trusted', 'say \\u0022hi\\u0022 to zo\\u00eb'),
         null,

@@ -229,6 +229,8 @@ export class Projection {
   private sentAt = new Float64Array(1 << 10);
   private readonly waiting = new Waiting();
   private readonly stacks = new ConclusionStacks();
+  /** The UTF-8 of a conclusion's text written with escapes, made here to be found by. */
+  private textBytes = new Uint8Array(256);
   private sent = 0;
   private failed = 0;
   private skipped = 0;
@@ -331,15 +333,16 @@ export class Projection {
   private conclusionLineSent(lines: CanonicalLines, slot: number, seq: number, concluded: boolean): void {
     const workspace = lines.workspaceAt(slot);
     const text = lines.conclusionTextAt(slot);
+    let bytes: Uint8Array = lines.bytes;
+    let start = lines.stringStart(text);
+    let length = lines.stringLength(text);
     if (!lines.isUnescaped(text)) {
-      // the same text may be written with other escapes: found by its string's bytes
-      if (concluded) this.stacks.push(workspace, lines.stringAt(text), seq);
-      else this.stacks.pop(workspace, lines.stringAt(text));
-      return;
+      // the same text may be written with other escapes: found by its UTF-8
+      if (this.textBytes.length < length) this.textBytes = new Uint8Array(2 * length);
+      bytes = this.textBytes;
+      start = 0;
+      length = lines.utf8Into(text, bytes);
     }
-    const { bytes } = lines;
-    const start = lines.stringStart(text);
-    const length = lines.stringLength(text);
     if (concluded) this.stacks.pushBytes(workspace, bytes, start, length, seq);
     else this.stacks.popBytes(workspace, bytes, start, length);
   }
