@@ -44,6 +44,9 @@ export function detached(text: string): string {
   return text.length < SHORTEST_SLICE ? text : `${text} `.slice(0, -1);
 }
 
+/** Where {@link CanonicalLines.lineEnds} notes the ends before it copies them out: one for every run. */
+let lineEndScratch = new Int32Array(1 << 14);
+
 /**
  * The lines of a scanned run of bytes, read one after another: {@link CanonicalLines.next}
  * moves to the next line, then {@link CanonicalLines.end} says where its newline is and
@@ -112,11 +115,12 @@ export class CanonicalLines implements ScannedLines<Record> {
   /** Where the newline of every line moved to is, in order: after the last, every line of the run. */
   lineEnds(): Int32Array {
     // found again in the slots (once a run), not noted line by line: a line read alone makes no array
+    // a line takes two slots at least: the scratch has room for every line's end
+    if (lineEndScratch.length < this.nextAt >>> 1) lineEndScratch = new Int32Array(this.nextAt);
+    const ends = lineEndScratch;
     let count = 0;
-    for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) count++;
-    const ends = new Int32Array(count);
-    for (let at = 0, n = 0; at < this.nextAt; at = this.slotsAfter(at)) ends[n++] = this.slots[at + 1] as number;
-    return ends;
+    for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) ends[count++] = this.slots[at + 1] as number;
+    return ends.slice(0, count);
   }
 
   // -- what the scan found on the line at hand, for a state that takes it without its record ---

@@ -187,7 +187,7 @@ function hashOf(edit: boolean, name: number, number: number): number {
 }
 
 /** Items whose numbers differ only in their last bits start their probes side by side (see {@link firstSlot}). */
-const GROUP_BITS = 3;
+const GROUP_BITS = 4;
 const GROUP_MASK = (1 << GROUP_BITS) - 1;
 
 /**
