@@ -7,7 +7,8 @@
  *   number, its state, and where in the log its `sent` record is (the ids are found there again
  *   when asked for: `state.ts`).
  * - The actions only where a query needs them: of the waiting items (the outbox), in decision
- *   order, and of the sent conclusions not undone (the conclusion stacks).
+ *   order. Of the sent conclusions not undone, only their items by their texts
+ *   (`conclusion-stacks.ts`): the id Honcho gave each is found in its `sent` record (`state.ts`).
  * - No decided record is kept: `decisions()` reads them again from the log (`state.ts`).
  *
  * Only records the rules allow are applied; the caller ({@link Ledger}) checks them first. A
