@@ -7,13 +7,14 @@ import { writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { jsonlBackend } from '../backends/jsonl.js';
+import { readCanonical } from '../lib/honcho/canonical.js';
 import { honchoCodec } from '../lib/honcho/codec.js';
 import { ItemIndex } from '../lib/honcho/item-index.js';
-import { type Conclusion, Projection } from '../lib/honcho/projection.js';
+import { Projection } from '../lib/honcho/projection.js';
 import type { Counts, Item, Workspace } from '../lib/honcho/record.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import { encodeRecord, Ledger } from '../lib/index.js';
-import { decided, edit, failed, fleet, withHome } from './support/ledger.js';
+import { conclude, decided, edit, failed, fleet, sent, unconclude, withHome } from './support/ledger.js';
 
 /** The items of a generated workload's `decided` records, and a few names and turns it has none of. */
 function someItems(records: number): Item[] {
@@ -86,7 +87,7 @@ interface Answers {
   readonly outbox: unknown;
   readonly pages: unknown;
   readonly states: unknown;
-  readonly conclusions: readonly (Conclusion | null)[];
+  readonly conclusions: readonly (Item | null)[];
 }
 
 function answers(projection: Projection, items: readonly Item[], texts: readonly [Workspace, string][]): Answers {
@@ -96,7 +97,7 @@ function answers(projection: Projection, items: readonly Item[], texts: readonly
     outbox: projection.outbox(),
     pages: [projection.outboxPage(7), projection.outboxPage(7, 40)],
     states: items.map((item) => [projection.stateOf(item), projection.isDecided(item), projection.sentPosition(item)]),
-    conclusions: texts.map(([workspace, text]) => projection.conclusion(workspace, text)),
+    conclusions: texts.map(([workspace, text]) => projection.concluded(workspace, text)),
   };
 }
 
@@ -173,6 +174,87 @@ test('a ledger read through finds again the item with an empty id that a line de
     const ledger = await Ledger.open(home.path, { readOnly: true });
     assert.equal(await ledger.counts(), { decided: 1, sent: 0, waiting: 0, failed: 1, skipped: 0 });
     await ledger.close();
+  });
+});
+
+test('the items of one name with neighbouring numbers, which share a group of slots, are each found again', () => {
+  const index = new ItemIndex();
+  const numbers: number[] = [];
+  // runs of neighbours across group borders, at the ends of the u32 and f64 ranges too
+  for (const base of [0, 1000, 2 ** 32 - 9, 2 ** 53 - 20])
+    for (let k = 0; k < 17; k++) if (base + k <= Number.MAX_SAFE_INTEGER) numbers.push(base + k);
+  const added: Item[] = [];
+  for (const number of numbers) {
+    added.push({ type: 'turn', session: 'busy', turn: number }, { type: 'edit', id: 'busy', part: number });
+  }
+  // many more than the table's first length, so that it is rehashed with groups in it
+  for (let turn = 0; turn < 5000; turn++) added.push({ type: 'turn', session: 'long', turn: 10_000 + turn });
+  added.forEach((item, seq) => assert.is(index.add(item), seq));
+  added.forEach((item, seq) => assert.is(index.find(item), seq, JSON.stringify(item)));
+  for (const number of [17, 1017, 2 ** 32 + 8, 2 ** 53 - 3])
+    assert.is(index.find({ type: 'turn', session: 'busy', turn: number }), -1, `turn ${number} was never added`);
+  assert.is(index.find({ type: 'turn', session: 'long', turn: 9_999 }), -1);
+  assert.is(index.find({ type: 'turn', session: 'long', turn: 15_000 }), -1);
+});
+
+test('a conclusion is found by its text, whatever escapes its lines write it with', async () => {
+  await withHome(async (home) => {
+    const quoted = 'say "hi" to zoë';
+    const plain = 'zoë likes tea';
+    const controls = 'a/b\n李\t\\ \b\f\r';
+    // the same texts as other lines may write them: other escapes, which a canonical line may hold
+    const otherEscapes = (line: string): string =>
+      line.replace('say \\"hi\\" to zoë', 'say \\u0022hi\\u0022 to zo\\u00eb').replace('zoë likes', 'zo\\u00eb likes');
+    const lines = [
+      encodeRecord(decided(edit('c', 0), conclude('trusted', quoted))),
+      encodeRecord(sent(edit('c', 0), ['id-0'])),
+      otherEscapes(encodeRecord(decided(edit('c', 1), conclude('trusted', quoted)))),
+      encodeRecord(sent(edit('c', 1), ['id-1'])),
+      encodeRecord(decided(edit('p', 0), conclude('trusted', plain))),
+      encodeRecord(decided(edit('p', 1), conclude('untrusted', plain))),
+      encodeRecord(sent(edit('p', 0), ['id-p0'])),
+      encodeRecord(sent(edit('p', 1), ['id-p1'])),
+      otherEscapes(encodeRecord(decided(edit('u', 0), unconclude('trusted', quoted)))),
+      otherEscapes(encodeRecord(decided(edit('u', 1), unconclude('trusted', plain)))),
+      encodeRecord(sent(edit('u', 0), ['u-0'])),
+      encodeRecord(sent(edit('u', 1), ['u-1'])),
+      encodeRecord(decided(edit('k', 0), conclude('fleet', controls))),
+      encodeRecord(sent(edit('k', 0), ['id-k0'])),
+      encodeRecord(decided(edit('k', 1), conclude('fleet', controls))),
+      encodeRecord(sent(edit('k', 1), ['id-k1'])),
+      // every escape there is, in place of what the line wrote: undoes the second
+      encodeRecord(decided(edit('k', 2), unconclude('fleet', controls))).replace(
+        /a\/b.*\\r/,
+        'a\\/b\\u000a\\u674e\\u0009\\u005c \\b\\f\\r',
+      ),
+      encodeRecord(sent(edit('k', 2), ['u-k2'])),
+    ];
+    const changed = lines.filter((line) => line.includes('\\u00'));
+    assert.is(changed.length, 4, 'four lines written with other escapes');
+    for (const line of changed) {
+      const bytes = Buffer.from(line);
+      assert.ok(readCanonical(bytes, 0, bytes.length) !== null, `read the fast way: ${line}`);
+    }
+    writeFileSync(home.path, lines.map((line) => `${line}\n`).join(''));
+    const ledger = await Ledger.open(home.path, { readOnly: true });
+    try {
+      assert.equal(await ledger.conclusion('trusted', quoted), { item: edit('c', 0), id: 'id-0' }, 'one undone of two');
+      assert.is(await ledger.conclusion('trusted', plain), null, 'undone');
+      assert.equal(
+        await ledger.conclusion('untrusted', plain),
+        { item: edit('p', 1), id: 'id-p1' },
+        'another workspace',
+      );
+      assert.is(await ledger.conclusion('fleet', plain), null);
+      assert.equal(await ledger.conclusion('fleet', controls), { item: edit('k', 0), id: 'id-k0' });
+      assert.is(
+        await ledger.conclusion('trusted', 'say \\u0022hi\\u0022 to zo\\u00eb'),
+        null,
+        'the escapes are not the text',
+      );
+    } finally {
+      await ledger.close();
+    }
   });
 });
 

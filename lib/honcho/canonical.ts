@@ -18,7 +18,19 @@
 import type { ScannedLines } from '../line-scan.js';
 import { decodeRecordSerde } from './decode.js';
 import { type Action, type Item, MAX_TURN, type Record, turnOf, type Workspace } from './record.js';
-import { ASCII, DECIDED, EDIT_ITEM, ESCAPED, SENT, SERDE, scanLine, scanLines, TURN_DIGITS, UTF8 } from './scan.js';
+import {
+  ASCII,
+  DECIDED,
+  EDIT_ITEM,
+  ESCAPED,
+  hexDigit,
+  SENT,
+  SERDE,
+  scanLine,
+  scanLines,
+  TURN_DIGITS,
+  UTF8,
+} from './scan.js';
 
 const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
 /** Strings shorter than this are copied when sliced (V8 makes a slice only of longer ones). */
@@ -31,6 +43,9 @@ const SHORTEST_SLICE = 13;
 export function detached(text: string): string {
   return text.length < SHORTEST_SLICE ? text : `${text} `.slice(0, -1);
 }
+
+/** Where {@link CanonicalLines.lineEnds} notes the ends before it copies them out: one for every run. */
+let lineEndScratch = new Int32Array(1 << 14);
 
 /**
  * The lines of a scanned run of bytes, read one after another: {@link CanonicalLines.next}
@@ -100,9 +115,12 @@ export class CanonicalLines implements ScannedLines<Record> {
   /** Where the newline of every line moved to is, in order: after the last, every line of the run. */
   lineEnds(): Int32Array {
     // found again in the slots (once a run), not noted line by line: a line read alone makes no array
-    const ends: number[] = [];
-    for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) ends.push(this.slots[at + 1] as number);
-    return Int32Array.from(ends);
+    // a line takes two slots at least: the scratch has room for every line's end
+    if (lineEndScratch.length < this.nextAt >>> 1) lineEndScratch = new Int32Array(this.nextAt);
+    const ends = lineEndScratch;
+    let count = 0;
+    for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) ends[count++] = this.slots[at + 1] as number;
+    return ends.slice(0, count);
   }
 
   // -- what the scan found on the line at hand, for a state that takes it without its record ---
@@ -159,9 +177,70 @@ export class CanonicalLines implements ScannedLines<Record> {
     return this.action(this.slots[slot] as number, slot + 7, true);
   }
 
-  /** Of a `sent` line, its first id, as a string of its own; `undefined` when it has none. */
-  firstId(): string | undefined {
-    return (this.slots[this.at + 7] as number) === 0 ? undefined : this.ownString(this.at + 8);
+  /** Of a `sent` line, how many ids it has. */
+  get idCount(): number {
+    return this.slots[this.at + 7] as number;
+  }
+
+  /** Of the `conclude` or `unconclude` line whose slots are at `slot`, its workspace. */
+  workspaceAt(slot: number): Workspace {
+    return workspaceOf(this.slots[slot] as number);
+  }
+
+  /** Of the `conclude` or `unconclude` line whose slots are at `slot`, where its text's slots are. */
+  conclusionTextAt(slot: number): number {
+    return slot + (this.actionIndexAt(slot) === 1 ? 11 : 7);
+  }
+
+  /** Whether the string whose slots are at `at` is written without escapes: its bytes are then its UTF-8. */
+  isUnescaped(at: number): boolean {
+    return ((this.slots[at + 1] as number) & 3) !== ESCAPED;
+  }
+
+  /** Where the bytes of the string whose slots are at `at` start in {@link CanonicalLines.bytes}. */
+  stringStart(at: number): number {
+    return this.slots[at] as number;
+  }
+
+  /** How many bytes the string whose slots are at `at` takes, as written. */
+  stringLength(at: number): number {
+    return (this.slots[at + 1] as number) >>> 2;
+  }
+
+  /**
+   * Writes the UTF-8 of the string whose slots are at `at`, its escapes undone (the scan checked
+   * them: none of a surrogate), into `into`, which has room for {@link CanonicalLines.stringLength}
+   * bytes (no more are needed: an escape is longer than what it stands for); how many it wrote.
+   */
+  utf8Into(at: number, into: Uint8Array): number {
+    const { bytes } = this;
+    const start = this.slots[at] as number;
+    const end = start + ((this.slots[at + 1] as number) >>> 2);
+    let n = 0;
+    for (let i = start; i < end; i++) {
+      const b = bytes[i] as number;
+      if (b !== 0x5c) {
+        into[n++] = b;
+        continue;
+      }
+      const e = bytes[++i] as number;
+      if (e !== 0x75) {
+        into[n++] = ESCAPED_BYTE[e] as number;
+        continue;
+      }
+      let unit = 0;
+      for (const stop = i + 4; i < stop; ) unit = unit * 16 + hexDigit(bytes[++i] as number);
+      if (unit < 0x80) into[n++] = unit;
+      else if (unit < 0x800) {
+        into[n++] = 0xc0 | (unit >> 6);
+        into[n++] = 0x80 | (unit & 0x3f);
+      } else {
+        into[n++] = 0xe0 | (unit >> 12);
+        into[n++] = 0x80 | ((unit >> 6) & 0x3f);
+        into[n++] = 0x80 | (unit & 0x3f);
+      }
+    }
+    return n;
   }
 
   /** Where the line at hand's newline is. */
@@ -273,8 +352,10 @@ export class CanonicalLines implements ScannedLines<Record> {
     const written = this.slots[at + 1] as number;
     const length = written >>> 2;
     const how = written & 3;
-    if (how === ASCII)
-      return length < SHORTEST_SLICE ? this.ascii(start, length) : this.bytes.latin1Slice(start, start + length);
+    // made from the bytes, never cut from the chunk's string: a string kept is mostly asked for
+    // at a run's end (a waiting item's action), and the chunk's string, if not made yet, costs
+    // more than all of that run's strings kept
+    if (how === ASCII) return this.bytes.latin1Slice(start, start + length);
     return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
   }
 
@@ -284,6 +365,20 @@ export class CanonicalLines implements ScannedLines<Record> {
     return JSON.parse(this.bytes.utf8Slice(start - 1, start + length + 1)) as string;
   }
 }
+
+/** The byte each one-letter escape stands for, by its letter (the letter after the backslash). */
+const ESCAPED_BYTE = new Uint8Array(128);
+for (const [letter, byte] of [
+  ['"', 0x22],
+  ['\\', 0x5c],
+  ['/', 0x2f],
+  ['b', 0x08],
+  ['f', 0x0c],
+  ['n', 0x0a],
+  ['r', 0x0d],
+  ['t', 0x09],
+] as const)
+  ESCAPED_BYTE[letter.charCodeAt(0)] = byte;
 
 /** How many strings each action has, in `ACTION_VARIANTS`' order. */
 const ACTION_STRINGS: readonly number[] = [1, 3, 1, 2, 2, 1];

@@ -262,14 +262,38 @@ function quotedLength(text: string): number {
 /** The most bytes a line takes besides its strings: keys, tags, numbers, and the separators between the strings. */
 const FRAME_BYTES = 256;
 
+/**
+ * The most bytes the line of `record` can take: a UTF-16 unit takes at most 6 bytes (`\u001f`),
+ * and a string its quotes and a comma. Summed without {@link textsOf}'s array: every append
+ * asks, and nearly every one is far below the bound.
+ */
+function mostBytes(record: Record): number {
+  let units = record.time.length + (record.item.type === 'turn' ? record.item.session : record.item.id).length;
+  let strings = 2;
+  if (record.type === 'sent') {
+    for (const id of record.ids) units += id.length;
+    strings += record.ids.length;
+  } else if (record.type === 'failed') {
+    units += record.kind.length;
+    strings++;
+  } else {
+    const { action } = record;
+    if (action.type === 'turn') units += action.workspace.length + action.speaker.length;
+    else if (action.type === 'conclude')
+      units += action.workspace.length + action.peer.length + action.session.length + action.text.length;
+    else if (action.type === 'unconclude') units += action.workspace.length + action.text.length;
+    else if (action.type === 'skip') units += action.why.length;
+    else units += action.session.length + action.text.length;
+    strings += action.type === 'conclude' ? 4 : action.type === 'skip' ? 1 : 2;
+  }
+  return FRAME_BYTES + 6 * units + 3 * strings;
+}
+
 /** `record`, when its line fits {@link MAX_LINE_BYTES}. */
 function withinLineBound(record: Record): Record {
+  // only a record whose strings are long together needs measuring
+  if (mostBytes(record) <= MAX_LINE_BYTES) return record;
   const texts = textsOf(record);
-  // A UTF-16 unit takes at most 6 bytes (`\u001f`), and a string its quotes and a comma: only
-  // a record whose strings are long together needs measuring.
-  let most = FRAME_BYTES;
-  for (const text of texts) most += 6 * text.length + 3;
-  if (most <= MAX_LINE_BYTES) return record;
   let quoted = 0;
   for (const text of texts) quoted += quotedLength(text);
   // past the bound by its strings alone, the line is not made (it could be longer than a string can be)

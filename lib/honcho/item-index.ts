@@ -36,11 +36,27 @@ function tableLength(entries: number, least: number): number {
   return length;
 }
 
-/** FNV-1a of `bytes[start, start + length)`, as an int32 (as it is kept: the empty name's too). */
+/**
+ * A hash of `bytes[start, start + length)`, as an int32 (the empty name's too): FNV-1a's step
+ * over four bytes at a time, then murmur3's finalizer, which mixes the words' bits that the
+ * step alone leaves apart.
+ */
 function hashBytes(bytes: Uint8Array, start: number, length: number): number {
-  let h = 0x811c_9dc5 | 0;
-  for (let k = start; k < start + length; k++) h = Math.imul(h ^ (bytes[k] as number), 0x0100_0193);
-  return h;
+  let h = 0x811c_9dc5 ^ length;
+  const end = start + length;
+  let k = start;
+  for (; k + 4 <= end; k += 4) {
+    const word =
+      (bytes[k] as number) |
+      ((bytes[k + 1] as number) << 8) |
+      ((bytes[k + 2] as number) << 16) |
+      ((bytes[k + 3] as number) << 24);
+    h = Math.imul(h ^ word, 0x0100_0193);
+  }
+  for (; k < end; k++) h = Math.imul(h ^ (bytes[k] as number), 0x0100_0193);
+  h = Math.imul(h ^ (h >>> 16), 0x85eb_ca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2_ae35);
+  return h ^ (h >>> 16);
 }
 
 /**
@@ -48,13 +64,16 @@ function hashBytes(bytes: Uint8Array, start: number, length: number): number {
  * made again from them when asked for (a query's item, rarely): a string kept per name would be a
  * million objects on the heap of a large ledger, for the garbage collector to walk at every
  * major collection.
+ *
+ * A slot holds a name's hash beside its number, so that a probe compares hashes within the
+ * table's own cache lines, and a name's start and length lie side by side: in a table of a
+ * million names, larger than the caches, each array a probe reads is a miss to memory.
  */
 export class Names {
-  /** Number + 1 in each slot (0: empty); a power of two long, at most half full. */
-  private slots = new Int32Array(1 << 10);
-  private hashes = new Int32Array(1 << 9);
-  private starts = new Int32Array(1 << 9);
-  private lengths = new Int32Array(1 << 9);
+  /** Per slot, two entries: the hash, and the number + 1 (0: empty); a power of two slots, at most half full. */
+  private slots = new Int32Array(2 << 10);
+  /** Per number, two entries: where its bytes start in {@link Names.bytes}, and how many. */
+  private spans = new Int32Array(2 << 9);
   private bytes = new Uint8Array(1 << 14);
   private used = 0;
   private count = 0;
@@ -70,10 +89,10 @@ export class Names {
   /** The number of the name whose bytes are `bytes[start, start + length)`, or -1 (then {@link Names.addBytes} of it looks for nothing again). */
   findBytes(bytes: Uint8Array, start: number, length: number): number {
     const hash = hashBytes(bytes, start, length);
-    const { slots, hashes, starts, lengths } = this;
-    const mask = slots.length - 1;
+    const { slots, spans } = this;
+    const mask = (slots.length >>> 1) - 1;
     for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-      const taken = slots[slot] as number;
+      const taken = slots[2 * slot + 1] as number;
       if (taken === 0) {
         this.missedSlot = slot;
         this.missedHash = hash;
@@ -81,9 +100,9 @@ export class Names {
       }
       const number = taken - 1;
       if (
-        hashes[number] === hash &&
-        lengths[number] === length &&
-        this.same(starts[number] as number, bytes, start, length)
+        slots[2 * slot] === hash &&
+        spans[2 * number + 1] === length &&
+        this.same(spans[2 * number] as number, bytes, start, length)
       )
         return number;
     }
@@ -101,17 +120,15 @@ export class Names {
    */
   addBytes(bytes: Uint8Array, start: number, length: number): number {
     const number = this.count++;
-    this.hashes = withRoom(this.hashes, number + 1);
-    this.starts = withRoom(this.starts, number + 1);
-    this.lengths = withRoom(this.lengths, number + 1);
+    this.spans = withRoom(this.spans, 2 * number + 2);
     this.bytes = withRoom(this.bytes, this.used + length);
     this.bytes.set(bytes.subarray(start, start + length), this.used);
-    this.hashes[number] = this.missedHash;
-    this.starts[number] = this.used;
-    this.lengths[number] = length;
+    this.spans[2 * number] = this.used;
+    this.spans[2 * number + 1] = length;
     this.used += length;
-    if (2 * this.count > this.slots.length) this.rehash(this.slots.length * 2);
-    else this.slots[this.missedSlot] = number + 1;
+    this.slots[2 * this.missedSlot] = this.missedHash;
+    this.slots[2 * this.missedSlot + 1] = number + 1;
+    if (2 * this.count > this.slots.length >>> 1) this.rehash(this.slots.length);
     return number;
   }
 
@@ -132,8 +149,8 @@ export class Names {
 
   /** The name numbered `number`, as a fresh string. */
   text(number: number): string {
-    const start = this.starts[number] as number;
-    return utf8.decode(this.bytes.subarray(start, start + (this.lengths[number] as number)));
+    const start = this.spans[2 * number] as number;
+    return utf8.decode(this.bytes.subarray(start, start + (this.spans[2 * number + 1] as number)));
   }
 
   /** Writes `name`'s UTF-8 into the scratch buffer; its length. */
@@ -142,15 +159,20 @@ export class Names {
     return this.scratch.write(name, 0, 'utf8');
   }
 
-  private rehash(length: number): void {
-    const slots = new Int32Array(length);
-    const mask = length - 1;
-    for (let number = 0; number < this.count; number++) {
-      let slot = (this.hashes[number] as number) & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
-      slots[slot] = number + 1;
+  /** Moves every name into a table of `slots` slots. */
+  private rehash(slots: number): void {
+    const old = this.slots;
+    const table = new Int32Array(2 * slots);
+    const mask = slots - 1;
+    for (let from = 0; from < old.length; from += 2) {
+      if (old[from + 1] === 0) continue;
+      const hash = old[from] as number;
+      let slot = hash & mask;
+      while (table[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
+      table[2 * slot] = hash;
+      table[2 * slot + 1] = old[from + 1] as number;
     }
-    this.slots = slots;
+    this.slots = table;
   }
 }
 
@@ -162,6 +184,23 @@ function hashOf(edit: boolean, name: number, number: number): number {
   h ^= (number / 0x1_0000_0000) >>> 0;
   h = Math.imul(h ^ (h >>> 13), 0xc2b2_ae35);
   return h ^ (h >>> 16);
+}
+
+/** Items whose numbers differ only in their last bits start their probes side by side (see {@link firstSlot}). */
+const GROUP_BITS = 4;
+const GROUP_MASK = (1 << GROUP_BITS) - 1;
+
+/**
+ * Where the probe for an item starts: its group's place (the hash of its kind, name and number
+ * without its last {@link GROUP_BITS} bits), then its place within the group. A session's turns
+ * and an edit's parts come close together in a log, so neighbours share a cache line of the table:
+ * in a table of tens of millions of slots, far larger than the caches, a random slot per item was
+ * a miss to memory for nearly every line replayed.
+ */
+function firstSlot(edit: boolean, name: number, number: number, mask: number): number {
+  // exact: a division by a power of two, of a whole number below 2^53 (or a negative big-turn place)
+  const group = Math.floor(number / (GROUP_MASK + 1));
+  return ((hashOf(edit, name, group) & ~GROUP_MASK) | (number & GROUP_MASK)) & mask;
 }
 
 /** The items of a state, by seq. */
@@ -218,7 +257,7 @@ export class ItemIndex {
     const { slots, nameOf, numberOf, kinds } = this;
     const mask = slots.length - 1;
     const kind = edit ? 1 : 0;
-    for (let slot = hashOf(edit, name, number) & mask; ; slot = (slot + 1) & mask) {
+    for (let slot = firstSlot(edit, name, number, mask); ; slot = (slot + 1) & mask) {
       const taken = slots[slot] as number;
       if (taken === 0) {
         this.missedSlot = slot;
@@ -280,7 +319,7 @@ export class ItemIndex {
     const slots = new Int32Array(length);
     const mask = length - 1;
     for (let seq = 0; seq < this.count; seq++) {
-      let slot = hashOf(this.kinds[seq] === 1, this.nameOf[seq] as number, this.numberOf[seq] as number) & mask;
+      let slot = firstSlot(this.kinds[seq] === 1, this.nameOf[seq] as number, this.numberOf[seq] as number, mask);
       while (slots[slot] !== 0) slot = (slot + 1) & mask;
       slots[slot] = seq + 1;
     }

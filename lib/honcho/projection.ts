@@ -7,7 +7,8 @@
  *   number, its state, and where in the log its `sent` record is (the ids are found there again
  *   when asked for: `state.ts`).
  * - The actions only where a query needs them: of the waiting items (the outbox), in decision
- *   order, and of the sent conclusions not undone (the conclusion stacks).
+ *   order. Of the sent conclusions not undone, only their items by their texts
+ *   (`conclusion-stacks.ts`): the id Honcho gave each is found in its `sent` record (`state.ts`).
  * - No decided record is kept: `decisions()` reads them again from the log (`state.ts`).
  *
  * Only records the rules allow are applied; the caller ({@link Ledger}) checks them first. A
@@ -21,6 +22,7 @@
  */
 import type { ScannedLines } from '../line-scan.js';
 import { CanonicalLines, detached } from './canonical.js';
+import { ConclusionStacks } from './conclusion-stacks.js';
 import { ItemIndex, withRoom } from './item-index.js';
 import type { Action, Counts, Item, Record, Workspace } from './record.js';
 import { allows, type ItemState, refusal } from './rules.js';
@@ -67,41 +69,6 @@ const DETACH_EVERY = 4096;
  * gigabytes up front; past it, the arrays grow as they fill.
  */
 const MAX_RESERVED = 1 << 24;
-
-/** A sent conclusion on a stack: its item, and the id Honcho gave it. */
-interface Stacked {
-  readonly seq: number;
-  readonly id: string;
-}
-
-/** Per workspace, per text, the sent conclusions not undone yet, the latest last. */
-class Stacks {
-  private readonly byWorkspace: { readonly [W in Workspace]: Map<string, Stacked[]> } = {
-    trusted: new Map(),
-    untrusted: new Map(),
-    fleet: new Map(),
-  };
-
-  push(workspace: Workspace, text: string, entry: Stacked): void {
-    const stacks = this.byWorkspace[workspace];
-    const stack = stacks.get(text);
-    if (stack === undefined) stacks.set(detached(text), [entry]);
-    else stack.push(entry);
-  }
-
-  pop(workspace: Workspace, text: string): void {
-    const stacks = this.byWorkspace[workspace];
-    const stack = stacks.get(text);
-    if (stack === undefined) return;
-    stack.pop();
-    if (stack.length === 0) stacks.delete(text);
-  }
-
-  top(workspace: Workspace, text: string): Stacked | undefined {
-    const stack = this.byWorkspace[workspace].get(text);
-    return stack?.[stack.length - 1];
-  }
-}
 
 /** The action with each string a string of its own (see {@link detached}). */
 function detachedAction(action: Action): Action {
@@ -262,7 +229,9 @@ export class Projection {
   /** Per seq: the position of the item's `sent` record in the log; -1 for none. */
   private sentAt = new Float64Array(1 << 10);
   private readonly waiting = new Waiting();
-  private readonly stacks = new Stacks();
+  private readonly stacks = new ConclusionStacks();
+  /** The UTF-8 of a conclusion's text written with escapes, made here to be found by. */
+  private textBytes = new Uint8Array(256);
   private sent = 0;
   private failed = 0;
   private skipped = 0;
@@ -355,10 +324,28 @@ export class Projection {
     if (kind === FAILED_LINE) return;
     const action = typeof taken === 'number' ? lines.actionIndexAt(taken) : ACTION_INDEX[taken.type];
     // only a conclusion's sending changes more than the item's state
-    if (action === CONCLUDE || action === UNCONCLUDE) {
-      const made = typeof taken === 'number' ? lines.actionAt(taken) : taken;
-      this.conclusionSent(seq, made, action === CONCLUDE ? lines.firstId() : undefined);
+    if (action !== CONCLUDE && action !== UNCONCLUDE) return;
+    if (typeof taken !== 'number') this.conclusionSent(seq, taken, lines.idCount > 0);
+    else if (action === UNCONCLUDE || lines.idCount > 0)
+      this.conclusionLineSent(lines, taken, seq, action === CONCLUDE);
+  }
+
+  /** {@link Projection.conclusionSent} of the `decided` line whose slots are at `slot` in the run at hand: its text found by its bytes. */
+  private conclusionLineSent(lines: CanonicalLines, slot: number, seq: number, concluded: boolean): void {
+    const workspace = lines.workspaceAt(slot);
+    const text = lines.conclusionTextAt(slot);
+    let bytes: Uint8Array = lines.bytes;
+    let start = lines.stringStart(text);
+    let length = lines.stringLength(text);
+    if (!lines.isUnescaped(text)) {
+      // the same text may be written with other escapes: found by its UTF-8
+      if (this.textBytes.length < length) this.textBytes = new Uint8Array(2 * length);
+      bytes = this.textBytes;
+      start = 0;
+      length = lines.utf8Into(text, bytes);
     }
+    if (concluded) this.stacks.pushBytes(workspace, bytes, start, length, seq);
+    else this.stacks.popBytes(workspace, bytes, start, length);
   }
 
   private startRun(lines: CanonicalLines): void {
@@ -415,13 +402,14 @@ export class Projection {
     const action = this.waiting.take(seq) as Action;
     this.ended(seq, record.type === 'failed', position);
     if (record.type === 'failed') return;
-    if (action.type === 'conclude' || action.type === 'unconclude') this.conclusionSent(seq, action, record.ids[0]);
+    if (action.type === 'conclude' || action.type === 'unconclude')
+      this.conclusionSent(seq, action, record.ids.length > 0);
   }
 
-  /** A sent `Conclude` goes on its stack (when it has an id); a sent `Unconclude` takes the top one off. */
-  private conclusionSent(seq: number, action: Action, id: string | undefined): void {
+  /** A sent `Conclude` goes on its stack (when it has an id: Honcho's for it); a sent `Unconclude` takes the top one off. */
+  private conclusionSent(seq: number, action: Action, hasId: boolean): void {
     if (action.type === 'conclude') {
-      if (id !== undefined) this.stacks.push(action.workspace, action.text, { seq, id: detached(id) });
+      if (hasId) this.stacks.push(action.workspace, action.text, seq);
     } else if (action.type === 'unconclude') {
       this.stacks.pop(action.workspace, action.text);
     }
@@ -461,10 +449,13 @@ export class Projection {
     return this.sentAt[seq] as number;
   }
 
-  /** The latest sent conclusion of this workspace and text that is not undone, or `null`. */
-  conclusion(workspace: Workspace, text: string): Conclusion | null {
-    const top = this.stacks.top(workspace, text);
-    return top === undefined ? null : { item: this.items.item(top.seq), id: top.id };
+  /**
+   * The item of the latest sent conclusion of this workspace and text that is not undone, or
+   * `null`. The id Honcho gave it is the first of its `sent` record's ({@link Projection.sentPosition}).
+   */
+  concluded(workspace: Workspace, text: string): Item | null {
+    const seq = this.stacks.top(workspace, text);
+    return seq < 0 ? null : this.items.item(seq);
   }
 
   counts(): Counts {

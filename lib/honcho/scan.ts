@@ -149,7 +149,8 @@ function utf8Sequence(b: Uint8Array, i: number): number {
   return ((b[i + 3] as number) & 0xc0) === 0x80 ? i + 4 : -1;
 }
 
-function hexDigit(c: number): number {
+/** The value of the hex digit `c` (a byte), or -1. */
+export function hexDigit(c: number): number {
   return c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
 }
 

@@ -94,7 +94,11 @@ export class MemoryState implements LedgerState {
   /** @throws {@link LedgerIoError} when the log holds another record where the item's `sent` was (it changed under the ledger) */
   async sentIds(item: Item): Promise<readonly string[] | null> {
     const position = this.projection.sentPosition(item);
-    if (position === null) return null;
+    return position === null ? null : this.idsAt(position, item);
+  }
+
+  /** The ids of the item's `sent` record, at `position` in the log. */
+  private async idsAt(position: Position, item: Item): Promise<readonly string[]> {
     for await (const record of this.source.read(position)) {
       if (record.type === 'sent' && sameItem(record.item, item)) return record.ids;
       break;
@@ -102,8 +106,18 @@ export class MemoryState implements LedgerState {
     throw changedUnder(this.source.name, position);
   }
 
+  /**
+   * The conclusion's id is the first of its item's `sent` record, read again from the log.
+   * @throws {@link LedgerIoError} when the log holds another record there (it changed under the ledger)
+   */
   async conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
-    return this.projection.conclusion(workspace, text);
+    const item = this.projection.concluded(workspace, text);
+    if (item === null) return null;
+    // a stacked conclusion is a sent one, sent with an id
+    const position = this.projection.sentPosition(item) as Position;
+    const id = (await this.idsAt(position, item))[0];
+    if (id === undefined) throw changedUnder(this.source.name, position);
+    return { item, id };
   }
 
   async counts(): Promise<Counts> {
