@@ -11,27 +11,52 @@ import { lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
+/** The most a batch's buffer keeps between appends; a larger batch has a buffer of its own. */
+const KEPT_BATCH_BYTES = 1024 * 1024;
+
 /**
- * The lines, each with its newline, as one buffer for one write. No line may be longer than a
- * line may hold: a reader would refuse it as damage. (The Honcho codec refuses such a record
- * before it is queued; this is for codecs that do not.)
- * @throws {@link InvalidRecordError} when one is longer, and nothing is written
+ * The lines of each append, each with its newline, as one buffer for one write, encoded straight
+ * into it: no string of all the lines, no second pass to measure them, and no new buffer per
+ * append (the one of the last batch is reused). No line may be longer than a line may hold: a
+ * reader would refuse it as damage. (The Honcho codec refuses such a record before it is queued;
+ * this is for codecs that do not.)
  */
-export function linesOf(texts: readonly string[]): Buffer {
-  let total = 0;
-  for (const text of texts) {
-    const length = Buffer.byteLength(text, 'utf8');
-    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
-    total += length + 1;
+export class BatchLines {
+  private scratch: Buffer = Buffer.alloc(0);
+
+  /**
+   * The records' lines, valid until the next call (copy what is kept longer).
+   * @param encode a record's line, without its newline
+   * @throws {@link InvalidRecordError} when one is longer than a line may hold, and nothing is written
+   */
+  encode<R>(records: readonly R[], encode: (record: R) => string): Buffer {
+    const texts = new Array<string>(records.length);
+    // UTF-8 takes at most 3 bytes for each UTF-16 unit (a surrogate pair: 4 for 2), so the
+    // buffer is sized from the strings' lengths, which costs nothing to read
+    let most = 0;
+    for (let n = 0; n < records.length; n++) {
+      const text = encode(records[n] as R);
+      texts[n] = text;
+      most += 3 * text.length + 1;
+    }
+    const bytes = this.room(most);
+    let at = 0;
+    for (const text of texts) {
+      const length = bytes.write(text, at, 'utf8');
+      if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+      at += length;
+      bytes[at++] = 10;
+    }
+    return bytes.subarray(0, at);
   }
-  // written into one buffer, not joined first: the lines together may be longer than a string can be
-  const bytes = Buffer.allocUnsafe(total);
-  let at = 0;
-  for (const text of texts) {
-    at += bytes.write(text, at, 'utf8');
-    bytes[at++] = 10;
+
+  /** A buffer of at least `bytes`: the kept one, grown when short; one of its own past {@link KEPT_BATCH_BYTES}. */
+  private room(bytes: number): Buffer {
+    if (bytes <= this.scratch.length) return this.scratch;
+    if (bytes > KEPT_BATCH_BYTES) return Buffer.allocUnsafe(bytes);
+    this.scratch = Buffer.allocUnsafe(Math.min(KEPT_BATCH_BYTES, Math.max(bytes, 2 * this.scratch.length)));
+    return this.scratch;
   }
-  return bytes;
 }
 
 /** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */

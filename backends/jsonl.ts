@@ -102,10 +102,10 @@ import {
 import { StoredLog } from '../lib/log-base.js';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from './file-io.js';
 import {
+  BatchLines,
   closeQuietly,
   cut,
   isMissing,
-  linesOf,
   lock,
   openRegular,
   realPath,
@@ -237,6 +237,7 @@ function resumeCursor(
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
   private readonly encode: (record: R) => string;
+  private readonly batchLines = new BatchLines();
   private readonly io: FileIO;
   private readonly chunkSize: number;
   private readonly scanOptions: ScanOptions;
@@ -380,7 +381,7 @@ class JsonlLog<R> extends StoredLog<R> {
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
   protected _append(records: readonly R[]): void {
-    const bytes = linesOf(records.map(this.encode));
+    const bytes = this.batchLines.encode(records, this.encode);
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; )
@@ -398,7 +399,8 @@ class JsonlLog<R> extends StoredLog<R> {
     this.confirmAtPath(fd);
     if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
-    this.lastLine = bytes.subarray(lastLine, bytes.length - 1);
+    // copied: the batch's buffer is the next batch's too
+    this.lastLine = Buffer.from(bytes.subarray(lastLine, bytes.length - 1));
     this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
   }

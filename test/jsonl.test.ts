@@ -868,6 +868,21 @@ test('a cut back that cannot be synced is a cut that failed: the log stops', asy
   });
 });
 
+test("an append whose write fails leaves the last line as it was, though its lines were encoded into the last batch's buffer", async () => {
+  await withHome(async (home) => {
+    const io = new InjectingIO();
+    const log = await openLog(home.path, io);
+    await log.append([A]);
+    const before = await log.resumePoint();
+    io.fail('write', 1, 'ENOSPC');
+    await rejects(log.append([B]), 'LEDGER_IO', `${home.path}: no space left on device (ENOSPC)`);
+    assert.equal(await log.resumePoint(), before, "the resume point is still A's");
+    await log.append([C]);
+    assert.equal(await collect(log.read()), [A, C]);
+    await log.close();
+  });
+});
+
 test('a reader whose file was cut or changed under it is told so, where it would read nothing forever', async () => {
   await withHome(async (home) => {
     writeFileSync(home.path, line(A) + line(B) + line(C));

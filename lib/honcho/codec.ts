@@ -48,8 +48,9 @@ const json = JSON.stringify;
 
 /** The canonical JSON of a valid item alone, as it appears inside a record's line. */
 export function encodeItem(item: Item): string {
+  // a session id is of `A-Z a-z 0-9 . _ -` alone (checked): nothing in it is escaped
   return item.type === 'turn'
-    ? `{"type":"turn","session":${json(item.session)},"turn":${item.turn}}`
+    ? `{"type":"turn","session":"${item.session}","turn":${item.turn}}`
     : `{"type":"edit","id":${json(item.id)},"part":${item.part}}`;
 }
 
