@@ -84,8 +84,12 @@ export function encodeRecord(record: unknown): Uint8Array {
   }
 }
 
-/** The checksum of a record: CRC-32C of its key, then of its CBOR. */
-export const checksumOf = (key: Uint8Array, body: Uint8Array): number => crc32c(body, crc32c(key));
+/** The checksum of a record: CRC-32C of its key, then of its CBOR (`value[0, end)`, the body where it lies). */
+export const checksumAt = (key: Uint8Array, value: Uint8Array, end: number): number =>
+  crc32c(value, crc32c(key), 0, end);
+
+/** The checksum of a record whose CBOR is `body`: {@link checksumAt}. */
+export const checksumOf = (key: Uint8Array, body: Uint8Array): number => checksumAt(key, body, body.length);
 
 /** A record's value: its CBOR, then its checksum. */
 export const sealed = (key: Uint8Array, body: Uint8Array): Uint8Array => sealValue(body, checksumOf(key, body));

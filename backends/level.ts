@@ -129,7 +129,7 @@ import {
   OldFormatError,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import { CHECKSUM_HEAD, CHECKSUM_LENGTH, crc32c } from '../lib/level-files.js';
+import { sealedBodyEnd } from '../lib/level-files.js';
 import {
   assertNotInUse,
   causeOf,
@@ -152,7 +152,7 @@ import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, R
 import { StoredLog } from '../lib/log-base.js';
 import type { ValueScan } from '../lib/value-scan.js';
 import { iterate, type LevelBatch, type LevelDatabase, readAhead, type ValuesOnly, VIEW } from './level-database.js';
-import { decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
+import { checksumAt, decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
 export { levelFolder } from '../lib/level-folder.js';
 export type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from './level-database.js';
@@ -289,18 +289,19 @@ function laidOut(
   const starts = new Int32Array(values.length);
   const ends = new Int32Array(values.length);
   const key = new Uint8Array(RECORD_KEY_LENGTH);
+  // the checksum under the key of the value at hand (`key`, rewritten for each), checked where the value lies
+  const crcOf = (value: Uint8Array, end: number): number => checksumAt(key, value, end);
   let at = 0;
   let count = 0;
   for (; count < values.length; count++) {
     const value = (values[count] as [unknown, Uint8Array])[1];
-    const end = at + value.length - CHECKSUM_LENGTH;
-    if (end <= at || value[value.length - CHECKSUM_LENGTH] !== CHECKSUM_HEAD) break;
+    writeRecordKey(key, first + count);
+    const end = sealedBodyEnd(value, crcOf);
+    if (typeof end !== 'number') break;
     bytes.set(value, at);
-    const crc = crc32c(bytes, crc32c(writeRecordKey(key, first + count)), at, end);
-    if (crc !== bytes.readUInt32BE(end + 1)) break;
     starts[count] = at;
-    ends[count] = end;
-    at = end + CHECKSUM_LENGTH;
+    ends[count] = at + end;
+    at += value.length;
   }
   return { bytes, starts, ends, count };
 }

@@ -76,7 +76,7 @@ export function crc32c(bytes: Uint8Array, crc = 0, from = 0, to = bytes.length):
 // -- ledgerstore's values ----------------------------------------------------------------------
 
 /** The head of a value's checksum: a CBOR byte string of 4 bytes. */
-export const CHECKSUM_HEAD = 0x44;
+const CHECKSUM_HEAD = 0x44;
 /** How many bytes a value's checksum takes, its head included. */
 export const CHECKSUM_LENGTH = 5;
 
@@ -106,6 +106,27 @@ export function sealAt(target: Uint8Array, end: number, crc: number): void {
 }
 
 /**
+ * Where the body of a value {@link sealValue} made ends (the body is `value[0, end)`), checked:
+ * `crcOf(value, end)`, the CRC of what its owner checks, must be the CRC the value ends with.
+ * What is wrong otherwise: no checksum at its end, or one that does not match. For a reader that
+ * checks values where they lie, without a view of each body.
+ */
+export function sealedBodyEnd(
+  value: Uint8Array,
+  crcOf: (value: Uint8Array, end: number) => number,
+): number | 'no checksum' | 'mismatch' {
+  const at = value.length - CHECKSUM_LENGTH;
+  if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
+  const stored =
+    (((value[at + 1] as number) << 24) |
+      ((value[at + 2] as number) << 16) |
+      ((value[at + 3] as number) << 8) |
+      (value[at + 4] as number)) >>>
+    0;
+  return crcOf(value, at) === stored ? at : 'mismatch';
+}
+
+/**
  * The body of a value {@link sealValue} made, checked: `crcOf` of the body must be the CRC it
  * ends with. What is wrong otherwise: no checksum at its end, or one that does not match.
  */
@@ -113,12 +134,8 @@ export function unsealValue(
   value: Uint8Array,
   crcOf: (body: Uint8Array) => number,
 ): Uint8Array | 'no checksum' | 'mismatch' {
-  const at = value.length - CHECKSUM_LENGTH;
-  if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
-  const body = value.subarray(0, at);
-  return crcOf(body) === new DataView(value.buffer, value.byteOffset, value.byteLength).getUint32(at + 1)
-    ? body
-    : 'mismatch';
+  const end = sealedBodyEnd(value, (v, at) => crcOf(v.subarray(0, at)));
+  return typeof end === 'number' ? value.subarray(0, end) : end;
 }
 
 // -- LevelDB's files -----------------------------------------------------------------------------
