@@ -27,7 +27,7 @@ import { LOADED, type WorkerFailure, workerScanModule } from '../support/worker-
 const line = (record: Record): string => `${encodeRecord(record)}\n`;
 /** Record `n` of a large file: about 1 KiB. */
 const record = (n: number): Record => decided(turn('chat-1', n + 1), skip(`${n} ${'x'.repeat(1000)}`));
-/** Enough records for two workers (a worker for each 4 MiB). */
+/** Enough records for two workers (a worker for each 4 MiB, from any size: `workersFrom: 0`). */
 const RECORDS = 9000;
 /** Small runs: many of them, so that the workers are busy long before the damage. */
 const CHUNK = 64 << 10;
@@ -85,7 +85,7 @@ async function open(path: string, codec: RecordCodec<Record>, readOnly: boolean,
     channel.onmessage = () => resolve();
   });
   try {
-    const log = await jsonlBackend(path, { codec, chunkSize: CHUNK, scan: { threads } }).open({
+    const log = await jsonlBackend(path, { codec, chunkSize: CHUNK, scan: { threads, workersFrom: 0 } }).open({
       readOnly,
       replay: async (r, position) => {
         if (position === 0 && codec.lineScan !== undefined) await loaded;
