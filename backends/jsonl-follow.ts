@@ -18,8 +18,9 @@
  * - **The watch** is `fs.watch` (inotify on Linux) on the file, or on its folder while there is
  *   no file yet, with a look at the file's size every `heartbeatMs` behind it, so that a change
  *   the system did not tell of (a network file system) costs at most that. Each look reads only
- *   the bytes past the last it read, and counts their newlines. Like a listening socket, a
- *   watch keeps the process alive until it is stopped.
+ *   the bytes past the last it read, and counts their newlines: its log takes that count at
+ *   its next refresh rather than make it again. Like a listening socket, a watch keeps the
+ *   process alive until it is stopped.
  *
  * @module
  */
@@ -119,6 +120,11 @@ export interface FileWatch {
   readonly from: LinesEnd;
   /** Which file the log read them from (its device and inode); `null` when it found none. */
   readonly identity: string | null;
+  /**
+   * Each whole line counted (record `position`, its bytes `[start, next)` of the file `identity`),
+   * before its head is told: the log may take the count rather than make it again.
+   */
+  readonly onLine?: (identity: string, position: Position, start: number, next: number) => void;
 }
 
 /**
@@ -193,7 +199,9 @@ class Follower {
       const fd = this.fd;
       const size = sizeStillThere(io, fd, name, absolute, this.identity, this.read);
       let { length, count } = this.read;
-      wholeLines(io, fd, name, this.read, size, chunkSize, (_, next) => {
+      const { onLine } = this.options;
+      wholeLines(io, fd, name, this.read, size, chunkSize, (start, next) => {
+        onLine?.(this.identity, count, start, next);
         length = next;
         count++;
       });

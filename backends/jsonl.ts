@@ -234,6 +234,15 @@ function resumeCursor(
   return { cursor, line: line.subarray(0, length - 1) };
 }
 
+/** Whole lines counted past a reader's, by a watch: where they end, and what the reader notes of them. */
+interface CountedAhead {
+  length: number;
+  count: Position;
+  lastLineStart: number;
+  /** Where the lines on a `SEEK_STRIDE` boundary start. */
+  readonly starts: number[];
+}
+
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
   private readonly encode: (record: R) => string;
@@ -255,6 +264,8 @@ class JsonlLog<R> extends StoredLog<R> {
   private lastLine: Buffer | null = null;
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
+  /** A reader's whole lines that a watch of it counted past those it took in: its next refresh takes them after its sync, rather than read and count them again. */
+  private ahead: CountedAhead | null = null;
   private readonly heartbeatMs: number;
   /** The open's {@link OpenOptions.sizeHint}, told the bytes the read-through reads as it starts. */
   private sizeHint: ((bytes: number) => void) | undefined;
@@ -551,13 +562,43 @@ class JsonlLog<R> extends StoredLog<R> {
     }
     const starts = this.starts;
     let count = this.count;
-    wholeLines(io, fd, name, read, size, this.chunkSize, (start, next) => {
+    const ahead = this.ahead;
+    this.ahead = null;
+    if (ahead !== null && ahead.length <= size) {
+      // counted by a watch of this file, whose lines the sync above covers as well
+      if (starts !== null) for (const start of ahead.starts) starts.push(start);
+      this.lastLineStart = ahead.lastLineStart;
+      this.length = ahead.length;
+      count = ahead.count;
+    }
+    wholeLines(io, fd, name, { length: this.length, count }, size, this.chunkSize, (start, next) => {
       if (starts !== null && count % SEEK_STRIDE === 0) starts.push(start);
       this.lastLineStart = start;
       this.length = next;
       count++;
     });
     return count;
+  }
+
+  /**
+   * A whole line a watch counted (`position`, from `start` to `next`, in the file `identity`):
+   * noted for the next refresh when it is the very next line past those this reader took in and
+   * noted, of the file it reads (a second watch counts the same lines again: they are noted once).
+   */
+  private counted(identity: string, position: Position, start: number, next: number): void {
+    if (!this.readOnly || identity !== this.identity) return;
+    const ahead = this.ahead ?? {
+      length: this.length,
+      count: this.count,
+      lastLineStart: this.lastLineStart,
+      starts: [],
+    };
+    if (position !== ahead.count || start !== ahead.length) return;
+    if (position % SEEK_STRIDE === 0) ahead.starts.push(start);
+    ahead.lastLineStart = start;
+    ahead.length = next;
+    ahead.count++;
+    this.ahead = ahead;
   }
 
   /** Tells of the whole lines that appear in the file (see `jsonl-follow.ts`): another process's appends, and this log's. */
@@ -572,6 +613,7 @@ class JsonlLog<R> extends StoredLog<R> {
           heartbeatMs: this.heartbeatMs,
           from: { length: this.length, count: this.count },
           identity: this.identity,
+          onLine: (identity, position, start, next) => this.counted(identity, position, start, next),
         },
         told,
       ),
