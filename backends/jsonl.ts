@@ -267,8 +267,8 @@ class JsonlLog<R> extends StoredLog<R> {
   /** A reader's whole lines that a watch of it counted past those it took in: its next refresh takes them after its sync, rather than read and count them again. */
   private ahead: CountedAhead | null = null;
   private readonly heartbeatMs: number;
-  /** The open's {@link OpenOptions.sizeHint}, told the bytes the read-through reads as it starts. */
-  private sizeHint: ((bytes: number) => void) | undefined;
+  /** The open's {@link OpenOptions.sizeHint}, told the bytes the read-through reads once its first run is taken. */
+  private sizeHint: OpenOptions<R>['sizeHint'];
 
   private constructor(file: string, options: JsonlOptions<R>, readOnly: boolean) {
     const absolute = path.resolve(file);
@@ -322,12 +322,20 @@ class JsonlLog<R> extends StoredLog<R> {
   protected *_entries(from: Position): Generator<Iterable<R> | ScannedLines<R>> {
     const { io, fd, name: file, codec } = this;
     if (fd === null) return;
-    this.sizeHint?.(this.size - this.length);
     const read = { count: from };
+    let hint = this.sizeHint;
+    const startsAt = this.length;
+    const firstTaken = (): void => {
+      if (hint === undefined) return;
+      const told = hint;
+      hint = undefined;
+      told(this.size - startsAt, { bytes: this.length - startsAt, records: read.count - from });
+    };
     if (codec.lineScan === undefined) {
       for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
         if (isOverlong(piece)) throw new DamagedError(file, read.count + 1, overlongWhy(piece.length));
         yield this.decoded(piece, read);
+        firstTaken();
       }
     } else {
       const runs = scannedRuns(io, fd, file, this.length, this.size, this.chunkSize, codec.lineScan, this.scanOptions);
@@ -336,6 +344,7 @@ class JsonlLog<R> extends StoredLog<R> {
         yield piece.lines;
         // every line of the run was taken (a refused one ends the read-through before this)
         this.runTaken(piece, read);
+        firstTaken();
       }
     }
     if (this.length < this.size) {

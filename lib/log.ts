@@ -69,6 +69,12 @@ export interface LogCapabilities {
   readonly keyedAppends?: boolean;
 }
 
+/** The first records of a read-through ({@link OpenOptions.sizeHint}): how many bytes, how many records. */
+export interface SizeSample {
+  readonly bytes: number;
+  readonly records: number;
+}
+
 /** How to open a log. */
 export interface OpenOptions<R> {
   /**
@@ -91,12 +97,14 @@ export interface OpenOptions<R> {
    */
   readonly replayLine?: (line: ScannedLines<R>, position: Position) => void | Promise<void>;
   /**
-   * Called once before the read-through, by a backend that knows it, with how many bytes of
-   * stored records the open is to read (a JSONL file's, from where the read-through starts): a
-   * hint for a replay to size what it builds from, never a count. A backend that does not know
-   * does not call it.
+   * Called once, by a backend that knows it, with how many bytes of stored records the open is
+   * to read (a JSONL file's, from where the read-through starts), and what the first of them
+   * held: the read-through's first run of lines, taken before the call (a few MiB at most), so
+   * that a replay can size what it builds from the records a byte holds in this log rather than
+   * a guess (a log of long lines holds far fewer). A hint, never a count. A backend that does not
+   * know does not call it.
    */
-  readonly sizeHint?: (bytes: number) => void;
+  readonly sizeHint?: (bytes: number, first: SizeSample) => void;
   /**
    * Read through from this point only, trusting what comes before it: `replay` sees the records
    * from `resume.position` on. The point must be one this log gave (`resumePoint()`) and still

@@ -13,8 +13,8 @@ import { ItemIndex } from '../lib/honcho/item-index.js';
 import { Projection } from '../lib/honcho/projection.js';
 import type { Counts, Item, Workspace } from '../lib/honcho/record.js';
 import { workload } from '../lib/honcho/synthetic.js';
-import { encodeRecord, Ledger } from '../lib/index.js';
-import { conclude, decided, edit, failed, fleet, sent, unconclude, withHome } from './support/ledger.js';
+import { encodeRecord, Ledger, type Record, type SizeSample } from '../lib/index.js';
+import { conclude, decided, edit, failed, fleet, sent, skip, turn, unconclude, withHome } from './support/ledger.js';
 
 /** The items of a generated workload's `decided` records, and a few names and turns it has none of. */
 function someItems(records: number): Item[] {
@@ -121,21 +121,55 @@ test('a state made room for answers as one grown from empty, whatever the estima
   });
 });
 
-test('the JSONL log tells the open the bytes its read-through reads, before the first line', async () => {
+test('the JSONL log tells the open the bytes its read-through reads, and what its first run held, once that run is taken', async () => {
   await withHome(async (home) => {
-    const lines = [...workload({ records: 50, seed: 2 })].map((r) => `${encodeRecord(r)}\n`).join('');
+    for (const [records, chunkSize] of [
+      [50, undefined],
+      [3000, 64 << 10],
+    ] as const) {
+      const lines = [...workload({ records, seed: 2 })].map((r) => `${encodeRecord(r)}\n`);
+      const text = lines.join('');
+      writeFileSync(home.path, text);
+      const told: [number, SizeSample, number][] = [];
+      let lineCount = 0;
+      const log = await jsonlBackend(home.path, { codec: honchoCodec, chunkSize }).open({
+        readOnly: true,
+        sizeHint: (bytes, first) => told.push([bytes, first, lineCount]),
+        replayLine: () => {
+          lineCount++;
+        },
+      });
+      await log.close();
+      assert.is(told.length, 1, 'told once');
+      const [bytes, first, takenBefore] = told[0] as [number, SizeSample, number];
+      assert.is(bytes, Buffer.byteLength(text));
+      assert.is(first.records, takenBefore, 'the records of the run taken before it');
+      assert.is(first.bytes, Buffer.byteLength(lines.slice(0, first.records).join('')), 'and their bytes');
+      if (chunkSize === undefined) assert.is(first.records, records, 'a small file is one run');
+      else assert.ok(first.records > 0 && first.records < records, `the first run of several: ${first.records}`);
+    }
+  });
+});
+
+test('a log of long lines is sized from the records its first run held, not from a guess of the bytes a line takes', async () => {
+  await withHome(async (home) => {
+    const long = (n: number): Record => decided(turn('chat-1', n + 1), skip('x'.repeat(20_000)));
+    const lines = Array.from({ length: 400 }, (_, n) => `${encodeRecord(long(n))}\n`).join('');
     writeFileSync(home.path, lines);
-    const told: [number, number][] = [];
-    let lineCount = 0;
-    const log = await jsonlBackend(home.path, { codec: honchoCodec }).open({
-      readOnly: true,
-      sizeHint: (bytes) => told.push([bytes, lineCount]),
-      replayLine: () => {
-        lineCount++;
-      },
-    });
-    await log.close();
-    assert.equal(told, [[Buffer.byteLength(lines), 0]]);
+    const reserved: number[] = [];
+    const reserve = Projection.prototype.reserve;
+    Projection.prototype.reserve = function (this: Projection, records: number) {
+      reserved.push(records);
+      reserve.call(this, records);
+    };
+    try {
+      const ledger = await Ledger.open(home.path, { readOnly: true });
+      assert.is(ledger.size, 400);
+      await ledger.close();
+    } finally {
+      Projection.prototype.reserve = reserve;
+    }
+    assert.equal(reserved, [400], 'room for the 400 records it holds, where 160 bytes a line would say 50,000');
   });
 });
 

@@ -104,12 +104,6 @@ const MAX_BATCH = 1024;
 /** The lease a ledger's one sender holds (see {@link HonchoLedger.senderLease}). */
 const SENDER_LEASE = 'sender';
 
-/**
- * About how many bytes a record's line takes (memoryd's ledgers and the generated ones: 160 to
- * 170): the in-memory state is sized from the log's bytes by it before the replay, an estimate
- * that only saves the growing (`Projection.reserve`).
- */
-const LINE_BYTES = 160;
 /** The largest cursor a page can give: the read model keeps decision order in 48 bits. */
 const MAX_CURSOR = 2 ** 48 - 1;
 
@@ -183,7 +177,7 @@ export class HonchoLedger {
         readOnly,
         replay: (record) => projection.replay(record),
         replayLine: (line) => projection.replayLine(line),
-        sizeHint: (bytes) => projection.reserve(bytes / LINE_BYTES),
+        sizeHint: (bytes, first) => projection.reserve((bytes * first.records) / first.bytes),
       });
       return new this(log, new MemoryState(projection, log));
     }

@@ -252,7 +252,8 @@ export class Projection {
    * Makes room for the items of about `records` records (no more items than records: each has
    * its `decided`), so that a replay of a log of about that many neither grows its arrays nor
    * rehashes its index ({@link ItemIndex.reserve}); beyond it, they grow as they would have.
-   * Call it before the replay; what the projection answers is the same either way.
+   * Call it before the replay or between two records of it; what the projection answers is the
+   * same either way.
    */
   reserve(records: number): void {
     const items = Math.min(Math.ceil(records), MAX_RESERVED);
