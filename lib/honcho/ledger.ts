@@ -439,7 +439,13 @@ export class HonchoLedger {
     return this.state.outboxPage(limit, after);
   }
 
-  /** The ids of the item's `sent` record; `null` when it has none (waiting, failed, skipped, unknown). */
+  /**
+   * The ids of the item's `sent` record; `null` when it has none (waiting, failed, skipped,
+   * unknown). Without a read model the state keeps where that record is, not its ids (they are
+   * most of a ledger's bytes), so this reads the log there, a record's worth of I/O; with one,
+   * it reads the item's row.
+   * @throws `LedgerIoError` when the log (or the read model) cannot be read there, or the log holds another record there
+   */
   sentIds(item: Item): Promise<readonly string[] | null> {
     return this.state.sentIds(item);
   }
@@ -447,7 +453,10 @@ export class HonchoLedger {
   /**
    * The conclusion an undo must delete: of the `Conclude`s of this workspace and text that were
    * sent (with an id), in the order their `sent` records were appended, the latest that no sent
-   * `Unconclude` of the same workspace and text has taken off; `null` when none.
+   * `Unconclude` of the same workspace and text has taken off; `null` when none. Without a read
+   * model its id is read from that `sent` record in the log, as {@link HonchoLedger.sentIds}
+   * reads ids.
+   * @throws `LedgerIoError` when the log (or the read model) cannot be read there, or the log holds another record there
    */
   conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
     return this.state.conclusion(workspace, text);
