@@ -52,7 +52,11 @@ export interface LineScan<R> {
    * worker thread imports. It must import nothing that needs the main thread.
    */
   readonly module: string;
-  /** The same scan, run on this thread. */
+  /**
+   * The same scan, run on this thread. What it gives must stay as it is until the lines made of
+   * it were read through (their `lineEnds()`), though this thread scans another run meanwhile
+   * (another log read through at once, while a replay of this one waits).
+   */
   readonly scan: ScanLines;
   /** The lines of `bytes[from, to)` from what the scan gave for them. */
   lines(bytes: Buffer, from: number, to: number, scanned: Scanned): ScannedLines<R>;

@@ -24,10 +24,11 @@ import {
   EDIT_ITEM,
   ESCAPED,
   hexDigit,
+  releaseRun,
   SENT,
   SERDE,
   scanLine,
-  scanLines,
+  scanRun,
   TURN_DIGITS,
   UTF8,
 } from './scan.js';
@@ -89,7 +90,7 @@ export class CanonicalLines implements ScannedLines<Record> {
 
   /** Scans `bytes[from, to)` (every line with its newline) here, on this thread. */
   static scan(bytes: Buffer, from: number, to: number): CanonicalLines {
-    const { slots, length } = scanLines(bytes, from, to);
+    const { slots, length } = scanRun(bytes, from, to);
     return new CanonicalLines(bytes, from, to, slots, length);
   }
 
@@ -120,6 +121,7 @@ export class CanonicalLines implements ScannedLines<Record> {
     const ends = lineEndScratch;
     let count = 0;
     for (let at = 0; at < this.nextAt; at = this.slotsAfter(at)) ends[count++] = this.slots[at + 1] as number;
+    releaseRun(this.slots); // the last read of them: a scan of this thread may write over them now
     return ends.slice(0, count);
   }
 

@@ -38,7 +38,7 @@ import {
   WORKSPACES,
   type Workspace,
 } from './record.js';
-import { scanLines } from './scan.js';
+import { scanRun } from './scan.js';
 
 export { decodeItemText, decodeRecord, decodeRecordSerde, decodeRecordText } from './decode.js';
 
@@ -337,7 +337,7 @@ export const honchoCodec: RecordCodec<Record> = {
   // the canonical form, checked as bytes (on worker threads for a large file); any other line the serde way
   lineScan: {
     module: new URL('./scan.js', import.meta.url).href,
-    scan: scanLines,
+    scan: scanRun,
     lines: (bytes, from, to, { slots, length }) => new CanonicalLines(bytes, from, to, slots, length),
   },
   // a LevelDB log's values: their canonical CBOR checked as bytes; any other through cbor-x and normalize

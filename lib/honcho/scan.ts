@@ -495,6 +495,27 @@ export function scanLines(bytes: Uint8Array, from: number, to: number): { slots:
   return { slots: out, length: w };
 }
 
+/** The slots of the last {@link scanRun}, while the run they describe is still being read. */
+let held: Int32Array | null = null;
+
+/**
+ * {@link scanLines} for a reader on this thread that reads the slots as it takes the lines in,
+ * and may wait between two of them (an async replay) while another reader of this thread scans
+ * (two logs opened at once): the slots are the reader's until it gives them back
+ * ({@link releaseRun}), a scan meanwhile writing into an array of its own.
+ */
+export function scanRun(bytes: Uint8Array, from: number, to: number): { slots: Int32Array; length: number } {
+  if (held === out) out = new Int32Array(out.length);
+  const scanned = scanLines(bytes, from, to);
+  held = scanned.slots;
+  return scanned;
+}
+
+/** The slots {@link scanRun} gave are read no more: the next scan may write over them. */
+export function releaseRun(slots: Int32Array): void {
+  if (held === slots) held = null;
+}
+
 /** The output of {@link scanLine}, apart from that of {@link scanLines}: a line read alone never spoils a run's scan. */
 let lineOut = new Int32Array(1 << 6);
 
