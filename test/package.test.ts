@@ -37,6 +37,8 @@ function checkInstalled(project: Consumer): void {
     'LICENSE',
     'README.md',
     'docs/runbook.md',
+    'docs/format.md',
+    'docs/spec/memoryd-honcho-ledger.md',
     'dist/lib/index.js',
     'dist/lib/index.d.ts',
     'dist/lib/cli.js',
