@@ -10,8 +10,10 @@
  * | `memory:` | a fresh log in this process's memory (for tests and trials) |
  * | `postgres://...`, `postgresql://...` | a log in a PostgreSQL database: a URI as node-postgres takes it, plus `log=<name>` (default `honcho`) |
  *
- * A path that contains a colon is still a path unless it starts with one of these schemes; to
- * name a file called `level:x`, write `jsonl:level:x` or `./level:x`.
+ * A string that starts as a URI does (`lvl:x`, `file:///x`, `http://x`: a letter, then letters,
+ * digits, `+`, `-` or `.`, then a colon) but with none of these schemes is refused rather than
+ * taken for a relative path: a mistyped scheme would otherwise read as an empty ledger. To name
+ * a file called `level:x` or `lvl:x`, write `jsonl:level:x` or `./lvl:x`.
  *
  * @module
  */
@@ -37,7 +39,9 @@ export class TargetError extends LedgerError {
     readonly target: string,
     why: string,
   ) {
-    super(`${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder> or memory:`);
+    super(
+      `${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres://<user>@<host>/<db>?log=<name>`,
+    );
   }
 }
 
@@ -52,8 +56,14 @@ export function jsonlPathOf(target: string): string | null {
  * @throws {@link TargetError} when the string names nothing
  */
 export function backendFor(target: Target): LogBackend<Record> {
-  if (typeof target !== 'string') return target;
+  if (typeof target !== 'string') {
+    if (typeof (target as Partial<LogBackend<Record>> | null)?.open === 'function') return target;
+    throw new TargetError(String(target), 'neither a path or URI nor a backend (an object with open())');
+  }
   if (isPostgresUri(target)) return postgresBackend(target, { codec: honchoCodec });
+  const unknown = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(target)?.[1];
+  if (unknown !== undefined && !(SCHEMES as readonly string[]).includes(unknown.toLowerCase()))
+    throw new TargetError(target, `no ledger has the scheme ${unknown}: (a file of that name is ./${target})`);
   const scheme = /^(jsonl|level|memory):/.exec(target)?.[1];
   const rest = scheme === undefined ? target : target.slice(scheme.length + 1);
   switch (scheme) {

@@ -16,7 +16,25 @@ test('a ledger that names no ledger is a usage error', async () => {
   for (const target of ['level:', 'memory:x', 'jsonl:']) {
     const run = await ledgerstore(['counts', target]);
     assert.is(run.code, 2, target);
-    assert.match(run.stderr, /a ledger is a path, jsonl:<path>, level:<folder> or memory:/);
+    assert.match(run.stderr, /a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres:/);
+  }
+});
+
+test('a target with a scheme no ledger has is a usage error, not an empty ledger at a relative path', async () => {
+  for (const target of ['lvl:foo', 'file:///tmp/x.jsonl', 'http://db/x']) {
+    const run = await ledgerstore(['counts', target]);
+    assert.is(run.code, 2, target);
+    assert.match(run.stderr, /no ledger has the scheme [a-z]+: \(a file of that name is \.\//);
+    assert.is(run.stdout, '');
+  }
+});
+
+test("a command's help tells of --index only where the command takes it", async () => {
+  for (const name of NAMES) {
+    const run = await ledgerstore([name, '--help']);
+    assert.is(run.code, 0, name);
+    const takes = (COMMANDS[name].flags as readonly string[]).includes('index');
+    assert.is(run.stdout.includes('With --index <folder>, a ledger keeps its state'), takes, name);
   }
 });
 

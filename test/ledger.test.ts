@@ -441,13 +441,34 @@ test('a read-only ledger refuses appends and takes no lock', async () => {
 });
 
 test('a target that names no ledger is refused with its own code, before anything is opened', async () => {
-  for (const target of ['', 'level:', 'jsonl:', 'memory:x']) {
+  for (const target of [
+    '',
+    'level:',
+    'jsonl:',
+    'memory:x',
+    'lvl:foo',
+    'file:///tmp/x.jsonl',
+    'http://db/x',
+    'LevelDB:x',
+  ]) {
     const e = await Ledger.open(target).then(
       () => assert.unreachable(`${JSON.stringify(target)} was opened`),
       (error: unknown) => error,
     );
     assert.ok(isLedgerError(e, 'LEDGER_BAD_TARGET'), String(e));
-    assert.match((e as Error).message, /a ledger is a path, jsonl:<path>, level:<folder> or memory:$/);
+    assert.match(
+      (e as Error).message,
+      /a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres:\/\/<user>@<host>\/<db>\?log=<name>$/,
+    );
+  }
+  const scheme = await Ledger.open('lvl:foo').catch((error: unknown) => error);
+  assert.match(
+    (scheme as Error).message,
+    /^"lvl:foo": no ledger has the scheme lvl: \(a file of that name is \.\/lvl:foo\)/,
+  );
+  for (const target of [42, null, {}]) {
+    const e = await Ledger.open(target as unknown as string).catch((error: unknown) => error);
+    assert.ok(isLedgerError(e, 'LEDGER_BAD_TARGET'), `${String(target)}: ${String(e)}`);
   }
 });
 

@@ -49,14 +49,20 @@ export function usage(): string {
   return ['usage:', ...NAMES.map((name) => `  ${synopsisOf(name)}`), '  ledgerstore --help', ''].join('\n');
 }
 
-/** What every command's help ends with: what a ledger argument is, and the exit statuses. */
-const COMMON = [
+/** What a ledger argument is: every command's help says it. */
+const LEDGER_WORDS = [
   "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB),",
   'memory: or a PostgreSQL URI (postgres://user@host/db?log=honcho). Only append, copy (its',
   'target) and gen write; the others never change a ledger.',
+];
+/** What --index does: the help of the commands that take it says it. */
+const INDEX_WORDS = [
   'With --index <folder>, a ledger keeps its state in a LevelDB read model there (the folder is',
   'made if missing, not its parents): an open reads only what was appended since, and the',
   'queries answer from it.',
+];
+/** How flags are read, and the exit statuses: every command's help ends with it. */
+const ENDING = [
   'Flags may come before or after the arguments; -- ends the flags.',
   'Exit status: 0 ok; 1 the ledger refused a record, or is damaged, unreadable or not there;',
   '2 usage; 130 or 143 stopped by Ctrl-C or SIGTERM.',
@@ -75,13 +81,17 @@ export function help(): string {
     '--json makes a command write JSON for programs: one JSON value (counts, sent-ids, conclusion,',
     'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check,',
     'follow).',
-    ...COMMON,
+    ...LEDGER_WORDS,
+    ...INDEX_WORDS,
+    ...ENDING,
   ].join('\n');
 }
 
 /** `<command> --help`: the command's usage, its own help, and what every command's help says. */
 export function commandHelp(name: CommandName): string {
-  return [`usage: ${synopsisOf(name)}`, '', ...COMMANDS[name].help, '', ...COMMON].join('\n');
+  const command = COMMANDS[name];
+  const index = (command.flags as readonly string[]).includes('index') ? INDEX_WORDS : [];
+  return [`usage: ${synopsisOf(name)}`, '', ...command.help, '', ...LEDGER_WORDS, ...index, ...ENDING].join('\n');
 }
 
 /** `ledgerstore <version>`, from the package's own package.json (it ships with every install). */
