@@ -73,4 +73,18 @@ test('the CLI takes a postgres:// ledger: counts', async () => {
   });
 });
 
+test('the CLI copy to a PostgreSQL log that holds records refuses it and says nothing was appended', async () => {
+  await withHome(async (home) => {
+    await writeJsonlWhole(home.path, syntheticLines({ records: 50, seed: 9 }));
+    const log = freshLog();
+    const uri = await logUri(log);
+    await copyLedger(backendFor(home.path), backendFor(uri));
+    const again = spawnSync(process.execPath, [CLI, 'copy', home.path, uri], { encoding: 'utf8' });
+    assert.is(again.status, 1, again.stderr);
+    assert.match(again.stderr, /holds 50 records already/);
+    assert.ok(again.stderr.endsWith(`ledgerstore: copy stopped; nothing was appended to ${uri}\n`), again.stderr);
+    assert.is((await linesOf(log)).length, 50, 'the log is as it was');
+  });
+});
+
 test.run();

@@ -41,12 +41,14 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const progress = err.progress;
   const started = performance.now();
   let copied: Copied;
+  let appended = 0;
   try {
     copied = await stoppable(signals, async (signal) => {
       let shown: CopyPhase | null = null;
       const onProgress = (phase: CopyPhase, done: number, total: number): void => {
         if (phase !== shown) progress.start(PHASES[phase](to), total);
         shown = phase;
+        if (phase === 'copying') appended = done;
         progress.update(done);
       };
       const made = await progress.around(() => copyLedger(source, destination.backend, { signal, onProgress }));
@@ -57,9 +59,11 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     });
   } catch (e) {
     const removed = destination.discard();
-    const what = !destination.aside
-      ? `what it appended stays in ${to}`
-      : `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`;
+    const what = destination.aside
+      ? `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`
+      : appended === 0
+        ? `nothing was appended to ${to}`
+        : `the ${plural(appended, 'record')} it appended stay in ${to}, which holds only part of ${from}: do not open it as the ledger`;
     if (e instanceof Interrupted) {
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
@@ -120,7 +124,8 @@ export const COPY: Command = {
     'records in the same order. A file or folder is built beside <to> (<to>.tmp-<pid>) and given',
     'its name only once checked: stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, the copy',
     'removes what it built and <to> is not written. What an earlier copy or gen that was killed',
-    'left beside <to> is removed first, and stderr says so.',
+    'left beside <to> is removed first, and stderr says so. A PostgreSQL log is written in place:',
+    'a copy stopped or failed leaves what it appended there, and stderr says how many records.',
     'With --json, one JSON object once the copy is made:',
     '  {"from":"honcho.jsonl","to":"level:copy","records":10,"counts":{...},"seconds":0.05}',
   ],
