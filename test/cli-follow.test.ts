@@ -138,6 +138,24 @@ test('follow: from the end by default, from --from N when given, each record in 
     ]);
     assert.equal(fromEnd.lines, ['2  sent turn 1 of session c (ids: m-1, "m 2")']);
     assert.is(fromOne.ended?.code, 130);
+    assert.is(fromOne.stderr, '', 'a --from within the ledger says nothing');
+  });
+});
+
+test("follow --from past the ledger's end says so on stderr, then prints that record when it lands", async () => {
+  await withHome(async (home) => {
+    writeFileSync(home.path, lineOf(decided(turn('e', 1))));
+    const ahead = follower(home, '--from', '2');
+    try {
+      await until(() => ahead.stderr !== '', 'the note');
+      assert.is(ahead.stderr, `ledgerstore: ${home.path} holds 1 record; waiting for record 2\n`);
+      appendFileSync(home.path, lineOf(decided(turn('e', 2))) + lineOf(decided(turn('e', 3))));
+      await ahead.waitFor((lines) => lines.length === 1, 'record 2');
+    } finally {
+      ahead.process.kill('SIGINT');
+      await ahead.exited;
+    }
+    assert.equal(ahead.lines, ['2  decided turn 3 of session e -> turn to trusted as kyle']);
   });
 });
 

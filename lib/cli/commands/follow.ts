@@ -16,7 +16,7 @@ import { encodeRecord } from '../../honcho/codec.js';
 import type { LogEntry } from '../../honcho/ledger.js';
 import { wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
-import { describeRecord } from '../describe.js';
+import { describeRecord, plural } from '../describe.js';
 import { Interrupted, stoppable } from '../interrupt.js';
 import { openToRead } from '../open.js';
 
@@ -49,6 +49,8 @@ async function follow({ args: [path = ''], switches, values, out, err, signals }
             flushing = null;
           });
       };
+      if (from !== undefined && from > ledger.size)
+        err.warn(`${path} holds ${plural(ledger.size, 'record')}; waiting for record ${from}`);
       for await (const entry of ledger.follow(from ?? ledger.size, stop.signal)) {
         out.line(lineOf(entry, json));
         if (out.full) await out.flush();
@@ -70,10 +72,11 @@ export const FOLLOW: Command = {
   summary: 'the records as they land, like tail -f, whoever appends them',
   help: [
     "Prints the ledger's records as they are appended, one a line, until stopped (Ctrl-C or",
-    'SIGTERM: exit 130 or 143, or a reader that goes away: exit 0): those memoryd appends beside',
-    'it to a JSONL file, those any process appends to a PostgreSQL ledger. From the end of the',
-    'ledger when it opens, or with --from N from position N (0 is the first record). Each line',
-    'is the position and the record in words:',
+    'SIGTERM: exit 130 or 143, or a reader that goes away: exit 0, at the next record it would',
+    'print): those memoryd appends beside it to a JSONL file, those any process appends to a',
+    'PostgreSQL ledger. From the end of the ledger when it opens, or with --from N from position',
+    "N (0 is the first record; past the ledger's end, stderr says so and it waits for that",
+    'record). Each line is the position and the record in words:',
     '  12  decided turn 3 of session chat-1 -> turn to trusted as kyle',
     'With --json, JSON Lines: the position and the record in its canonical form:',
     '  {"position":12,"record":{"type":"decided",...}}',
