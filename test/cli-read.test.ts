@@ -289,10 +289,14 @@ test('sent-ids: the ids as a JSON array, or null; one a line without --json', as
     ]) {
       expectRun(await ledgerstore(['sent-ids', home.path, waitingFailedSkippedUnknown, '--json']), 0, 'null\n', '');
     }
-    const none = await ledgerstore(['sent-ids', home.path, '{"type":"turn","session":"chat-1","turn":5}']);
-    assert.is(none.code, 0);
-    assert.is(none.stdout.split('\n').length, 2, 'one line');
-    assert.match(none.stdout, /^turn 5 of session chat-1 has no sent record/);
+    for (const [item, words] of [
+      ['{"type":"turn","session":"chat-1","turn":5}', 'turn 5 of session chat-1 has no sent record (it is waiting)'],
+      ['{"type":"turn","session":"chat-1","turn":4}', 'turn 4 of session chat-1 has no sent record (it is failed)'],
+      ['{"type":"turn","session":"chat-2","turn":1}', 'turn 1 of session chat-2 has no sent record (it is skipped)'],
+      ['{"type":"edit","id":"nope","part":7}', 'part 7 of edit nope has no sent record (it was never decided)'],
+    ] as const) {
+      expectRun(await ledgerstore(['sent-ids', home.path, item]), 0, `${words}\n`, '');
+    }
   });
 });
 

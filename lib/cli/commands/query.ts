@@ -79,9 +79,12 @@ async function sentIds(context: Context): Promise<number> {
   return reading(context, async (ledger) => {
     const ids = await ledger.sentIds(item);
     if (switches.has('json')) out.line(ids === null ? 'null' : JSON.stringify(ids));
-    else if (ids === null)
-      out.line(`${describeItem(item)} has no sent record (it is waiting, failed, skipped or unknown)`);
-    else if (ids.length === 0) out.line(`${describeItem(item)} was sent, with no ids`);
+    else if (ids === null) {
+      const state = await ledger.stateOf(item);
+      out.line(
+        `${describeItem(item)} has no sent record (${state === undefined ? 'it was never decided' : `it is ${state}`})`,
+      );
+    } else if (ids.length === 0) out.line(`${describeItem(item)} was sent, with no ids`);
     else for (const id of ids) out.line(id);
     await out.flush();
     return 0;
