@@ -113,7 +113,8 @@ function phases(stderr: string): string[] {
 
 test('copy shows every phase: reading the source, copying, reading the copy, comparing', async () => {
   await withHome(async (home) => {
-    writeFileSync(home.path, `${[...syntheticLines({ records: 30_000, seed: 1 })].join('\n')}\n`);
+    // more than one read of the file (8 MiB each), so that the read shows progress between
+    writeFileSync(home.path, `${[...syntheticLines({ records: 60_000, seed: 1 })].join('\n')}\n`);
     const to = join(home.dir, 'copy.jsonl');
     const run = await ledgerstore(['copy', home.path, to], { tty: true, now: steppingClock() });
     assert.is(run.code, 0, run.stderr);
@@ -124,7 +125,7 @@ test('copy shows every phase: reading the source, copying, reading the copy, com
       'the source in MiB',
     );
     assert.ok(
-      shown.some((f) => f.startsWith(`copying to ${to}: 20,000 of 30,000 records (66%), `)),
+      shown.some((f) => f.startsWith(`copying to ${to}: 20,000 of 60,000 records (33%), `)),
       'copying',
     );
     assert.ok(
@@ -132,7 +133,7 @@ test('copy shows every phase: reading the source, copying, reading the copy, com
       'reading the copy',
     );
     assert.ok(
-      shown.some((f) => /^checking .*: comparing its records with the source's: 20,000 of 30,000 records/.test(f)),
+      shown.some((f) => /^checking .*: comparing its records with the source's: 20,000 of 60,000 records/.test(f)),
       'comparing',
     );
     assert.ok(takenOff(run.stderr), 'taken off');
