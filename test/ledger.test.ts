@@ -472,4 +472,21 @@ test('a target that names no ledger is refused with its own code, before anythin
   }
 });
 
+test('an option that is none is refused before anything is opened: a misspelt readOnly never opens a writer', async () => {
+  await withHome(async (home) => {
+    for (const [options, words] of [
+      [{ readonly: true }, /^Ledger\.open: "readonly" is no option \(readOnly\?\); the options are readOnly, index, /],
+      [{ frob: 1 }, /^Ledger\.open: "frob" is no option; the options are /],
+    ] as const) {
+      const e = await Ledger.open(home.path, options as unknown as { readOnly: boolean }).catch(
+        (error: unknown) => error,
+      );
+      assert.ok(e instanceof TypeError, String(e));
+      assert.match((e as Error).message, words);
+    }
+    const writer = await Ledger.open(home.path); // no lock was left behind
+    await writer.close();
+  });
+});
+
 test.run();
