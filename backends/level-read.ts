@@ -23,23 +23,29 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LedgerIoError } from '../lib/errors.js';
 import {
+  batchOperations,
   batchSequence,
   blockLength,
-  CHECKSUM_LENGTH,
   crc32c,
   dataBlockHandles,
   readBlockInto,
+  sealedBodyEndAt,
 } from '../lib/level-files.js';
 import type { LiveFiles } from '../lib/level-folder.js';
 import type { Position } from '../lib/log.js';
+import {
+  positionAt,
+  positionOf,
+  RECORD_KEY_LENGTH,
+  RECORD_PREFIX,
+  RECORDS_END,
+  recordKey,
+  writeRecordKey,
+} from './level-keys.js';
 
-/** The records' key space: keys whose first byte is this. */
-const RECORD_PREFIX = 0x01;
-const RECORD_KEY_LENGTH = 9;
 /** LevelDB's internal key: the user's key, then 8 bytes of (sequence << 8 | type), little-endian. */
 const TRAILER = 8;
 const DELETION = 0;
-const CHECKSUM_HEAD = 0x44;
 /** The bytes of blocks a chunk holds before it is handed on (about 3,500 records). */
 const CHUNK_BYTES = 512 * 1024;
 
@@ -84,59 +90,25 @@ function logWrites(live: LiveFiles): LogWrites | null {
   for (const { scan } of live.logs) {
     for (const { data } of scan.records) {
       const batch = batchSequence(data);
-      if (batch === null) return null;
-      let at = 12;
-      let count = 0;
-      const varint = (): number => {
-        let value = 0;
-        for (let scale = 1; ; scale *= 128) {
-          const byte = data[at++];
-          if (byte === undefined || scale > 2 ** 49) throw new RangeError('a varint cut off');
-          value += (byte & 0x7f) * scale;
-          if ((byte & 0x80) === 0) return value;
-        }
-      };
-      const slice = (): Uint8Array => {
-        const length = varint();
-        if (at + length > data.length) throw new RangeError('a string cut off');
-        at += length;
-        return data.subarray(at - length, at);
-      };
+      let operations: [Uint8Array, Uint8Array | null][];
       try {
-        while (at < data.length) {
-          const tag = data[at++];
-          if (tag !== 0 && tag !== 1) return null;
-          const key = slice();
-          const value = tag === 1 ? slice() : null;
-          count++;
-          if (key[0] !== RECORD_PREFIX) continue;
-          const position = positionAt(key, 0, key.length);
-          if (position === null) return null;
-          writes.set(position, value);
-        }
+        operations = batchOperations(data);
       } catch {
         return null;
       }
-      if (count !== batch.count) return null;
+      if (batch === null || operations.length !== batch.count) return null;
+      for (const [key, value] of operations) {
+        if (key[0] !== RECORD_PREFIX) continue;
+        const position = positionOf(key);
+        if (position === null) return null;
+        writes.set(position, value);
+      }
     }
   }
   return writes;
 }
 
-/** The position the record key `bytes[at, at + length)` names, or `null` when it is not one. */
-function positionAt(bytes: Uint8Array, at: number, length: number): Position | null {
-  if (length !== RECORD_KEY_LENGTH || bytes[at] !== RECORD_PREFIX) return null;
-  const high =
-    (bytes[at + 1] as number) * 0x100_0000 +
-    (((bytes[at + 2] as number) << 16) | ((bytes[at + 3] as number) << 8) | (bytes[at + 4] as number));
-  const low =
-    (bytes[at + 5] as number) * 0x100_0000 +
-    (((bytes[at + 6] as number) << 16) | ((bytes[at + 7] as number) << 8) | (bytes[at + 8] as number));
-  return high >= 0x20_0000 ? null : high * 0x1_0000_0000 + low; // beyond 2^53: no position
-}
-
 const RECORDS_LOW = Uint8Array.of(RECORD_PREFIX);
-const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
 const larger = (a: Uint8Array, b: Uint8Array): Uint8Array => (Buffer.compare(a, b) >= 0 ? a : b);
 const smaller = (a: Uint8Array, b: Uint8Array): Uint8Array => (Buffer.compare(a, b) <= 0 ? a : b);
 
@@ -169,15 +141,13 @@ export class RecordFiles {
       candidates.push({ name, size, low: larger(smallest, RECORDS_LOW), high: smaller(largest, RECORDS_END) });
     }
     if (logs.size > 0) {
-      const positions = [...logs.keys()];
-      const key = (position: Position): Uint8Array => {
-        const bytes = new Uint8Array(RECORD_KEY_LENGTH);
-        bytes[0] = RECORD_PREFIX;
-        Buffer.from(bytes.buffer).writeUIntBE(Math.floor(position / 0x1_0000_0000), 1, 4);
-        Buffer.from(bytes.buffer).writeUInt32BE(position >>> 0, 5);
-        return bytes;
-      };
-      candidates.push({ logs: true, low: key(Math.min(...positions)), high: key(Math.max(...positions)) });
+      let low = Infinity;
+      let high = -1;
+      for (const position of logs.keys()) {
+        low = Math.min(low, position);
+        high = Math.max(high, position);
+      }
+      candidates.push({ logs: true, low: recordKey(low), high: recordKey(high) });
     }
     candidates.sort((a, b) => Buffer.compare(a.low, b.low));
     for (let n = 1; n < candidates.length; n++) {
@@ -194,6 +164,12 @@ export class RecordFiles {
         try {
           sources.push({ ...candidate, fd: fs.openSync(file, 'r') });
         } catch (e) {
+          const code = (e as NodeJS.ErrnoException).code;
+          // more tables than the process may hold open: the iterator reads them as LevelDB holds them
+          if (code === 'EMFILE' || code === 'ENFILE') {
+            new RecordFiles(sources, logs).close();
+            return null;
+          }
           throw new LedgerIoError(file, e);
         }
       }
@@ -249,6 +225,9 @@ class ChunkReader {
   private key = new Uint8Array(64);
   /** The record key of {@link position}, as its checksum covers it. */
   private readonly recordKey = new Uint8Array(RECORD_KEY_LENGTH);
+  /** The checksum of a record under {@link recordKey}, its body where it lies. */
+  private readonly crcOf = (bytes: Uint8Array, start: number, end: number): number =>
+    crc32c(bytes, crc32c(this.recordKey), start, end);
 
   constructor(from: Position) {
     this.first = from;
@@ -273,28 +252,9 @@ class ChunkReader {
    */
   private take(position: Position, start: number, end: number): boolean {
     if (position !== this.position) return false;
-    const at = end - CHECKSUM_LENGTH;
-    const bytes = this.bytes;
-    if (at <= start || bytes[at] !== CHECKSUM_HEAD) return false;
-    const stored =
-      (((bytes[at + 1] as number) << 24) |
-        ((bytes[at + 2] as number) << 16) |
-        ((bytes[at + 3] as number) << 8) |
-        (bytes[at + 4] as number)) >>>
-      0;
-    const key = this.recordKey;
-    key[0] = RECORD_PREFIX;
-    const high = Math.floor(position / 0x1_0000_0000);
-    const low = position >>> 0;
-    key[1] = high >>> 24;
-    key[2] = high >>> 16;
-    key[3] = high >>> 8;
-    key[4] = high;
-    key[5] = low >>> 24;
-    key[6] = low >>> 16;
-    key[7] = low >>> 8;
-    key[8] = low;
-    if (crc32c(bytes, crc32c(key), start, at) !== stored) return false;
+    writeRecordKey(this.recordKey, position);
+    const at = sealedBodyEndAt(this.bytes, start, end, this.crcOf);
+    if (typeof at !== 'number') return false;
     if (this.count === this.starts.length) {
       const starts = new Int32Array(2 * this.count);
       starts.set(this.starts);

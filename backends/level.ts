@@ -152,6 +152,7 @@ import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, R
 import { StoredLog } from '../lib/log-base.js';
 import type { ValueScan } from '../lib/value-scan.js';
 import { iterate, type LevelBatch, type LevelDatabase, readAhead, type ValuesOnly, VIEW } from './level-database.js';
+import { positionOf, RECORD_KEY_LENGTH, RECORD_PREFIX, RECORDS_END, recordKey, writeRecordKey } from './level-keys.js';
 import { RecordFiles } from './level-read.js';
 import { checksumAt, decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
@@ -184,11 +185,7 @@ const VERSION = 2;
 /** The versions it reads: version 1 is version 2 without the values' checksums. */
 const READS = [1, 2];
 const META_PREFIX = 0x00;
-const RECORD_PREFIX = 0x01;
 const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
-const RECORD_KEY_LENGTH = 9;
-/** The first key after every record key. */
-const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
 
 const SYNC = { sync: true } as const;
 /** How the read-through at open reads values for the codec's value scan: no keys, past the block cache (each block is read once). */
@@ -252,27 +249,6 @@ function storesBytes(db: LevelDatabase): boolean {
   }
 }
 
-/** The key of the record at `position`. */
-function recordKey(position: Position): Uint8Array {
-  return writeRecordKey(new Uint8Array(RECORD_KEY_LENGTH), position);
-}
-
-/** `key` (of {@link RECORD_KEY_LENGTH} bytes) made the key of the record at `position`. */
-function writeRecordKey(key: Uint8Array, position: Position): Uint8Array {
-  key[0] = RECORD_PREFIX;
-  const high = Math.floor(position / 0x1_0000_0000);
-  const low = position >>> 0;
-  key[1] = high >>> 24;
-  key[2] = high >>> 16;
-  key[3] = high >>> 8;
-  key[4] = high;
-  key[5] = low >>> 24;
-  key[6] = low >>> 16;
-  key[7] = low >>> 8;
-  key[8] = low;
-  return key;
-}
-
 /**
  * `values`, the first at `first`, copied end to end for the codec's value scan
  * (`value-scan.ts`), the n-th's record at `[starts[n], ends[n])`, each while it matches its
@@ -305,16 +281,6 @@ function laidOut(
     at += value.length;
   }
   return { bytes, starts, ends, count };
-}
-
-/** The position a record key names, or `null` when `key` is not one. */
-function positionOf(key: Uint8Array): Position | null {
-  if (key.length !== RECORD_KEY_LENGTH || key[0] !== RECORD_PREFIX) return null;
-  let high = 0;
-  let low = 0;
-  for (let n = 1; n < 5; n++) high = high * 256 + (key[n] as number);
-  for (let n = 5; n < 9; n++) low = low * 256 + (key[n] as number);
-  return high >= 0x20_0000 ? null : high * 0x1_0000_0000 + low; // beyond 2^53: no position
 }
 
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */

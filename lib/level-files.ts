@@ -115,15 +115,28 @@ export function sealedBodyEnd(
   value: Uint8Array,
   crcOf: (value: Uint8Array, end: number) => number,
 ): number | 'no checksum' | 'mismatch' {
-  const at = value.length - CHECKSUM_LENGTH;
-  if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
+  return sealedBodyEndAt(value, 0, value.length, (bytes, _start, end) => crcOf(bytes, end));
+}
+
+/**
+ * {@link sealedBodyEnd} of the value at `bytes[start, end)`, where it lies among others: where its
+ * body ends in `bytes`, checked with `crcOf(bytes, start, bodyEnd)`.
+ */
+export function sealedBodyEndAt(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  crcOf: (bytes: Uint8Array, start: number, end: number) => number,
+): number | 'no checksum' | 'mismatch' {
+  const at = end - CHECKSUM_LENGTH;
+  if (at - start < 1 || bytes[at] !== CHECKSUM_HEAD) return 'no checksum';
   const stored =
-    (((value[at + 1] as number) << 24) |
-      ((value[at + 2] as number) << 16) |
-      ((value[at + 3] as number) << 8) |
-      (value[at + 4] as number)) >>>
+    (((bytes[at + 1] as number) << 24) |
+      ((bytes[at + 2] as number) << 16) |
+      ((bytes[at + 3] as number) << 8) |
+      (bytes[at + 4] as number)) >>>
     0;
-  return crcOf(value, at) === stored ? at : 'mismatch';
+  return crcOf(bytes, start, at) === stored ? at : 'mismatch';
 }
 
 /**
@@ -265,23 +278,27 @@ export function batchSequence(record: Uint8Array): { readonly sequence: number; 
 }
 
 /**
+ * A write batch's operations in order: each key, and the value it puts (`null` for a deletion).
+ * @throws RangeError when the batch does not decode
+ */
+export function batchOperations(record: Uint8Array): [key: Uint8Array, value: Uint8Array | null][] {
+  const cursor = new Cursor(record.subarray(12));
+  const operations: [Uint8Array, Uint8Array | null][] = [];
+  while (!cursor.done) {
+    const tag = cursor.bytes[cursor.at++];
+    if (tag !== 0 && tag !== 1) throw new RangeError(`an operation of unknown type ${String(tag)}`);
+    const key = cursor.slice();
+    operations.push([key, tag === 1 ? cursor.slice() : null]);
+  }
+  return operations;
+}
+
+/**
  * The keys a write batch puts (its deletions left out), in order.
  * @throws RangeError when the batch does not decode
  */
 export function batchPuts(record: Uint8Array): Uint8Array[] {
-  const cursor = new Cursor(record.subarray(12));
-  const keys: Uint8Array[] = [];
-  while (!cursor.done) {
-    const tag = cursor.bytes[cursor.at++];
-    const key = cursor.slice();
-    if (tag === 1) {
-      cursor.slice(); // the value
-      keys.push(key);
-    } else if (tag !== 0) {
-      throw new RangeError(`an operation of unknown type ${String(tag)}`);
-    }
-  }
-  return keys;
+  return batchOperations(record).flatMap(([key, value]) => (value === null ? [] : [key]));
 }
 
 /** A reader of LevelDB's varints and length-prefixed strings. */
@@ -466,7 +483,7 @@ function blockAt(table: Uint8Array, offset: number, size: number, read: boolean)
   const contents = table.subarray(offset, offset + size);
   const type = table[offset + size] as number;
   const expected = unmask(u32(table, offset + size + 1));
-  if (crc32c(table.subarray(offset + size, offset + size + 1), crc32c(contents)) !== expected)
+  if (crc32c(table, crc32c(table, 0, offset, offset + size), offset + size, offset + size + 1) !== expected)
     return `the block at byte ${offset} does not match its checksum`;
   if (type === 0) return contents;
   if (type !== 1) return `the block at byte ${offset} has an unknown compression type ${type}`;
