@@ -71,10 +71,10 @@ interface TableRange extends Range {
   readonly size: number;
 }
 
-/** A table held open (`fd`), or the write-ahead logs (`fd` `null`). */
+/** A table held open (`fd`; `file`, its path), or the write-ahead logs (`fd` `null`). */
 interface Source extends Range {
   readonly fd: number | null;
-  readonly name: string;
+  readonly file: string;
   readonly size: number;
 }
 
@@ -157,12 +157,18 @@ export class RecordFiles {
     try {
       for (const candidate of candidates) {
         if ('logs' in candidate) {
-          sources.push({ ...candidate, fd: null, name: 'the write-ahead logs', size: 0 });
+          sources.push({ ...candidate, fd: null, file: folder, size: 0 });
           continue;
         }
         const file = path.join(folder, candidate.name);
         try {
-          sources.push({ ...candidate, fd: fs.openSync(file, 'r') });
+          sources.push({
+            low: candidate.low,
+            high: candidate.high,
+            size: candidate.size,
+            file,
+            fd: fs.openSync(file, 'r'),
+          });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code;
           // more tables than the process may hold open: the iterator reads them as LevelDB holds them
@@ -296,7 +302,7 @@ class ChunkReader {
       }
       if (read < source.size) return false; // cut since the open checked it: the iterator's to say
     } catch (e) {
-      throw new LedgerIoError(source.name, e);
+      throw new LedgerIoError(source.file, e);
     }
     const handles = dataBlockHandles(table);
     if (typeof handles === 'string') return false;

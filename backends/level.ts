@@ -39,7 +39,9 @@
  *   at open of a codec with a value scan (`value-scan.ts`; the Honcho codec's checks the
  *   canonical CBOR byte by byte) reads the values alone and hands the scan those that match
  *   their checksums, a chunk at a time; from the first that does not, it reads keys and values
- *   as above, so that damage is told the same way.
+ *   as above, so that damage is told the same way. A folder's values it reads from the
+ *   folder's files rather than through LevelDB's iterator where the files give what the
+ *   iterator would (`level-read.ts`), handing the read to the iterator where they may not.
  * - The format marker is written with the first batch, in the same write: a database with no
  *   records has no keys at all. A marker of another format, or of a version this one does not
  *   know, stops the open (damage at "record 0", the marker), so that this version never
