@@ -39,7 +39,9 @@
  *   at open of a codec with a value scan (`value-scan.ts`; the Honcho codec's checks the
  *   canonical CBOR byte by byte) reads the values alone and hands the scan those that match
  *   their checksums, a chunk at a time; from the first that does not, it reads keys and values
- *   as above, so that damage is told the same way.
+ *   as above, so that damage is told the same way. A folder's values it reads from the
+ *   folder's files rather than through LevelDB's iterator where the files give what the
+ *   iterator would (`level-read.ts`), handing the read to the iterator where they may not.
  * - The format marker is written with the first batch, in the same write: a database with no
  *   records has no keys at all. A marker of another format, or of a version this one does not
  *   know, stops the open (damage at "record 0", the marker), so that this version never
@@ -129,7 +131,7 @@ import {
   OldFormatError,
 } from '../lib/errors.js';
 import { fingerprintOf } from '../lib/fingerprint.js';
-import { sealedBodyEnd } from '../lib/level-files.js';
+import { CHECKSUM_LENGTH, sealedBodyEnd } from '../lib/level-files.js';
 import {
   assertNotInUse,
   causeOf,
@@ -152,6 +154,8 @@ import type { LogBackend, LogCapabilities, OpenOptions, Position, RecordCodec, R
 import { StoredLog } from '../lib/log-base.js';
 import type { ValueScan } from '../lib/value-scan.js';
 import { iterate, type LevelBatch, type LevelDatabase, readAhead, type ValuesOnly, VIEW } from './level-database.js';
+import { positionOf, RECORD_KEY_LENGTH, RECORD_PREFIX, RECORDS_END, recordKey, writeRecordKey } from './level-keys.js';
+import { RecordFiles } from './level-read.js';
 import { checksumAt, decoder, decodeValue, encodeRecord, encoder, hex, sealed } from './level-values.js';
 
 export { levelFolder } from '../lib/level-folder.js';
@@ -183,11 +187,7 @@ const VERSION = 2;
 /** The versions it reads: version 1 is version 2 without the values' checksums. */
 const READS = [1, 2];
 const META_PREFIX = 0x00;
-const RECORD_PREFIX = 0x01;
 const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
-const RECORD_KEY_LENGTH = 9;
-/** The first key after every record key. */
-const RECORDS_END = Uint8Array.of(RECORD_PREFIX + 1);
 
 const SYNC = { sync: true } as const;
 /** How the read-through at open reads values for the codec's value scan: no keys, past the block cache (each block is read once). */
@@ -251,27 +251,6 @@ function storesBytes(db: LevelDatabase): boolean {
   }
 }
 
-/** The key of the record at `position`. */
-function recordKey(position: Position): Uint8Array {
-  return writeRecordKey(new Uint8Array(RECORD_KEY_LENGTH), position);
-}
-
-/** `key` (of {@link RECORD_KEY_LENGTH} bytes) made the key of the record at `position`. */
-function writeRecordKey(key: Uint8Array, position: Position): Uint8Array {
-  key[0] = RECORD_PREFIX;
-  const high = Math.floor(position / 0x1_0000_0000);
-  const low = position >>> 0;
-  key[1] = high >>> 24;
-  key[2] = high >>> 16;
-  key[3] = high >>> 8;
-  key[4] = high;
-  key[5] = low >>> 24;
-  key[6] = low >>> 16;
-  key[7] = low >>> 8;
-  key[8] = low;
-  return key;
-}
-
 /**
  * `values`, the first at `first`, copied end to end for the codec's value scan
  * (`value-scan.ts`), the n-th's record at `[starts[n], ends[n])`, each while it matches its
@@ -306,16 +285,6 @@ function laidOut(
   return { bytes, starts, ends, count };
 }
 
-/** The position a record key names, or `null` when `key` is not one. */
-function positionOf(key: Uint8Array): Position | null {
-  if (key.length !== RECORD_KEY_LENGTH || key[0] !== RECORD_PREFIX) return null;
-  let high = 0;
-  let low = 0;
-  for (let n = 1; n < 5; n++) high = high * 256 + (key[n] as number);
-  for (let n = 5; n < 9; n++) low = low * 256 + (key[n] as number);
-  return high >= 0x20_0000 ? null : high * 0x1_0000_0000 + low; // beyond 2^53: no position
-}
-
 /** What a folder's marker file says of the log when a writer last closed it, if it says. */
 interface ClosedAt {
   readonly head: Position;
@@ -331,7 +300,13 @@ function closedAtOf(marker: Marker | null): ClosedAt | null {
 /** What an open of a folder does, once the folder was looked at. */
 type Prepared =
   | { readonly open: 'nothing' }
-  | { readonly open: 'create' | 'existing'; readonly location: string; readonly closedAt: ClosedAt | null };
+  | {
+      readonly open: 'create' | 'existing';
+      readonly location: string;
+      readonly closedAt: ClosedAt | null;
+      /** Its records, to be read from its files (`level-read.ts`); `null` for the iterator to read. */
+      readonly files: RecordFiles | null;
+    };
 
 /**
  * Looks at the folder, refusing it when it is not a log's or is damaged, and prepares it:
@@ -354,7 +329,7 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
     if (readOnly) return { open: 'nothing' };
     makeFolder(folder);
     if (found.state === 'missing' || found.marker === null) writeMarker(folder, FOLDER_MARKER);
-    return { open: 'create', location: folder, closedAt: null };
+    return { open: 'create', location: folder, closedAt: null, files: null };
   }
   verifyTables(folder, found.live);
   if (closedAt !== null) {
@@ -370,9 +345,15 @@ async function prepareFolder(folder: string, name: string, readOnly: boolean): P
     if (version !== null && version !== VERSION && !readOnly) throw new OldFormatError(folder, version, VERSION);
     if (!readOnly) writeMarker(folder, FOLDER_MARKER); // adopted: empty, or a log of this version
   }
-  if (readOnly) return { open: 'existing', location: snapshotFolder(folder, found.live), closedAt };
-  makeFolder(folder); // syncs its parent, which the folder's creator may have died before doing
-  return { open: 'existing', location: folder, closedAt };
+  const location = readOnly ? snapshotFolder(folder, found.live) : folder;
+  if (!readOnly) makeFolder(folder); // syncs its parent, which the folder's creator may have died before doing
+  try {
+    // opened while the folder is locked: the live tables, which LevelDB may compact away once it runs
+    return { open: 'existing', location, closedAt, files: RecordFiles.open(location, found.live) };
+  } catch (e) {
+    if (readOnly) removeSnapshot(location);
+    throw e;
+  }
 }
 
 /**
@@ -456,6 +437,8 @@ class LevelLog<R> extends StoredLog<R> {
   private lastValue: Uint8Array | null = null;
   /** Whether this open sent a batch to the database: its close then writes the folder's marker. */
   private appended = false;
+  /** A folder's records, for the read-through at open to read from its files; `null` once read, or for the iterator to read. */
+  private files: RecordFiles | null = null;
 
   private constructor(
     name: string,
@@ -512,6 +495,7 @@ class LevelLog<R> extends StoredLog<R> {
     if (prepared.location !== folder) this.snapshot = prepared.location;
     else this.folder = folder;
     this.closedAt = prepared.closedAt;
+    this.files = prepared.files;
     const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, {
       keyEncoding: 'view',
       valueEncoding: 'view',
@@ -519,6 +503,7 @@ class LevelLog<R> extends StoredLog<R> {
     try {
       await classic.open({ createIfMissing: prepared.open === 'create' });
     } catch (e) {
+      this.closeFiles();
       throw levelFailure(name, e, 'level');
     }
     this.db = classic;
@@ -547,7 +532,18 @@ class LevelLog<R> extends StoredLog<R> {
     const db = this.db;
     if (db === null) return;
     const scan = this.version === 1 ? undefined : this.codec.valueScan;
-    const head = yield* scan === undefined ? this.decodedFrom(db, from) : this.scannedFrom(db, from, scan);
+    const files = this.files;
+    this.files = null;
+    let head: Position;
+    try {
+      head = yield* scan === undefined
+        ? this.decodedFrom(db, from)
+        : files === null
+          ? this.scannedFrom(db, from, scan)
+          : this.filesFrom(db, from, scan, files);
+    } finally {
+      files?.close();
+    }
     if (this.closedAt !== null && 'folder' in this.place)
       await checkClosedAt(db, this.place.folder, head, this.closedAt);
   }
@@ -603,10 +599,46 @@ class LevelLog<R> extends StoredLog<R> {
       matched = count === entries.length;
       if (!matched) break;
     }
-    if (matched) return position;
-    // from the first key after the last record taken: a key that is not a record's may be next
-    const after = position === from ? recordKey(from) : Uint8Array.of(...recordKey(position - 1), 0);
-    return yield* this.decodedFrom(db, position, after);
+    return matched ? position : yield* this.decodedFrom(db, position, keyAfterTaken(from, position));
+  }
+
+  /**
+   * The records from `from` as {@link LevelLog.scannedFrom} reads them, from the folder's files
+   * (`files`) rather than through LevelDB's iterator; from the first position the files do not
+   * give as it would (damage, or anything out of the ordinary), through the iterator. Gives the head.
+   */
+  private async *filesFrom(
+    db: LevelDatabase,
+    from: Position,
+    scan: ValueScan<R>,
+    files: RecordFiles,
+  ): AsyncGenerator<ScannedLines<R> | Iterable<R>, Position> {
+    const chunks = files.chunks(from);
+    let step = chunks.next();
+    for (; step.done !== true; step = chunks.next()) {
+      const { bytes, starts, ends, count, first } = step.value;
+      if (count === 0) continue;
+      this.assertMarked();
+      // the general decoding of a value the scan does not vouch for, with its words for what is wrong
+      const fallback = (n: number): R =>
+        decodeValue(
+          this.name,
+          this.codec,
+          recordKey(first + n),
+          bytes.subarray(starts[n] as number, (ends[n] as number) + CHECKSUM_LENGTH),
+          first + n,
+          true,
+        );
+      yield scan.values(bytes, starts, ends, count, fallback);
+    }
+    const { position, whole } = step.value;
+    return whole ? position : yield* this.decodedFrom(db, position, keyAfterTaken(from, position));
+  }
+
+  /** Closes the folder's files, unless the read-through did. */
+  private closeFiles(): void {
+    this.files?.close();
+    this.files = null;
   }
 
   /** @throws `DamagedError` when the database holds records but no format marker */
@@ -688,6 +720,7 @@ class LevelLog<R> extends StoredLog<R> {
    * first when this open appended: its head and last record, for the next open to check.
    */
   protected async _close(): Promise<void> {
+    this.closeFiles();
     const db = this.db;
     let witness: unknown = null;
     try {
@@ -715,6 +748,13 @@ class LevelLog<R> extends StoredLog<R> {
     if (witness !== null) throw witness;
   }
 }
+
+/**
+ * Where the iterator reads on from, once the records from `from` to `position` - 1 were taken:
+ * the first key after the last of them (a key that is not a record's may be next).
+ */
+const keyAfterTaken = (from: Position, position: Position): Uint8Array =>
+  position === from ? recordKey(from) : Uint8Array.of(...recordKey(position - 1), 0);
 
 /** Damage unless `key` is the key of the record at `position`. */
 function checkKey(name: string, key: Uint8Array, position: Position): void {

@@ -115,15 +115,28 @@ export function sealedBodyEnd(
   value: Uint8Array,
   crcOf: (value: Uint8Array, end: number) => number,
 ): number | 'no checksum' | 'mismatch' {
-  const at = value.length - CHECKSUM_LENGTH;
-  if (at < 1 || value[at] !== CHECKSUM_HEAD) return 'no checksum';
+  return sealedBodyEndAt(value, 0, value.length, (bytes, _start, end) => crcOf(bytes, end));
+}
+
+/**
+ * {@link sealedBodyEnd} of the value at `bytes[start, end)`, where it lies among others: where its
+ * body ends in `bytes`, checked with `crcOf(bytes, start, bodyEnd)`.
+ */
+export function sealedBodyEndAt(
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  crcOf: (bytes: Uint8Array, start: number, end: number) => number,
+): number | 'no checksum' | 'mismatch' {
+  const at = end - CHECKSUM_LENGTH;
+  if (at - start < 1 || bytes[at] !== CHECKSUM_HEAD) return 'no checksum';
   const stored =
-    (((value[at + 1] as number) << 24) |
-      ((value[at + 2] as number) << 16) |
-      ((value[at + 3] as number) << 8) |
-      (value[at + 4] as number)) >>>
+    (((bytes[at + 1] as number) << 24) |
+      ((bytes[at + 2] as number) << 16) |
+      ((bytes[at + 3] as number) << 8) |
+      (bytes[at + 4] as number)) >>>
     0;
-  return crcOf(value, at) === stored ? at : 'mismatch';
+  return crcOf(bytes, start, at) === stored ? at : 'mismatch';
 }
 
 /**
@@ -265,23 +278,27 @@ export function batchSequence(record: Uint8Array): { readonly sequence: number; 
 }
 
 /**
+ * A write batch's operations in order: each key, and the value it puts (`null` for a deletion).
+ * @throws RangeError when the batch does not decode
+ */
+export function batchOperations(record: Uint8Array): [key: Uint8Array, value: Uint8Array | null][] {
+  const cursor = new Cursor(record.subarray(12));
+  const operations: [Uint8Array, Uint8Array | null][] = [];
+  while (!cursor.done) {
+    const tag = cursor.bytes[cursor.at++];
+    if (tag !== 0 && tag !== 1) throw new RangeError(`an operation of unknown type ${String(tag)}`);
+    const key = cursor.slice();
+    operations.push([key, tag === 1 ? cursor.slice() : null]);
+  }
+  return operations;
+}
+
+/**
  * The keys a write batch puts (its deletions left out), in order.
  * @throws RangeError when the batch does not decode
  */
 export function batchPuts(record: Uint8Array): Uint8Array[] {
-  const cursor = new Cursor(record.subarray(12));
-  const keys: Uint8Array[] = [];
-  while (!cursor.done) {
-    const tag = cursor.bytes[cursor.at++];
-    const key = cursor.slice();
-    if (tag === 1) {
-      cursor.slice(); // the value
-      keys.push(key);
-    } else if (tag !== 0) {
-      throw new RangeError(`an operation of unknown type ${String(tag)}`);
-    }
-  }
-  return keys;
+  return batchOperations(record).flatMap(([key, value]) => (value === null ? [] : [key]));
 }
 
 /** A reader of LevelDB's varints and length-prefixed strings. */
@@ -315,6 +332,9 @@ class Cursor {
   }
 }
 
+/** The user's key of an internal key (the user's key, then 8 bytes of sequence and type). */
+const userKeyOf = (internal: Uint8Array): Uint8Array => internal.subarray(0, Math.max(0, internal.length - 8));
+
 /** What a manifest says of the database: its comparator, write-ahead logs and tables. */
 export interface Manifest {
   readonly comparator: string | null;
@@ -322,8 +342,11 @@ export interface Manifest {
   readonly logNumber: number;
   /** A log an older LevelDB may still need (0: none). */
   readonly prevLogNumber: number;
-  /** The live tables by number: size in bytes, and the largest key (LevelDB's user key) each holds. */
-  readonly tables: ReadonlyMap<number, { readonly size: number; readonly largest: Uint8Array }>;
+  /** The live tables by number: size in bytes, and the smallest and largest keys (LevelDB's user keys) each holds. */
+  readonly tables: ReadonlyMap<
+    number,
+    { readonly size: number; readonly smallest: Uint8Array; readonly largest: Uint8Array }
+  >;
 }
 
 /**
@@ -335,7 +358,7 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
   let logNumber = 0;
   let prevLogNumber = 0;
   const seen = new Set<number>();
-  const live = new Map<string, { number: number; size: number; largest: Uint8Array }>();
+  const live = new Map<string, { number: number; size: number; smallest: Uint8Array; largest: Uint8Array }>();
   for (const { data, offset } of records) {
     const edit = new Cursor(data);
     try {
@@ -356,13 +379,10 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
           const level = edit.varint();
           const number = edit.varint();
           const size = edit.varint();
-          edit.slice(); // the smallest key
-          const largest = edit.slice(); // an internal key: the user's key, then 8 bytes of sequence and type
-          live.set(`${level}:${number}`, {
-            number,
-            size,
-            largest: largest.subarray(0, Math.max(0, largest.length - 8)),
-          });
+          // internal keys: the user's key, then 8 bytes of sequence and type
+          const smallest = edit.slice();
+          const largest = edit.slice();
+          live.set(`${level}:${number}`, { number, size, smallest: userKeyOf(smallest), largest: userKeyOf(largest) });
         } else if (tag === 9) prevLogNumber = edit.varint();
         else throw new RangeError(`an unknown tag ${tag}`);
       }
@@ -378,23 +398,32 @@ export function readManifest(records: readonly LogRecord[]): Manifest {
   ] as const) {
     if (!seen.has(tag)) throw new RangeError(`it has no ${what}`);
   }
-  const tables = new Map<number, { size: number; largest: Uint8Array }>();
-  for (const { number, size, largest } of live.values()) tables.set(number, { size, largest });
+  const tables = new Map<number, { size: number; smallest: Uint8Array; largest: Uint8Array }>();
+  for (const { number, size, smallest, largest } of live.values()) tables.set(number, { size, smallest, largest });
   return { comparator, logNumber, prevLogNumber, tables };
 }
 
-/** A Snappy block, decompressed; `null` when the bytes are not one. */
-function unsnappy(input: Uint8Array): Uint8Array | null {
-  const cursor = new Cursor(input);
-  let length: number;
+/** The length of a Snappy block once decompressed (its first varint); `null` when it has none. */
+function snappyLength(input: Uint8Array): number | null {
   try {
-    length = cursor.varint();
+    const length = new Cursor(input).varint();
+    return length > 1 << 30 ? null : length;
   } catch {
     return null;
   }
-  if (length > 1 << 30) return null;
-  const out = new Uint8Array(length);
-  let o = 0;
+}
+
+/**
+ * A Snappy block decompressed into `out` at `at` (room for its {@link snappyLength}); `false`
+ * when the bytes are not one. A copy from far enough back is one `copyWithin`; a short or
+ * overlapping one (a run) is copied byte by byte, which is what it is.
+ */
+function unsnappyInto(input: Uint8Array, out: Uint8Array, at: number): boolean {
+  const cursor = new Cursor(input);
+  const length = cursor.varint();
+  const start = at;
+  const end = at + length;
+  let o = at;
   let i = cursor.at;
   while (i < input.length) {
     const tag = input[i++] as number;
@@ -407,8 +436,9 @@ function unsnappy(input: Uint8Array): Uint8Array | null {
         for (let k = 0; k < bytes; k++) n += (input[i++] ?? 0) * 2 ** (8 * k);
       }
       n += 1;
-      if (i + n > input.length || o + n > length) return null;
-      out.set(input.subarray(i, i + n), o);
+      if (i + n > input.length || o + n > end) return false;
+      if (n < 16) for (let k = 0; k < n; k++) out[o + k] = input[i + k] as number;
+      else out.set(input.subarray(i, i + n), o);
       i += n;
       o += n;
       continue;
@@ -427,10 +457,21 @@ function unsnappy(input: Uint8Array): Uint8Array | null {
       offset = u32(input, i);
       i += 4;
     }
-    if (i > input.length || offset === 0 || offset > o || o + n > length) return null;
-    for (let k = 0; k < n; k++, o++) out[o] = out[o - offset] as number;
+    if (i > input.length || offset === 0 || offset > o - start || o + n > end) return false;
+    if (offset >= n && n > 24) {
+      out.copyWithin(o, o - offset, o - offset + n);
+      o += n;
+    } else for (let k = 0; k < n; k++, o++) out[o] = out[o - offset] as number;
   }
-  return o === length ? out : null;
+  return o === end;
+}
+
+/** A Snappy block, decompressed; `null` when the bytes are not one. */
+function unsnappy(input: Uint8Array): Uint8Array | null {
+  const length = snappyLength(input);
+  if (length === null) return null;
+  const out = new Uint8Array(length);
+  return unsnappyInto(input, out, 0) ? out : null;
 }
 
 /**
@@ -442,12 +483,76 @@ function blockAt(table: Uint8Array, offset: number, size: number, read: boolean)
   const contents = table.subarray(offset, offset + size);
   const type = table[offset + size] as number;
   const expected = unmask(u32(table, offset + size + 1));
-  if (crc32c(table.subarray(offset + size, offset + size + 1), crc32c(contents)) !== expected)
+  if (crc32c(table, crc32c(table, 0, offset, offset + size), offset + size, offset + size + 1) !== expected)
     return `the block at byte ${offset} does not match its checksum`;
   if (type === 0) return contents;
   if (type !== 1) return `the block at byte ${offset} has an unknown compression type ${type}`;
   if (!read) return contents;
   return unsnappy(contents) ?? `the block at byte ${offset} does not decompress`;
+}
+
+/** Where a block is in its table: its offset and its size as stored (its trailer after it). */
+export interface BlockHandle {
+  readonly offset: number;
+  readonly size: number;
+}
+
+/** A block handle's two varints, as an index block's value (or the footer) holds them. */
+const handleOf = (cursor: Cursor): BlockHandle => ({ offset: cursor.varint(), size: cursor.varint() });
+
+/**
+ * The handles of a table's meta-index and index blocks, from its footer; why not, as a string.
+ * @throws RangeError when the footer's handles do not decode
+ */
+function footerOf(table: Uint8Array): { readonly meta: BlockHandle; readonly index: BlockHandle } | string {
+  if (table.length < 48) return `${table.length} bytes, shorter than a table's footer`;
+  const footer = table.length - 48;
+  if (u32(table, footer + 40) !== 0x8b80fb57 || u32(table, footer + 44) !== 0xdb477524)
+    return 'its footer does not end with the table magic number';
+  const handles = new Cursor(table.subarray(footer, footer + 40));
+  const meta = handleOf(handles);
+  return { meta, index: handleOf(handles) };
+}
+
+/**
+ * The handles of a table's data blocks in key order (its index block's entries), the index
+ * block checked against its checksum; why not, as a string.
+ */
+export function dataBlockHandles(table: Uint8Array): BlockHandle[] | string {
+  try {
+    const footer = footerOf(table);
+    if (typeof footer === 'string') return footer;
+    const index = blockAt(table, footer.index.offset, footer.index.size, true);
+    if (typeof index === 'string') return index;
+    return blockValues(index).map((value) => handleOf(new Cursor(value)));
+  } catch (e) {
+    return `a block does not decode (${(e as Error).message})`;
+  }
+}
+
+/**
+ * How many bytes the block at `handle` of `table` takes once read (decompressed), its trailer
+ * checked as {@link blockAt} checks it; why not, as a string. {@link readBlockInto} then reads it.
+ */
+export function blockLength(table: Uint8Array, handle: BlockHandle): number | string {
+  const stored = blockAt(table, handle.offset, handle.size, false);
+  if (typeof stored === 'string') return stored;
+  if (table[handle.offset + handle.size] === 0) return stored.length;
+  return snappyLength(stored) ?? `the block at byte ${handle.offset} does not decompress`;
+}
+
+/**
+ * Reads the block at `handle` (one {@link blockLength} measured) into `out` at `at`,
+ * decompressed where it is compressed: the read needs no buffer of its own. `false` when it does
+ * not decompress.
+ */
+export function readBlockInto(table: Uint8Array, handle: BlockHandle, out: Uint8Array, at: number): boolean {
+  const stored = table.subarray(handle.offset, handle.offset + handle.size);
+  if (table[handle.offset + handle.size] === 0) {
+    out.set(stored, at);
+    return true;
+  }
+  return unsnappyInto(stored, out, at);
 }
 
 /** The values of a block's entries (the keys, prefix-compressed, are skipped). */
@@ -476,24 +581,17 @@ function blockValues(block: Uint8Array): Uint8Array[] {
  * data block the index names. Gives why it is damaged, or `null` when it is whole.
  */
 export function checkTable(table: Uint8Array): string | null {
-  if (table.length < 48) return `${table.length} bytes, shorter than a table's footer`;
-  const footer = table.length - 48;
-  if (u32(table, footer + 40) !== 0x8b80fb57 || u32(table, footer + 44) !== 0xdb477524)
-    return 'its footer does not end with the table magic number';
   try {
-    const handles = new Cursor(table.subarray(footer, footer + 40));
-    const metaOffset = handles.varint();
-    const metaSize = handles.varint();
-    const indexOffset = handles.varint();
-    const indexSize = handles.varint();
-    const meta = blockAt(table, metaOffset, metaSize, true);
+    const footer = footerOf(table);
+    if (typeof footer === 'string') return footer;
+    const meta = blockAt(table, footer.meta.offset, footer.meta.size, true);
     if (typeof meta === 'string') return meta;
-    const index = blockAt(table, indexOffset, indexSize, true);
+    const index = blockAt(table, footer.index.offset, footer.index.size, true);
     if (typeof index === 'string') return index;
     // the data blocks (the index's) and the filter blocks (the meta-index's), checked as stored
     for (const value of [...blockValues(meta), ...blockValues(index)]) {
-      const handle = new Cursor(value);
-      const block = blockAt(table, handle.varint(), handle.varint(), false);
+      const { offset, size } = handleOf(new Cursor(value));
+      const block = blockAt(table, offset, size, false);
       if (typeof block === 'string') return block;
     }
   } catch (e) {

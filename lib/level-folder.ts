@@ -74,7 +74,10 @@ const CREATION = /^(MANIFEST-000001|000001\.dbtmp)$/;
 export interface LiveFiles {
   /** The manifest that `CURRENT` names. */
   readonly manifest: string;
-  readonly tables: ReadonlyMap<number, { readonly name: string; readonly size: number; readonly largest: Uint8Array }>;
+  readonly tables: ReadonlyMap<
+    number,
+    { readonly name: string; readonly size: number; readonly smallest: Uint8Array; readonly largest: Uint8Array }
+  >;
   /** The write-ahead logs LevelDB replays at open, oldest first, each read through. */
   readonly logs: readonly { readonly name: string; readonly scan: LogScan }[];
 }
@@ -272,8 +275,8 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
       `the manifest names a comparator that is not LevelDB's bytewise one (${manifest.comparator})`,
     );
   }
-  const tables = new Map<number, { name: string; size: number; largest: Uint8Array }>();
-  for (const [number, { size, largest }] of manifest.tables) {
+  const tables = new Map<number, { name: string; size: number; smallest: Uint8Array; largest: Uint8Array }>();
+  for (const [number, { size, smallest, largest }] of manifest.tables) {
     const base = String(number).padStart(6, '0');
     const name = names.has(`${base}.ldb`) ? `${base}.ldb` : `${base}.sst`;
     if (!names.has(name)) return damaged(`${base}.ldb`, `the table ${base}.ldb that the manifest names is missing`);
@@ -283,7 +286,7 @@ export function inspectFolder(folder: string, format: FolderFormat): Found {
         name,
         `the table ${name} is ${actual} bytes, and the manifest says ${size}: it was cut or changed`,
       );
-    tables.set(number, { name, size, largest });
+    tables.set(number, { name, size, smallest, largest });
   }
   const currentLog = `${String(manifest.logNumber).padStart(6, '0')}.log`;
   // a read model's writes are not synced: its log lost whole is only its last writes lost

@@ -13,9 +13,10 @@ import * as assert from 'uvu/assert';
 import { levelBackend } from '../backends/level.js';
 import { decodeValue, encodeRecord, sealed } from '../backends/level-values.js';
 import { workload } from '../lib/honcho/synthetic.js';
-import { DamagedError, honchoCodec, type Item, Ledger, type Record } from '../lib/index.js';
+import { DamagedError, honchoCodec, Ledger, type Record } from '../lib/index.js';
 import type { RecordCodec } from '../lib/log.js';
 import { mutate, mutation, record, ruleKeepingRecords } from './support/fuzz-arbitraries.js';
+import { answers } from './support/ledger-answers.js';
 import { FUZZ_SEED } from './support/seed.js';
 
 const scan = honchoCodec.valueScan;
@@ -181,24 +182,6 @@ test('values changed at random: the scan vouches only for what the general decod
   );
   assert.ok(vouched > 200 && left > 1000, `both ways taken (${vouched} vouched, ${left} left)`);
 });
-
-/** The answers a ledger gives: its counts and outbox, the state and sent ids of some of `items`, the conclusions of the outbox's texts. */
-async function answers(ledger: Ledger, items: readonly Item[]): Promise<unknown> {
-  const states = [];
-  // every item of a small ledger, a few hundred spread over a large one (each `sentIds` reads the log)
-  const every = Math.ceil(items.length / 300);
-  for (let n = 0; n < items.length; n += every) {
-    const item = items[n] as Item;
-    states.push([await ledger.stateOf(item), await ledger.sentIds(item)]);
-  }
-  const outbox = await ledger.outbox();
-  const conclusions = [];
-  for (const { action } of outbox) {
-    if (action.type === 'conclude' || action.type === 'unconclude')
-      conclusions.push(await ledger.conclusion(action.workspace, action.text));
-  }
-  return { counts: await ledger.counts(), outbox, states, conclusions };
-}
 
 test('a ledger read through the scan holds the state the general decoding gives', async () => {
   const ledgers = [
