@@ -262,6 +262,32 @@ function record(b: Uint8Array, i: number): number {
   return text(b, literal(b, at, KIND));
 }
 
+/** The slots of the last {@link scanValuesRun}, while the run they describe is still being read. */
+let held: Int32Array | null = null;
+
+/**
+ * {@link scanValues} for a reader that reads the slots as it takes the values in, and may wait
+ * between two of them (an async replay) while another log of this thread scans: the slots are
+ * the reader's until it gives them back ({@link releaseValues}), a scan meanwhile writing into an
+ * array of its own.
+ */
+export function scanValuesRun(
+  bytes: Uint8Array,
+  starts: Int32Array,
+  ends: Int32Array,
+  count: number,
+): { slots: Int32Array; length: number } {
+  if (held === out) out = new Int32Array(out.length);
+  const scanned = scanValues(bytes, starts, ends, count);
+  held = scanned.slots;
+  return scanned;
+}
+
+/** The slots {@link scanValuesRun} gave are read no more: the next scan may write over them. */
+export function releaseValues(slots: Int32Array): void {
+  if (held === slots) held = null;
+}
+
 /**
  * Scans the `count` values of `bytes`, the n-th at `[starts[n], ends[n])` (in order, apart),
  * and gives what it found, value after value, in `scan.ts`'s layout (where a line's newline is,

@@ -9,13 +9,15 @@
  */
 import type { ValueScan } from '../value-scan.js';
 import { CanonicalLines } from './canonical.js';
-import { scanValues } from './cbor-scan.js';
+import { releaseValues, scanValuesRun } from './cbor-scan.js';
 import type { Record } from './record.js';
 
 /** A run of values scanned as {@link CanonicalLines}, each one the scan left to it read by `fallback`. */
 class CborValues extends CanonicalLines {
   /** The value at hand's place in the run. */
   private index = -1;
+  /** What the scan gave, given back once the last value was moved past. */
+  private readonly scanned: Int32Array;
 
   constructor(
     bytes: Buffer,
@@ -25,11 +27,13 @@ class CborValues extends CanonicalLines {
     private readonly fallback: (n: number) => Record,
   ) {
     super(bytes, from, to, scanned.slots, scanned.length);
+    this.scanned = scanned.slots;
   }
 
   override next(): boolean {
     const more = super.next();
     if (more) this.index++;
+    else releaseValues(this.scanned);
     return more;
   }
 
@@ -44,6 +48,6 @@ export const cborValueScan: ValueScan<Record> = {
   values: (bytes, starts, ends, count, fallback) => {
     const from = count === 0 ? 0 : (starts[0] as number);
     const to = count === 0 ? 0 : (ends[count - 1] as number);
-    return new CborValues(bytes, from, to, scanValues(bytes, starts, ends, count), fallback);
+    return new CborValues(bytes, from, to, scanValuesRun(bytes, starts, ends, count), fallback);
   },
 };
