@@ -8,7 +8,7 @@ import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RowCache } from '../lib/projections/caches.js';
+import { KeyFilter, RowCache } from '../lib/projections/caches.js';
 import { Database } from '../lib/projections/database.js';
 import type { ProjectionDefinition, Rows } from '../lib/projections/definition.js';
 import { submit } from '../lib/projections/feeder.js';
@@ -153,6 +153,18 @@ test('rows written through the scratch buffer into LevelDB are each their own se
       await database.close();
     }
   });
+});
+
+test('the key filter knows every key it was given, and says yes of few others as it grows', () => {
+  const filter = new KeyFilter();
+  const keys = 400_000;
+  for (let n = 0; n < keys; n++) filter.add(`it${n % 977}\n${n}`);
+  for (let n = 0; n < keys; n++) assert.ok(filter.has(`it${n % 977}\n${n}`), `key ${n}`);
+  let yes = 0;
+  for (let n = 0; n < keys; n++) if (filter.has(`ie${n}:${n % 977}`)) yes++;
+  // four filters (4,096, 32,768, 262,144 and 2,097,152 keys): false positives of each add up
+  assert.is(filter.count, 4);
+  assert.ok(yes / keys < 0.01, `${yes} of ${keys} keys never added said to be there`);
 });
 
 test('values written in place are the bytes cbor-x writes; any other value is left to cbor-x', () => {
