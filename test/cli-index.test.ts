@@ -64,7 +64,7 @@ test('--index keeps a read model: queries answer from it, index status says wher
         `checkpoint: record 11 of ${home.path}`,
         'log:        up to date',
         'counts:     7 decided (sent 3, waiting 2, failed 1, skipped 1)',
-        'projections: items 1 ready, outbox 1 ready, counts 1 ready, stacks 1 ready',
+        'projections: items 2 ready, outbox 1 ready, counts 1 ready, stacks 1 ready',
         '',
       ].join('\n'),
       '',
@@ -259,7 +259,7 @@ test('index status --json and verify --index --json: one object each', async () 
       counts: JSON.parse(FIXTURE_COUNTS) as unknown,
       projections: ['items', 'outbox', 'counts', 'stacks'].map((name) => ({
         name,
-        version: 1,
+        version: name === 'items' ? 2 : 1,
         state: 'ready',
         why: null,
       })),

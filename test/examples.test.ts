@@ -51,7 +51,7 @@ the conclusion an undo would delete: obj-5, from part 0 of edit 2026-09-28-0001
 chat-1: 3 turns decided, after the catch-up
 notice: <dir>/index: rebuilding the projection turns from <dir>/honcho.jsonl: it is of version 1, and this ledgerstore reads version 2
 chat-1: 2 turns decided, not skipped
-items 1 ready, outbox 1 ready, counts 1 ready, stacks 1 ready, turns 2 ready
+items 2 ready, outbox 1 ready, counts 1 ready, stacks 1 ready, turns 2 ready
 `,
 };
 

@@ -8,11 +8,14 @@ import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { RowCache } from '../lib/projections/caches.js';
+import { KeyFilter, RowCache } from '../lib/projections/caches.js';
 import { Database } from '../lib/projections/database.js';
 import type { ProjectionDefinition, Rows } from '../lib/projections/definition.js';
 import { submit } from '../lib/projections/feeder.js';
 import { Generation } from '../lib/projections/generation.js';
+import { cbor } from '../lib/projections/layout.js';
+import { NO_ROOM, NOT_SIMPLE, writeCbor } from '../lib/projections/row-cbor.js';
+import { Random } from '../lib/random.js';
 import { sealedRow } from './support/index-db.js';
 import { withHome } from './support/ledger.js';
 
@@ -150,6 +153,45 @@ test('rows written through the scratch buffer into LevelDB are each their own se
       await database.close();
     }
   });
+});
+
+test('the key filter knows every key it was given, and says yes of few others as it grows', () => {
+  const filter = new KeyFilter();
+  const keys = 400_000;
+  for (let n = 0; n < keys; n++) filter.add(`it${n % 977}\n${n}`);
+  for (let n = 0; n < keys; n++) assert.ok(filter.has(`it${n % 977}\n${n}`), `key ${n}`);
+  let yes = 0;
+  for (let n = 0; n < keys; n++) if (filter.has(`ie${n}:${n % 977}`)) yes++;
+  // four filters (4,096, 32,768, 262,144 and 2,097,152 keys): false positives of each add up
+  assert.is(filter.count, 4);
+  assert.ok(yes / keys < 0.01, `${yes} of ${keys} keys never added said to be there`);
+});
+
+test('values written in place are the bytes cbor-x writes; any other value is left to cbor-x', () => {
+  const random = new Random(7);
+  const alphabet = ['a', 'Z', '-', '\n', 'é', 'ß', '€', '中', '😀', '\u007f', '\u0080', '\u07ff', '\u0800'];
+  const text = (length: number): string =>
+    Array.from({ length }, () => alphabet[random.below(alphabet.length)] as string).join('');
+  const values: unknown[] = [
+    ...[0, 1, 23, 24, 255, 256, 65_535, 65_536, 0xffff_ffff],
+    ...[0, 1, 7, 8, 23, 24, 31, 32, 63, 64, 85, 86, 255, 256, 21_845, 21_846, 65_535, 65_536].map((n) => 'x'.repeat(n)),
+    ...[1, 8, 9, 22, 23, 24, 63, 64, 100, 30_000].map(text),
+    [],
+    Array.from({ length: 300 }, (_, n) => n * 1000),
+    [[3, 'sess', 12, 0, 'sam'], [8, 'edit', 4_000_000_000, 'why'], []],
+  ];
+  for (let n = 0; n < 200; n++) values.push(Array.from({ length: random.below(30) }, () => text(random.below(80))));
+  const target = Buffer.alloc(1 << 20);
+  for (const value of values) {
+    const end = writeCbor(target, 3, target.length, value);
+    assert.ok(end > 0, JSON.stringify(value).slice(0, 60));
+    assert.equal(target.subarray(3, end), cbor(value), JSON.stringify(value).slice(0, 60));
+  }
+  for (const value of [-1, 1.5, 0x1_0000_0000, 10n, null, true, { a: 1 }, new Uint8Array(2), ['a', -1], [[{}]]])
+    assert.is(writeCbor(target, 0, target.length, value), NOT_SIMPLE, String(value));
+  assert.is(writeCbor(target, 0, 4, 'abc'), NO_ROOM);
+  assert.is(writeCbor(target, 0, 20, ['abc', 'x'.repeat(10)]), NO_ROOM);
+  assert.is(writeCbor(target, 0, 3, 70_000), NO_ROOM);
 });
 
 test.run();

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
+import { type DecisionTuple, decisionOf } from '../lib/honcho/read-model/decision-rows.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import {
   answerDigests,
@@ -203,6 +204,41 @@ test('a read model of another schema version is rebuilt', async () => {
       ]);
       assert.equal(await answers(ledger, generated.slice(0, 300)), await replayed(home.path, generated.slice(0, 300)));
     });
+  });
+});
+
+test('items rows of version 1 (decisions as maps) are rebuilt as version 2 (decisions as arrays)', async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const records = generated.slice(0, 300);
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of records) await ledger.append(record);
+    });
+    // the rows as version 1 wrote them: each decision row an array of [item, action] maps
+    const entry = servingOf(index, 'items');
+    let rewritten = 0;
+    await withIndexDb(index, 'items', async (db, key) => {
+      for await (const [rowKey, stored] of db.iterator({ gte: key('rd'), lt: key('re') })) {
+        const tuples = rowValue(stored) as DecisionTuple[];
+        const maps = tuples.map(decisionOf).map(({ item, action }) => [item, action]);
+        await db.put(rowKey, sealedRow(rowKey, maps));
+        rewritten++;
+      }
+      await db.put(key('mversion'), sealedRow(key('mversion'), 1));
+    });
+    assert.ok(rewritten > 0, 'decision rows were written');
+    const marker = markerOf(index);
+    const registry = marker['registry'] as { generations: { id: string; version: number }[] };
+    for (const g of registry.generations) if (g.id === entry.id) g.version = 1;
+    writeFileSync(join(index, 'LEDGERSTORE'), markerText(marker));
+    await withIndexed(home.path, index, async (ledger, notices) => {
+      assert.equal(notices, [
+        `${index}: rebuilding the projection items from ${home.path}: it is of version 1, and this ledgerstore reads version 2`,
+      ]);
+      assert.equal(await answers(ledger, records), await replayed(home.path, records));
+    });
+    assert.is(servingOf(index, 'items').version, 2);
+    assert.is.not(servingOf(index, 'items').id, entry.id, 'new rows for the new version');
   });
 });
 

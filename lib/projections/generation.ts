@@ -31,24 +31,6 @@ export interface GenerationEntry {
 /** Rows of a generation kept in memory between batches, so that most reads never reach LevelDB. */
 const CACHE = 65_536;
 
-/** The CBOR of short strings and of numbers, encoded once: most rows' values are a few of them (an item's state). */
-const ENCODED = new Map<string | number, Bytes>();
-/** At most this many kept, so that a projection of ever-new values does not fill memory. */
-const ENCODED_MOST = 4096;
-
-/** The CBOR of a row's value. */
-function encoded(value: unknown): Bytes {
-  if (typeof value === 'number' || (typeof value === 'string' && value.length <= 16)) {
-    let bytes = ENCODED.get(value);
-    if (bytes === undefined) {
-      bytes = cbor(value);
-      if (ENCODED.size < ENCODED_MOST) ENCODED.set(value, bytes);
-    }
-    return bytes;
-  }
-  return cbor(value);
-}
-
 /** What a deleted row is staged as. */
 const ABSENT: unique symbol = Symbol('absent');
 type Value = unknown;
@@ -230,7 +212,7 @@ export class Generation<R, Q extends object = object> {
     const rowBytes = this.rowBytes;
     for (const [key, value] of stage.rows) {
       if (value === ABSENT) rowBytes.del(batch, key);
-      else rowBytes.put(batch, key, encoded(value));
+      else if (!rowBytes.putSimple(batch, key, value)) rowBytes.put(batch, key, cbor(value));
     }
     const meta = (name: (typeof META)[number], value: unknown): void => {
       const key = this.metaKey(name);

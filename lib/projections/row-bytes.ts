@@ -9,9 +9,12 @@
  */
 import { CHECKSUM_LENGTH, crc32c, sealAt } from '../level-files.js';
 import type { Bytes, DbBatch } from './database.js';
+import { NO_ROOM, NOT_SIMPLE, writeCbor } from './row-cbor.js';
 
 /** The scratch buffer's first size; it grows for a row that does not fit. */
 const SCRATCH = 1 << 16;
+/** The room a value written in place is first given after its key; the scratch buffer doubles until it fits. */
+const SIMPLE_ROOM = 256;
 
 /** The keys and sealed values of one generation's rows. */
 export class RowBytes {
@@ -40,9 +43,29 @@ export class RowBytes {
   /** Puts the row `key` with `body` (its value's CBOR) into `batch`, sealed. */
   put(batch: DbBatch, key: string, body: Bytes): void {
     const keyEnd = this.writeKey(key, body.length + CHECKSUM_LENGTH);
+    this.scratch.set(body, keyEnd);
+    this.seal(batch, keyEnd, keyEnd + body.length);
+  }
+
+  /**
+   * Puts the row `key` with `value` into `batch`, sealed, its CBOR written in place
+   * (`row-cbor.ts`), when it is a value written there; gives whether it was (if not, nothing is put).
+   */
+  putSimple(batch: DbBatch, key: string, value: unknown): boolean {
+    for (let room = SIMPLE_ROOM; ; room = this.scratch.length * 2) {
+      const keyEnd = this.writeKey(key, room + CHECKSUM_LENGTH);
+      const bodyEnd = writeCbor(this.scratch, keyEnd, this.scratch.length - CHECKSUM_LENGTH, value);
+      if (bodyEnd === NOT_SIMPLE) return false;
+      if (bodyEnd !== NO_ROOM) {
+        this.seal(batch, keyEnd, bodyEnd);
+        return true;
+      }
+    }
+  }
+
+  /** Seals the row whose key ends at `keyEnd` and CBOR at `bodyEnd` in the scratch buffer, and puts it into `batch`. */
+  private seal(batch: DbBatch, keyEnd: number, bodyEnd: number): void {
     const scratch = this.scratch;
-    scratch.set(body, keyEnd);
-    const bodyEnd = keyEnd + body.length;
     // the CRC of the key and the body, which lie one after the other here
     sealAt(scratch, bodyEnd, crc32c(scratch.subarray(this.prefix.length, bodyEnd), this.prefixCrc));
     const rowKey = scratch.subarray(0, keyEnd);

@@ -9,18 +9,21 @@
  * | key | value |
  * |---|---|
  * | `i<item key>` | the item's state: `"w"` waiting, `"k"` skipped, `"f"` failed, or, sent, the ids of its `sent` record (an array) |
- * | `d<seq>` | the decisions of a batch, from decision `seq` (12 hex digits) on: `[[item, action], ...]` |
+ * | `d<seq>` | the decisions of a batch, from decision `seq` (12 hex digits) on: an array of each one's fields (`decision-rows.ts`) |
  * | `n` | the next decision's number |
  *
  * An append writes one `d` row for its batch; a build, one for each chunk it applies (4,096
  * records), so that decision order costs a build a few thousand rows rather than one a decision.
+ * Version 2 writes a decision as an array of its fields; version 1 wrote its item and action as
+ * maps, and its rows are built again.
  *
  * @module
  */
 import type { ProjectionDefinition } from '../../projections/definition.js';
 import type { Decision } from '../projection.js';
-import { type Action, type Item, itemKey, type Record } from '../record.js';
+import { type Item, itemKey, type Record } from '../record.js';
 import { type ItemState, refusal } from '../rules.js';
+import { type DecisionTuple, decisionOf, decisionTuple } from './decision-rows.js';
 
 /** What the items projection answers. */
 export interface ItemQueries {
@@ -83,7 +86,7 @@ export function keysOf(records: readonly Record[]): BatchKeys {
  */
 export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   name: 'items',
-  version: 1,
+  version: 2,
   worker: { module: import.meta.url, export: 'itemsProjection' },
 
   reads: (records) => ['n', ...keysOf(records).all.map((key) => `i${key}`)],
@@ -91,7 +94,7 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
   apply(records, rows) {
     let next = rows.get<number>('n') ?? 0;
     const from = next;
-    const decided: [Item, Action][] = [];
+    const decided: DecisionTuple[] = [];
     // the states this batch leaves, by item key: an item decided and sent within it (most, in a
     // build) is read and written once, not once a record
     const states = new Map<string, StateRow>();
@@ -104,7 +107,7 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
       if (refused !== null) rows.refuse(n, refused);
       if (record.type === 'decided') {
         states.set(key, record.action.type === 'skip' ? 'k' : 'w');
-        decided.push([record.item, record.action]);
+        decided.push(decisionTuple(record.item, record.action));
         next++;
       } else {
         states.set(key, record.type === 'sent' ? record.ids : 'f');
@@ -128,8 +131,8 @@ export const itemsProjection: ProjectionDefinition<Record, ItemQueries> = {
       return row === undefined || typeof row === 'string' ? null : row;
     },
     async *decisions() {
-      for await (const [, batch] of rows.range<[Item, Action][]>({ prefix: 'd' }))
-        for (const [item, action] of batch) yield { item, action };
+      for await (const [, batch] of rows.range<DecisionTuple[]>({ prefix: 'd' }))
+        for (const tuple of batch) yield decisionOf(tuple);
     },
   }),
 };
