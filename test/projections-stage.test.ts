@@ -97,6 +97,19 @@ test('a row deleted and inserted again in one batch reads back inserted, and is 
   assert.equal(await keys(), ['top']);
 });
 
+test('a row the rows held, deleted, inserted and deleted again in one batch, is deleted: in this process and in the database', async () => {
+  const { rows, keys } = await generation();
+  await batch(rows, (r) => r.put('s0', 'A'));
+  await batch(
+    rows,
+    (r) => r.del('s0'),
+    (r) => r.insert('s0', 'B'),
+    (r) => r.del('s0'),
+  );
+  assert.is(await rows.reader.get('s0'), undefined, 'this process reads it deleted');
+  assert.equal(await keys(), [], 'the database holds no row');
+});
+
 test('the row cache answers a large batch taken in whole, and the one before it, until two more', () => {
   const cache = new RowCache<number>(8);
   const large = (from: number): Map<string, number> => new Map([0, 1, 2].map((n) => [`k${from + n}`, from + n]));

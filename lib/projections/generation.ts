@@ -251,7 +251,9 @@ export class Generation<R, Q extends object = object> {
     }
     // every key put goes into the filter, even one deleted since: lookups trust it
     this.filter?.add(key);
-    if (insert) inserted.add(key);
+    // a key staged already (deleted, or put) may be one the rows before the stage hold: an
+    // insert after its delete is no first insert, and a delete after it must be written
+    if (insert && !rows.has(key)) inserted.add(key);
     rows.set(key, value);
   }
 
