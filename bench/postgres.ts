@@ -340,6 +340,16 @@ async function main(): Promise<void> {
   await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
   console.log(`PostgreSQL ${settings}; Node ${process.version}`);
 
+  /** The server's WAL flushes so far (`pg_stat_wal`, this session's counts sent first; ended sessions have sent theirs); NaN before PostgreSQL 15. */
+  const walFlushes = async (): Promise<number> => {
+    try {
+      await admin.query('SELECT pg_stat_force_next_flush()');
+      await admin.query('SELECT 1');
+      return Number((await admin.query<{ n: string }>('SELECT wal_sync AS n FROM pg_stat_wal')).rows[0]?.n);
+    } catch {
+      return Number.NaN; // a server before 15 does not count them so
+    }
+  };
   const rows: [string, number, number][] = [];
   const measure = async (what: string, engine: (round: number) => Promise<Rate>, bareCount: number): Promise<void> => {
     const ratios: number[] = [];
@@ -349,14 +359,18 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       progress(`${what}: round ${round + 1} of ${ROUNDS}`);
       const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, bareCount));
+      const flushedBefore = await walFlushes();
       const measured = await engine(round);
+      const flushes = (await walFlushes()) - flushedBefore;
       const rate = perSecond(measured);
       bares.push(bare);
       rates.push(rate);
       ratios.push(rate / bare);
       const { met } = measured;
       if (met !== undefined)
-        mets.push(`${met.appends} appends to the log, ${met.conflicts} conflicts, ${met.passed} records gone past`);
+        mets.push(
+          `${met.appends} appends to the log, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
+        );
     }
     progressDone();
     rows.push([what, median(rates), median(bares)]);
