@@ -87,11 +87,31 @@ interface Rate {
   readonly met?: Met;
 }
 
-/** What a ledger's appends met: the log's appends (batches) it made, the conflicts among them, and others' records its appends went past. */
+/**
+ * What a ledger's appends met: the log's appends (batches) it made, the conflicts among them,
+ * and others' records its appends went past; and, for the log, the transactions that wrote it.
+ */
 interface Met {
   appends: number;
   conflicts: number;
   passed: number;
+  commits?: number;
+}
+
+/** How many transactions wrote the records of the log at `uri` (their distinct `xmin`): one flush each. */
+async function commitsOf(uri: string): Promise<number> {
+  const url = new URL(uri);
+  const client = new pg.Client({ connectionString: uri.replace(/[?&](log|schema)=[^&]*/g, '') });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM "${url.searchParams.get('schema') ?? 'ledgerstore'}".records WHERE log = $1`,
+      [url.searchParams.get('log')],
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
 }
 
 /** `backend`, whose logs count in `met` what their appends meet. */
@@ -202,7 +222,7 @@ async function processAppends(uri: string, round: number): Promise<Rate> {
   const seconds = now() - start;
   for (const child of children) child.stdin.end();
   await noneDecidedTwice(uri, PROCESSES * PER_PROCESS);
-  const met: Met = { appends: 0, conflicts: 0, passed: 0 };
+  const met: Met = { appends: 0, conflicts: 0, passed: 0, commits: await commitsOf(uri) };
   for (const line of said) {
     const child = (JSON.parse(line) as Rate).met;
     met.appends += child?.appends ?? 0;
@@ -369,7 +389,7 @@ async function main(): Promise<void> {
       const { met } = measured;
       if (met !== undefined)
         mets.push(
-          `${met.appends} appends to the log, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
+          `${met.appends} appends to the log in ${met.commits ?? '?'} commits, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
         );
     }
     progressDone();
