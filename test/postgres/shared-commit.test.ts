@@ -8,10 +8,12 @@
  * appends put their batches in the waiting table and wait; letting it go lets one of them
  * commit them all.
  */
+
+import type pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { postgresBackend } from '../../backends/postgres/index.js';
-import { ConflictError, encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
+import { ConflictError, type EventLog, encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
 import { decided, failure, rejects, turn } from '../support/ledger.js';
 import {
   batchesWaiting,
@@ -26,6 +28,23 @@ import {
 import { PgProxy } from '../support/pg-proxy.js';
 
 const record = (who: string, n: number): Record => decided(turn(who, n));
+
+/**
+ * With `writer`'s record `w 0` appended, holds the append lock from `admin` and starts the
+ * append of `w 1`, once its batch waits in the waiting table; the lock's release is the caller's.
+ */
+async function oneBatchWaiting(
+  writer: EventLog<Record>,
+  admin: pg.Client,
+  log: string,
+): Promise<{ lock: { release: () => Promise<void> }; appending: Promise<unknown> }> {
+  await writer.append([record('w', 0)]);
+  const lock = await holdAppendLock(admin, log);
+  const appending = writer.append([record('w', 1)]);
+  appending.catch(() => undefined); // awaited by the caller
+  await batchesWaiting(admin, log, 1);
+  return { lock, appending };
+}
 
 test('batches that wait for the lock are written by one commit, each checked at the head it expected, in the order they came', async () => {
   const log = freshLog();
@@ -70,12 +89,8 @@ test('a batch that waited, its connection cut: its look-up takes it out of the w
     const uri = await logUri(log);
     const writer = await postgresBackend(proxy.through(uri), { codec: honchoCodec }).open();
     const other = await postgresBackend(uri, { codec: honchoCodec }).open();
-    await writer.append([record('w', 0)]);
     await withAdmin(async (admin) => {
-      const lock = await holdAppendLock(admin, log);
-      const appending = writer.append([record('w', 1)]);
-      appending.catch(() => undefined); // awaited below
-      await batchesWaiting(admin, log, 1);
+      const { lock, appending } = await oneBatchWaiting(writer, admin, log);
       const { rows } = await admin.query<{ pid: number }>(
         "SELECT pid FROM pg_stat_activity WHERE application_name = 'ledgerstore-append' AND wait_event = 'advisory'",
       );
@@ -104,12 +119,8 @@ test('a batch that waited longer than lock_timeout: found out as after a lost co
   const uri = await logUri(log);
   const writer = await postgresBackend(uri, { codec: honchoCodec, timeouts: { lockMs: 200 } }).open();
   const other = await postgresBackend(uri, { codec: honchoCodec }).open();
-  await writer.append([record('w', 0)]);
   await withAdmin(async (admin) => {
-    const lock = await holdAppendLock(admin, log);
-    const appending = writer.append([record('w', 1)]);
-    appending.catch(() => undefined); // awaited below
-    await batchesWaiting(admin, log, 1);
+    const { lock, appending } = await oneBatchWaiting(writer, admin, log);
     // the look-up waits for the lock too, and is tried again until it gets it
     await new Promise((resolve) => setTimeout(resolve, 600));
     await lock.release();
