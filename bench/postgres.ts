@@ -9,8 +9,9 @@
  *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
  *   `expectedHead` and their items as keys: going past each other's records, catching up on a
  *   conflict), with what their appends met (the log's appends, the conflicts among them, the
- *   others' records they went past), after which the log is checked: every record there, no
- *   item decided twice.
+ *   others' records they went past, the transactions that wrote the log: fewer than its appends
+ *   where batches shared a commit), after which the log is checked: every record there, no
+ *   item decided twice. Each append round also counts the server's WAL flushes (`pg_stat_wal`).
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
