@@ -9,8 +9,9 @@
  *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
  *   `expectedHead` and their items as keys: going past each other's records, catching up on a
  *   conflict), with what their appends met (the log's appends, the conflicts among them, the
- *   others' records they went past), after which the log is checked: every record there, no
- *   item decided twice.
+ *   others' records they went past, the transactions that wrote the log: fewer than its appends
+ *   where batches shared a commit), after which the log is checked: every record there, no
+ *   item decided twice. Each append round also counts the server's WAL flushes (`pg_stat_wal`).
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
@@ -87,11 +88,31 @@ interface Rate {
   readonly met?: Met;
 }
 
-/** What a ledger's appends met: the log's appends (batches) it made, the conflicts among them, and others' records its appends went past. */
+/**
+ * What a ledger's appends met: the log's appends (batches) it made, the conflicts among them,
+ * and others' records its appends went past; and, for the log, the transactions that wrote it.
+ */
 interface Met {
   appends: number;
   conflicts: number;
   passed: number;
+  commits?: number;
+}
+
+/** How many transactions wrote the records of the log at `uri` (their distinct `xmin`): one flush each. */
+async function commitsOf(uri: string): Promise<number> {
+  const url = new URL(uri);
+  const client = new pg.Client({ connectionString: uri.replace(/[?&](log|schema)=[^&]*/g, '') });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>(
+      `SELECT count(DISTINCT xmin::text)::int AS n FROM "${url.searchParams.get('schema') ?? 'ledgerstore'}".records WHERE log = $1`,
+      [url.searchParams.get('log')],
+    );
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
 }
 
 /** `backend`, whose logs count in `met` what their appends meet. */
@@ -202,7 +223,7 @@ async function processAppends(uri: string, round: number): Promise<Rate> {
   const seconds = now() - start;
   for (const child of children) child.stdin.end();
   await noneDecidedTwice(uri, PROCESSES * PER_PROCESS);
-  const met: Met = { appends: 0, conflicts: 0, passed: 0 };
+  const met: Met = { appends: 0, conflicts: 0, passed: 0, commits: await commitsOf(uri) };
   for (const line of said) {
     const child = (JSON.parse(line) as Rate).met;
     met.appends += child?.appends ?? 0;
@@ -340,6 +361,16 @@ async function main(): Promise<void> {
   await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
   console.log(`PostgreSQL ${settings}; Node ${process.version}`);
 
+  /** The server's WAL flushes so far (`pg_stat_wal`, this session's counts sent first; ended sessions have sent theirs); NaN before PostgreSQL 15. */
+  const walFlushes = async (): Promise<number> => {
+    try {
+      await admin.query('SELECT pg_stat_force_next_flush()');
+      await admin.query('SELECT 1');
+      return Number((await admin.query<{ n: string }>('SELECT wal_sync AS n FROM pg_stat_wal')).rows[0]?.n);
+    } catch {
+      return Number.NaN; // a server before 15 does not count them so
+    }
+  };
   const rows: [string, number, number][] = [];
   const measure = async (what: string, engine: (round: number) => Promise<Rate>, bareCount: number): Promise<void> => {
     const ratios: number[] = [];
@@ -349,14 +380,18 @@ async function main(): Promise<void> {
     for (let round = 0; round < ROUNDS; round++) {
       progress(`${what}: round ${round + 1} of ${ROUNDS}`);
       const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, bareCount));
+      const flushedBefore = await walFlushes();
       const measured = await engine(round);
+      const flushes = (await walFlushes()) - flushedBefore;
       const rate = perSecond(measured);
       bares.push(bare);
       rates.push(rate);
       ratios.push(rate / bare);
       const { met } = measured;
       if (met !== undefined)
-        mets.push(`${met.appends} appends to the log, ${met.conflicts} conflicts, ${met.passed} records gone past`);
+        mets.push(
+          `${met.appends} appends to the log in ${met.commits ?? '?'} commits, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
+        );
     }
     progressDone();
     rows.push([what, median(rates), median(bares)]);

@@ -2,9 +2,10 @@
  * The writer's side of a log: one session that every append of a log object goes through, in
  * call order, and what is done when that session is lost in the middle of an append.
  *
- * An append is one statement, `SELECT ... FROM <schema>.append(log, expected, batch, lines)`,
- * in autocommit: the server locks the log's row, writes the batch and commits, all inside that
- * one call, so the lock is never held across a round trip to the client. The batch id is a
+ * An append is one statement, `CALL <schema>.append(log, expected, known, batch, lines, keys, ...)`,
+ * in autocommit: the server takes the log's append lock, writes the batch (with any that wait
+ * for the lock) and commits, all inside that one call, so the lock is never held across a round
+ * trip to the client (`schema.ts`). The batch id is a
  * fresh uuid made here; the function keeps it with the batch's first record, in the same row.
  * With it goes `known`, the head this log object had reached: every position below it was
  * committed before the call, so the batch, if it landed, is at or past it (the function refuses
@@ -14,13 +15,16 @@
  * How a failure is read:
  * - No session could be made: nothing was sent, nothing written.
  * - The server answered with an `ERROR` (a lock or statement timeout, a full disk, a missing
- *   privilege, ...): the transaction rolled back, nothing was written; the log goes on.
+ *   privilege, ...): the transaction rolled back, nothing was written; the log goes on. But an
+ *   `ERROR` once the batch waited in the waiting table ({@link WAITED_STATE}) leaves it there,
+ *   where another writer's commit may still take it: that is found out as below.
  * - Anything else after the call was sent (the connection reset or ended, the server said
  *   `FATAL`, as when an administrator terminates the session): the batch may have committed
  *   or not, and the old session may even still be waiting for the log's lock and commit later.
  *   So, on a new session: the old one is **fenced** first (terminated if it is still there, by
- *   pid and start time so that a reused pid is not hit, and waited for until it is gone), and
- *   only then is the batch id looked up. Found: the append did land, and resolves as if nothing
+ *   pid and start time so that a reused pid is not hit, and waited for until it is gone), then,
+ *   under the append lock, the batch is taken out of the waiting table if it is there (no later
+ *   commit can write it), and only then is the batch id looked up. Found: the append did land, and resolves as if nothing
  *   had happened. Absent: it did not, and never will; the append is refused and the log goes on.
  *   If that cannot be found out within `resolveMs` (the server stays out of reach), the outcome
  *   stays unknown: the log must stop ({@link UnknownOutcome}) until it is reopened.
@@ -34,8 +38,16 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LedgerIoError } from '../../lib/errors.js';
 import type { Position } from '../../lib/log.js';
-import { type Connector, described, isStatementError, plainly, type Session, serverFailure } from './connection.js';
-import { identifier, positionOf } from './schema.js';
+import {
+  type Connector,
+  described,
+  isStatementError,
+  plainly,
+  type Session,
+  serverFailure,
+  sqlState,
+} from './connection.js';
+import { appendLockKey, identifier, positionOf, WAITED_STATE } from './schema.js';
 import type { PostgresPlace } from './uri.js';
 
 /** What the append function answered: written at `[from, head)`, or a conflict with the head it found. */
@@ -43,8 +55,8 @@ export interface Answer {
   readonly ok: boolean;
   readonly from: Position;
   readonly head: Position;
-  /** The lines a keyed append went past, from the expected head up to `from` (none: `null`). */
-  readonly passed: readonly string[] | null;
+  /** The lines a keyed append went past, from the expected head up to `from`, joined by newlines (none: `null`). */
+  readonly passed: string | null;
 }
 
 /** An append whose outcome could not be found out: the log must stop. */
@@ -59,7 +71,7 @@ interface AnswerRow {
   readonly ok: boolean;
   readonly from: string;
   readonly head: string;
-  readonly passed: string[] | null;
+  readonly passed: string | null;
 }
 
 /** The session appends go through, and the resolution of a lost one. */
@@ -95,12 +107,13 @@ export class Writer {
       ({
         rows: [row],
       } = await session.query<AnswerRow>(
-        `SELECT ok, "from", head, passed FROM ${s}.append($1, $2, $3, $4, $5, $6)`,
+        `CALL ${s}.append($1, $2, $3, $4, $5, $6, NULL, NULL, NULL, NULL)`,
         [this.place.log, expected, known, batch, lines, keys],
         { name: 'ledgerstore-append' },
       ));
     } catch (e) {
-      if (isStatementError(e)) throw serverFailure(this.place.name, 'appending', e);
+      // an error once the batch waited for the lock leaves it where another commit may take it
+      if (isStatementError(e) && sqlState(e) !== WAITED_STATE) throw serverFailure(this.place.name, 'appending', e);
       return this.resolve(session, { id: batch, known, expected, size: lines.length }, e);
     }
     if (row === undefined)
@@ -128,6 +141,10 @@ export class Writer {
     this.session = null;
     void old.end();
     const deadline = Date.now() + this.connector.resolveMs;
+    const happened =
+      sqlState(failure) === WAITED_STATE
+        ? "an append failed after its batch waited for the log's lock"
+        : 'the connection was lost during an append';
     let trouble: unknown = failure;
     for (let wait = 25; Date.now() < deadline; wait = Math.min(2 * wait, 1000)) {
       let fresh: Session | null = null;
@@ -145,7 +162,7 @@ export class Writer {
         throw new LedgerIoError(
           this.place.name,
           described(
-            `the connection was lost during an append (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`,
+            `${happened} (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`,
             failure,
           ),
         );
@@ -157,7 +174,7 @@ export class Writer {
       new LedgerIoError(
         this.place.name,
         described(
-          `the connection was lost during an append (${plainly(failure)}), and whether its batch was written could not be found out within ${this.connector.resolveMs} ms (${plainly(trouble)}); every append is refused until the ledger is reopened, which reads what the database holds`,
+          `${happened} (${plainly(failure)}), and whether its batch was written could not be found out within ${this.connector.resolveMs} ms (${plainly(trouble)}); every append is refused until the ledger is reopened, which reads what the database holds`,
           failure,
         ),
       ),
@@ -206,6 +223,15 @@ interface Sent {
  * the writer must take in, as the function would have returned them: they are read too.
  */
 async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promise<Answer | null> {
+  // Under the log's append lock, a batch left in the waiting table is taken out of it: no later
+  // commit can write it then, and one that did has committed.
+  await fresh.query('BEGIN');
+  await fresh.query(`SELECT pg_advisory_xact_lock(${appendLockKey(place.schema, '$1')})`, [place.log]);
+  await fresh.query(`DELETE FROM ${identifier(place.schema)}.waiting WHERE log = $1 AND batch = $2`, [
+    place.log,
+    batch.id,
+  ]);
+  await fresh.query('COMMIT');
   const {
     rows: [row],
   } = await fresh.query<{ position: string }>(
@@ -214,7 +240,7 @@ async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promis
   );
   if (row === undefined) return null;
   const from = positionOf(place.name, row.position);
-  let passed: string[] | null = null;
+  let passed: string | null = null;
   if (batch.expected !== null && from > batch.expected) {
     const { rows } = await fresh.query<{ line: string }>(
       `SELECT line FROM ${identifier(place.schema)}.records WHERE log = $1 AND position >= $2 AND position < $3 ORDER BY position`,
@@ -222,7 +248,7 @@ async function lookUp(fresh: Session, place: PostgresPlace, batch: Sent): Promis
     );
     if (rows.length !== from - batch.expected)
       throw new Error(`the records from ${batch.expected} to ${from} that the batch went past are not all there`);
-    passed = rows.map((r) => r.line);
+    passed = rows.map((r) => r.line).join('\n');
   }
   return { ok: true, from, head: from + batch.size, passed };
 }

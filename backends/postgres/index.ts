@@ -52,7 +52,7 @@ import { Connector, connectFailure, type ReadPool, serverFailure } from './conne
 import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
-import { decodeLines, lineAt, readPages } from './read.js';
+import { decodeJoined, lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
@@ -213,7 +213,7 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     if (answer.passed === null || expectedHead === undefined) return { from: answer.from, head: answer.head };
     let passed: R[];
     try {
-      passed = decodeLines(this.place, this.codec, expectedHead, answer.passed);
+      passed = decodeJoined(this.place, this.codec, expectedHead, answer.from - expectedHead, answer.passed);
     } catch (e) {
       // the batch is in the log, after a record that is not one: nothing past it can be trusted
       if (e instanceof DamagedError) this.stop(e);

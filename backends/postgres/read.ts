@@ -52,40 +52,35 @@ export async function* readPages<R>(
     if (n !== last - start) throw missingRecord(place, await firstMissing(db, place, start, last), end);
     next = last < end ? page(last) : null;
     next?.catch(() => undefined); // awaited on the next turn; a reader that stops here must not leave it unheard
-    const bytes = Buffer.from(lines ?? '', 'utf8');
-    const records: R[] = new Array<R>(n);
-    for (let k = 0, at = 0; k < n; k++) {
-      const newline = bytes.indexOf(0x0a, at);
-      const stop = newline === -1 ? bytes.length : newline;
-      try {
-        records[k] = codec.decode(bytes, at, stop);
-      } catch (e) {
-        throw asDamage(place.name, start + k + 1, e);
-      }
-      at = stop + 1;
-    }
-    yield records;
+    yield decodeJoined(place, codec, start, n, lines ?? '');
   }
 }
 
 /**
- * The records of `lines`, the first at `from`.
+ * The `n` records of `lines` (joined by newlines, as `string_agg` gives them), the first at
+ * `from`: read as a JSONL chunk is, each line decoded where it lies.
  * @throws {@link DamagedError} at a line that is not a record
  */
-export function decodeLines<R>(
+export function decodeJoined<R>(
   place: PostgresPlace,
   codec: RecordCodec<R>,
   from: Position,
-  lines: readonly string[],
+  n: number,
+  lines: string,
 ): R[] {
-  return lines.map((line, k) => {
-    const bytes = Buffer.from(line, 'utf8');
+  const bytes = Buffer.from(lines, 'utf8');
+  const records: R[] = new Array<R>(n);
+  for (let k = 0, at = 0; k < n; k++) {
+    const newline = bytes.indexOf(0x0a, at);
+    const stop = newline === -1 ? bytes.length : newline;
     try {
-      return codec.decode(bytes, 0, bytes.length);
+      records[k] = codec.decode(bytes, at, stop);
     } catch (e) {
       throw asDamage(place.name, from + k + 1, e);
     }
-  });
+    at = stop + 1;
+  }
+  return records;
 }
 
 /** Damage: no record at `position`, below the log's head `end`. */

@@ -9,19 +9,25 @@
  * |---|---|---|
  * | `meta` | format (one row) | `format` = `ledgerstore/pg`, `version` |
  * | `logs` | log | `name`, `head`: the number of records, moved only by `append` |
- * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null) |
+ * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null); `key`: a hash of the record's key |
+ * | `waiting` (unlogged) | batch waiting for the append lock | the call's arguments, then its answer |
  *
- * `append(log, expected, known, batch, lines, keys)` is the only writer. It moves the head by
- * the batch's size in one update of the log's row, which locks it, only where the head is
- * `expected` (if given) and at least `known` (the head the writer had reached: a log below it
- * went back); else it writes nothing and returns `ok = false` and the head. With `keys` (one
+ * `append(log, expected, known, batch, lines, keys)` is the only writer: a procedure (version 4)
+ * whose commits hold the log's append lock, an advisory lock, through their WAL flush. A call
+ * that gets it at once commits the batches waiting for it and then its own; one that finds it
+ * held puts its batch in `waiting` (unlogged: that commit has no WAL to flush), commits, and
+ * waits for the lock: by then the holder's next commit, or the first waiter's, has usually
+ * written it with every other waiting batch, in the order they came, with one flush for all
+ * (else it commits them itself). Each batch is placed at the head its turn finds, only where
+ * that head is `expected` (if given) and at least `known` (the head the writer had reached: a
+ * log below it went back); else it writes nothing and returns `ok = false` and the head. With `keys` (one
  * a line), a head up to {@link MAX_PASSED} past `expected` is taken too when none of the records
  * in between has one of those keys or none (`records.key`, a hash of each record's key): the
  * batch goes after them, and they are returned (`passed`), for the writer to take in before its
  * own. It inserts the lines at `head ... head + n - 1`, the batch id with the first, notifies the channel
  * `<schema>.<log>` with the new head, and forces `synchronous_commit` on for its transaction.
- * Because every append to a log holds that row lock until it commits, positions are given out
- * in commit order and a reader that sees position p sees every position below it. (Version 1
+ * Because every commit of appends to a log holds the lock until it is flushed, positions are
+ * given out in commit order and a reader that sees position p sees every position below it. (Version 1
  * kept the batch ids in a table of their own and locked the row before updating it: 709 bytes
  * of WAL a one-record commit, where version 2 writes about 450.)
  *
@@ -42,7 +48,7 @@ import type { PostgresPlace } from './uri.js';
 /** What `meta.format` says of a ledgerstore schema. */
 export const FORMAT = 'ledgerstore/pg';
 /** The version of the schema that this ledgerstore writes and reads. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 /**
  * The most records a keyed append goes past ({@link MIGRATIONS}, version 3): a writer further
  * behind meets a conflict, and catches up a page at a time.
@@ -265,7 +271,190 @@ export const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 4,
+    what: 'shared commits: append() becomes a procedure, and a batch that finds the log busy waits in the waiting table for the commit that takes it',
+    statements: (schema) => {
+      const s = identifier(schema);
+      return [
+        // Unlogged: a batch waiting here is not acknowledged, so a crash may lose it (the
+        // writer's session is lost too, and its look-up finds the batch absent), and a batch
+        // put here and taken out again writes no WAL of its own, so its transactions need no flush.
+        `CREATE UNLOGGED TABLE ${s}.waiting (
+           log text NOT NULL,
+           batch uuid NOT NULL,
+           at timestamptz NOT NULL DEFAULT clock_timestamp(),
+           expected bigint,
+           known bigint NOT NULL,
+           lines text[] NOT NULL,
+           keys text[],
+           ok boolean,
+           "from" bigint,
+           head bigint,
+           PRIMARY KEY (log, batch)
+         )`,
+        `DROP FUNCTION ${s}.append(text, bigint, bigint, uuid, text[], text[])`,
+        // One batch put at p_head if the rules of append() let it: its records inserted, the
+        // head it makes returned; the caller moves the log's head.
+        `CREATE FUNCTION ${s}.place(p_log text, p_head bigint, p_expected bigint, p_known bigint, p_lines text[], p_keys text[], p_batch uuid,
+                                    OUT ok boolean, OUT "from" bigint, OUT head bigint, OUT passed text)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_clashes bigint;
+           v_count bigint;
+         BEGIN
+           ok := false;
+           "from" := p_head;
+           head := p_head;
+           IF p_head < p_known THEN
+             RETURN; -- the log went back
+           END IF;
+           IF p_expected IS NOT NULL AND p_head <> p_expected THEN
+             IF p_keys IS NULL OR p_head < p_expected OR p_head - p_expected > ${MAX_PASSED} THEN
+               RETURN;
+             END IF;
+             -- Past records the caller has not seen, all committed or placed before it in this
+             -- transaction: the batch goes after them only if none is about one of its keys.
+             SELECT string_agg(r.line, E'\\n' ORDER BY r.position), count(*),
+                    count(*) FILTER (WHERE r.key IS NULL OR r.key = ANY(ARRAY(SELECT hashtextextended(k, 0) FROM unnest(p_keys) AS k)))
+               INTO passed, v_count, v_clashes
+               FROM ${s}.records r WHERE r.log = p_log AND r.position >= p_expected AND r.position < p_head;
+             IF v_clashes > 0 OR v_count <> p_head - p_expected THEN
+               passed := NULL;
+               RETURN;
+             END IF;
+           END IF;
+           INSERT INTO ${s}.records (log, position, line, batch, key)
+             SELECT p_log, p_head + t.o - 1, t.l, CASE WHEN t.o = 1 THEN p_batch END, hashtextextended(p_keys[t.o], 0)
+             FROM unnest(p_lines) WITH ORDINALITY AS t(l, o);
+           ok := true;
+           head := p_head + cardinality(p_lines);
+         END
+         $fn$`,
+        // In the transaction that holds the log's append lock: places every waiting batch of
+        // the log, in the order they came, then (p_lines not null) the caller's own; moves the
+        // head once and tells of it. One commit, one WAL flush, for them all.
+        `CREATE FUNCTION ${s}.settle(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_lines text[], p_keys text[],
+                                     OUT ok boolean, OUT "from" bigint, OUT head bigint, OUT passed text)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_start bigint;
+           v_head bigint;
+           v_placed record;
+           v_waiting record;
+         BEGIN
+           -- For this transaction's commit, whatever the session says. (A SET clause on the
+           -- function would not do: it is undone when the function returns, before the commit.)
+           IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+             PERFORM set_config('synchronous_commit', 'on', true);
+           END IF;
+           SELECT l.head INTO v_start FROM ${s}.logs l WHERE l.name = p_log;
+           IF NOT FOUND THEN
+             RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+           END IF;
+           v_head := v_start;
+           FOR v_waiting IN SELECT * FROM ${s}.waiting w WHERE w.log = p_log AND w.ok IS NULL ORDER BY w.at LOOP
+             SELECT * INTO v_placed
+               FROM ${s}.place(p_log, v_head, v_waiting.expected, v_waiting.known, v_waiting.lines, v_waiting.keys, v_waiting.batch);
+             UPDATE ${s}.waiting w SET ok = v_placed.ok, "from" = v_placed."from", head = v_placed.head
+               WHERE w.log = p_log AND w.batch = v_waiting.batch;
+             v_head := v_placed.head;
+           END LOOP;
+           IF p_lines IS NOT NULL THEN
+             SELECT * INTO v_placed FROM ${s}.place(p_log, v_head, p_expected, p_known, p_lines, p_keys, p_batch);
+             ok := v_placed.ok;
+             "from" := v_placed."from";
+             head := v_placed.head;
+             passed := v_placed.passed;
+             v_head := v_placed.head;
+           END IF;
+           IF v_head <> v_start THEN
+             -- only this lock's holder moves the head: it is where it was read
+             UPDATE ${s}.logs l SET head = v_head WHERE l.name = p_log;
+             -- delivered when the transaction commits, and only if it does
+             PERFORM pg_notify(${literal(`${schema}.`)} || p_log, v_head::text);
+           END IF;
+         END
+         $fn$`,
+        `CREATE PROCEDURE ${s}.append(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_lines text[], p_keys text[],
+                                      INOUT ok boolean DEFAULT NULL, INOUT "from" bigint DEFAULT NULL,
+                                      INOUT head bigint DEFAULT NULL, INOUT passed text DEFAULT NULL)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_n bigint := coalesce(cardinality(p_lines), 0);
+           v_lock bigint := ${appendLockKey(schema, 'p_log')};
+           v_settled record;
+           v_mine ${s}.waiting;
+         BEGIN
+           IF p_keys IS NOT NULL AND coalesce(cardinality(p_keys), 0) <> v_n THEN
+             RAISE EXCEPTION 'ledgerstore: % keys for % records', coalesce(cardinality(p_keys), 0), v_n USING ERRCODE = '22023';
+           END IF;
+           IF v_n = 0 THEN
+             SELECT l.head INTO head FROM ${s}.logs l WHERE l.name = p_log;
+             IF NOT FOUND THEN
+               RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+             END IF;
+             ok := head >= p_known AND (p_expected IS NULL OR p_expected = head);
+             "from" := head;
+             RETURN;
+           END IF;
+           IF pg_try_advisory_xact_lock(v_lock) THEN
+             SELECT * INTO v_settled FROM ${s}.settle(p_log, p_expected, p_known, p_batch, p_lines, p_keys);
+             ok := v_settled.ok;
+             "from" := v_settled."from";
+             head := v_settled.head;
+             passed := v_settled.passed;
+             RETURN;
+           END IF;
+           -- Another writer holds the lock through its commit: the batch waits for the next
+           -- commit, whoever makes it. (Unlogged: this commit writes no WAL to flush.)
+           INSERT INTO ${s}.waiting (log, batch, expected, known, lines, keys)
+             VALUES (p_log, p_batch, p_expected, p_known, p_lines, p_keys);
+           COMMIT;
+           BEGIN
+             PERFORM pg_advisory_xact_lock(v_lock);
+             SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             IF v_mine.ok IS NULL THEN
+               PERFORM ${s}.settle(p_log, NULL, NULL, NULL, NULL, NULL);
+               SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             END IF;
+             IF v_mine.ok IS NULL THEN
+               RAISE EXCEPTION 'ledgerstore: the batch % is no longer in the waiting table', p_batch;
+             END IF;
+             DELETE FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             ok := v_mine.ok;
+             "from" := v_mine."from";
+             head := v_mine.head;
+             IF ok AND p_expected IS NOT NULL AND "from" > p_expected THEN
+               passed := (SELECT string_agg(r.line, E'\\n' ORDER BY r.position) FROM ${s}.records r
+                          WHERE r.log = p_log AND r.position >= p_expected AND r.position < "from");
+             END IF;
+           EXCEPTION WHEN OTHERS OR query_canceled THEN
+             -- the batch is in the waiting table, committed: a later commit may still take it
+             RAISE EXCEPTION 'ledgerstore: % (the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
+               USING ERRCODE = '${WAITED_STATE}';
+           END;
+         END
+         $fn$`,
+      ];
+    },
+  },
 ];
+
+/**
+ * The SQLSTATE of an append that failed after its batch was put in the waiting table
+ * (version 4): the batch may still be written by another writer's commit, so the writer finds
+ * out as after a lost connection.
+ */
+export const WAITED_STATE = 'LSWTD';
+
+/**
+ * The key of the advisory lock that a log's appends take, through their commit (version 4), as
+ * SQL of `log` (an SQL expression of the log's name).
+ */
+export function appendLockKey(schema: string, log: string): string {
+  return `hashtextextended(${literal(`ledgerstore append ${schema}.`)} || ${log}, 0)`;
+}
 
 /** `text` as an SQL string literal. */
 export function literal(text: string): string {
@@ -401,6 +590,10 @@ export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promi
       await checkMayWrite(db, place);
       doing = `adding the log ${place.log}`;
       await db.query(`INSERT INTO ${s}.logs (name) VALUES ($1) ON CONFLICT DO NOTHING`, [place.log]);
+      // answers that no writer came back for (one killed while it waited): no call waits an hour
+      await db.query(`DELETE FROM ${s}.waiting WHERE log = $1 AND ok IS NOT NULL AND at < now() - interval '1 hour'`, [
+        place.log,
+      ]);
       const head = await headOf(db, place);
       doing = 'committing';
       await db.query('COMMIT');
@@ -422,7 +615,10 @@ async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void>
     ['table', `${s}.logs`, 'INSERT'],
     ['table', `${s}.logs`, 'UPDATE'],
     ['table', `${s}.records`, 'INSERT'],
-    ['function', `${s}.append(text, bigint, bigint, uuid, text[], text[])`, 'EXECUTE'],
+    ['table', `${s}.waiting`, 'INSERT'],
+    ['table', `${s}.waiting`, 'UPDATE'],
+    ['table', `${s}.waiting`, 'DELETE'],
+    ['function', `${s}.append(text, bigint, bigint, uuid, text[], text[], boolean, bigint, bigint, text)`, 'EXECUTE'],
   ];
   const {
     rows: [row],

@@ -81,4 +81,63 @@ test('a version-1 schema: read-only it is refused unchanged; a writable open mig
   }
 });
 
+test('a version-3 schema, written by its keyed function: a writable open migrates it to shared commits, the old function gone', async () => {
+  const schema = await otherSchema('m');
+  const log = freshLog();
+  const uri = (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
+  const upTo3 = MIGRATIONS.filter((m) => m.version <= 3);
+  assert.equal(
+    upTo3.map((m) => m.version),
+    [1, 2, 3],
+  );
+  const callV3 = `SELECT * FROM "${schema}".append($1, $2, $3, $4, $5, $6)`;
+  await withAdmin(async (admin) => {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    for (const migration of upTo3) for (const statement of migration.statements(schema)) await admin.query(statement);
+    await admin.query(`UPDATE "${schema}".meta SET version = 3`);
+    await admin.query(`INSERT INTO "${schema}".logs (name) VALUES ($1)`, [log]);
+    for (const batch of [[0, 1], [2]])
+      await admin.query(callV3, [
+        log,
+        batch[0],
+        batch[0],
+        randomUUID(),
+        batch.map((n) => encodeRecord(record(n))),
+        batch.map((n) => `k${n}`),
+      ]);
+  });
+  const old = Array.from({ length: 3 }, (_, n) => record(n));
+  try {
+    const backend = postgresBackend(uri, { codec: honchoCodec });
+    await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /is in version 3 .*open it for writing once/);
+    const writer = await backend.open();
+    assert.is(writer.head, 3);
+    assert.equal(await all(writer), old, 'every record it held, in order');
+    assert.equal(await writer.append([record(3)], { expectedHead: 3, keys: ['k3'] }), { from: 3, head: 4 });
+    await withAdmin(async (admin) => {
+      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: SCHEMA_VERSION }]);
+      assert.equal(
+        (await admin.query(`SELECT count(*)::int AS n FROM "${schema}".waiting`)).rows,
+        [{ n: 0 }],
+        'the waiting table is there, and empty',
+      );
+      const e = await admin.query(callV3, [log, 4, 4, randomUUID(), [encodeRecord(record(4))], ['k4']]).then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      assert.is(
+        (e as { code?: unknown } | null)?.code,
+        '42809',
+        'append is a procedure now: a version-3 writer cannot call it',
+      );
+    });
+    await writer.close();
+    const reader = await backend.open({ readOnly: true });
+    assert.equal(await all(reader), [...old, record(3)]);
+    await reader.close();
+  } finally {
+    await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));
+  }
+});
+
 test.run();

@@ -16,6 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { type PostgresBackend, type PostgresOptions, postgresBackend } from '../../backends/postgres/index.js';
+import { appendLockKey } from '../../backends/postgres/schema.js';
 import type { Record } from '../../lib/index.js';
 import { honchoCodec } from '../../lib/index.js';
 import { until } from '../conformance/common.js';
@@ -247,6 +248,28 @@ export async function holdLogLock(admin: pg.Client, log: string): Promise<{ rele
   await admin.query('BEGIN');
   await admin.query(`SELECT head FROM "${schema}".logs WHERE name = $1 FOR UPDATE`, [log]);
   return { release: async () => void (await admin.query('ROLLBACK')) };
+}
+
+/**
+ * Holds log `log`'s append lock (the advisory lock that each commit of appends holds) from
+ * `admin`'s session until `release` is called: appends meanwhile wait in the waiting table.
+ */
+export async function holdAppendLock(admin: pg.Client, log: string): Promise<{ release: () => Promise<void> }> {
+  const { schema } = await pgServer();
+  const key = appendLockKey(schema, '$1');
+  await admin.query(`SELECT pg_advisory_lock(${key})`, [log]);
+  return { release: async () => void (await admin.query(`SELECT pg_advisory_unlock(${key})`, [log])) };
+}
+
+/** Waits until `count` batches of log `log` wait for its append lock, in the waiting table. */
+export async function batchesWaiting(admin: pg.Client, log: string, count: number): Promise<void> {
+  const { schema } = await pgServer();
+  await until(
+    async () =>
+      (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".waiting WHERE log = $1`, [log]))
+        .rows[0]?.n === count,
+    `${count} batches to wait for the append lock`,
+  );
 }
 
 /** The lines of log `log`, by position, as the database holds them. */
