@@ -7,7 +7,7 @@
  */
 import * as path from 'node:path';
 import { DamagedError, InvalidRecordError, LedgerIoError, LockedError, NotAFileError } from '../lib/errors.js';
-import { lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
+import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
@@ -26,23 +26,17 @@ export class BatchLines {
 
   /**
    * The records' lines, valid until the next call (copy what is kept longer).
-   * @param encode a record's line, without its newline
    * @throws {@link InvalidRecordError} when one is longer than a line may hold, and nothing is written
    */
-  encode<R>(records: readonly R[], encode: (record: R) => string): Buffer {
-    const texts = new Array<string>(records.length);
+  write<R>(records: readonly CheckedRecord<R>[]): Buffer {
     // UTF-8 takes at most 3 bytes for each UTF-16 unit (a surrogate pair: 4 for 2), so the
     // buffer is sized from the strings' lengths, which costs nothing to read
     let most = 0;
-    for (let n = 0; n < records.length; n++) {
-      const text = encode(records[n] as R);
-      texts[n] = text;
-      most += 3 * text.length + 1;
-    }
+    for (const record of records) most += 3 * record.line.length + 1;
     const bytes = this.room(most);
     let at = 0;
-    for (const text of texts) {
-      const length = bytes.write(text, at, 'utf8');
+    for (const record of records) {
+      const length = bytes.write(record.line, at, 'utf8');
       if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
       at += length;
       bytes[at++] = 10;

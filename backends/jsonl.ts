@@ -88,7 +88,7 @@ import {
 } from '../lib/errors.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import {
-  checkedEncoder,
+  type CheckedRecord,
   type HeadWatcher,
   type LogBackend,
   type LogCapabilities,
@@ -236,7 +236,6 @@ function resumeCursor(
 
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
-  private readonly encode: (record: R) => string;
   private readonly batchLines = new BatchLines();
   private readonly io: FileIO;
   private readonly chunkSize: number;
@@ -263,7 +262,6 @@ class JsonlLog<R> extends StoredLog<R> {
     const absolute = path.resolve(file);
     super({ name: file, capabilities: CAPABILITIES, codec: options.codec, readOnly, writerKey: absolute });
     this.codec = options.codec;
-    this.encode = checkedEncoder(options.codec);
     this.io = options.io ?? nodeFileIO;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -380,8 +378,13 @@ class JsonlLog<R> extends StoredLog<R> {
   }
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
-  protected _append(records: readonly R[]): void {
-    const bytes = this.batchLines.encode(records, this.encode);
+  protected _append(
+    records: readonly R[],
+    _head: undefined,
+    _keys: undefined,
+    checked: readonly CheckedRecord<R>[],
+  ): void {
+    const bytes = this.batchLines.write(checked);
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; )
