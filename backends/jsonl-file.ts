@@ -13,6 +13,8 @@ import { readAt } from './jsonl-lines.js';
 
 /** The most a batch's buffer keeps between appends; a larger batch has a buffer of its own. */
 const KEPT_BATCH_BYTES = 1024 * 1024;
+/** The most UTF-16 units of lines joined into one string to be written at once: far below what a string can hold. */
+const JOINED_UNITS = 1 << 20;
 
 /**
  * The lines of each append, each with its newline, as one buffer for one write, encoded straight
@@ -34,13 +36,25 @@ export class BatchLines {
     let most = 0;
     for (const record of records) most += 3 * record.line.length + 1;
     const bytes = this.room(most);
+    // The lines are joined and written a run at a time, not one by one: a line made of a
+    // template's parts is flattened when written, and one flattening of many lines costs less
+    // than one a line (64 lines: 0.45 against 0.64 us a line, the encode included).
     let at = 0;
+    let run = '';
     for (const record of records) {
-      const length = bytes.write(record.line, at, 'utf8');
-      if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
-      at += length;
-      bytes[at++] = 10;
+      const line = record.line;
+      // only a line that could be longer than a line may be is measured
+      if (3 * line.length > MAX_LINE_BYTES) {
+        const length = Buffer.byteLength(line);
+        if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+      }
+      if (run.length + line.length >= JOINED_UNITS) {
+        at += bytes.write(run, at, 'utf8');
+        run = '';
+      }
+      run += `${line}\n`;
     }
+    at += bytes.write(run, at, 'utf8');
     return bytes.subarray(0, at);
   }
 
