@@ -250,8 +250,8 @@ class JsonlLog<R> extends StoredLog<R> {
   private length = 0;
   /** Where the last record's line starts (-1 when there is none). */
   private lastLineStart = -1;
-  /** The last line this log appended, without its newline (`null` until it appends). */
-  private lastLine: Buffer | null = null;
+  /** The last line this log appended, without its newline, as its record's checked line (`null` until it appends). */
+  private lastLine: string | null = null;
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
   private readonly heartbeatMs: number;
@@ -402,8 +402,9 @@ class JsonlLog<R> extends StoredLog<R> {
     this.confirmAtPath(fd);
     if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
-    // copied: the batch's buffer is the next batch's too
-    this.lastLine = Buffer.from(bytes.subarray(lastLine, bytes.length - 1));
+    // its text, which it was written from, not a copy of its bytes: the batch's buffer is the
+    // next batch's too, and a fingerprint of the text is that of its UTF-8
+    this.lastLine = (checked[checked.length - 1] as CheckedRecord<R>).line;
     this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
   }
@@ -634,7 +635,7 @@ class JsonlLog<R> extends StoredLog<R> {
   }
 
   /** The last line, without its newline: at hand when this log wrote it (a read model asks after every append), else read back. */
-  protected _storedLast(): Buffer {
+  protected _storedLast(): Buffer | string {
     if (this.lastLine !== null) return this.lastLine;
     const fd = this.fd as Fd; // a log with records has its file
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
