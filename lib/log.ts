@@ -151,7 +151,7 @@ export interface AppendOptions {
   /**
    * @deprecated ignored: records are checked unless they come as {@link CheckedRecord}s of the
    * log's codec, which say so themselves (this option, told by a function's identity, was how
-   * the Honcho ledger said so before 0.3).
+   * the Honcho ledger said so before `CheckedRecord`).
    */
   readonly normalizedBy?: (value: unknown) => unknown;
 }
