@@ -17,8 +17,8 @@ const KEPT_BATCH_BYTES = 1024 * 1024;
 const JOINED_UNITS = 1 << 20;
 
 /**
- * The lines of each append, each with its newline, as one buffer for one write, encoded straight
- * into it: no string of all the lines, no second pass to measure them, and no new buffer per
+ * The lines of each append, each with its newline, as one buffer for one write, the lines
+ * written into it a run at a time, with no second pass to measure them and no new buffer per
  * append (the one of the last batch is reused). No line may be longer than a line may hold: a
  * reader would refuse it as damage. (The Honcho codec refuses such a record before it is queued;
  * this is for codecs that do not.)
