@@ -41,6 +41,7 @@
  */
 import { LedgerIoError } from '../lib/errors.js';
 import type {
+  Appendable,
   Appended,
   AppendOptions,
   EventLog,
@@ -426,7 +427,7 @@ class FaultyLog<R> extends LogBase<R> {
   }
 
   /** Numbered first, whatever its outcome; then the guards; then its turn, after its delay. */
-  append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>> {
+  append(records: readonly Appendable<R>[], options?: AppendOptions): Promise<Appended<R>> {
     let call: Call;
     try {
       call = this.faults.next();
@@ -455,7 +456,7 @@ class FaultyLog<R> extends LogBase<R> {
   private async perform(
     call: Call,
     delay: Delay | null,
-    records: readonly R[],
+    records: readonly Appendable<R>[],
     options: AppendOptions | undefined,
   ): Promise<Appended<R>> {
     if (delay !== null) {

@@ -7,16 +7,18 @@
  */
 import * as path from 'node:path';
 import { DamagedError, InvalidRecordError, LedgerIoError, LockedError, NotAFileError } from '../lib/errors.js';
-import { lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
+import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
 /** The most a batch's buffer keeps between appends; a larger batch has a buffer of its own. */
 const KEPT_BATCH_BYTES = 1024 * 1024;
+/** The most UTF-16 units of lines joined into one string to be written at once: far below what a string can hold. */
+const JOINED_UNITS = 1 << 20;
 
 /**
- * The lines of each append, each with its newline, as one buffer for one write, encoded straight
- * into it: no string of all the lines, no second pass to measure them, and no new buffer per
+ * The lines of each append, each with its newline, as one buffer for one write, the lines
+ * written into it a run at a time, with no second pass to measure them and no new buffer per
  * append (the one of the last batch is reused). No line may be longer than a line may hold: a
  * reader would refuse it as damage. (The Honcho codec refuses such a record before it is queued;
  * this is for codecs that do not.)
@@ -26,27 +28,33 @@ export class BatchLines {
 
   /**
    * The records' lines, valid until the next call (copy what is kept longer).
-   * @param encode a record's line, without its newline
    * @throws {@link InvalidRecordError} when one is longer than a line may hold, and nothing is written
    */
-  encode<R>(records: readonly R[], encode: (record: R) => string): Buffer {
-    const texts = new Array<string>(records.length);
+  write<R>(records: readonly CheckedRecord<R>[]): Buffer {
     // UTF-8 takes at most 3 bytes for each UTF-16 unit (a surrogate pair: 4 for 2), so the
     // buffer is sized from the strings' lengths, which costs nothing to read
     let most = 0;
-    for (let n = 0; n < records.length; n++) {
-      const text = encode(records[n] as R);
-      texts[n] = text;
-      most += 3 * text.length + 1;
-    }
+    for (const record of records) most += 3 * record.line.length + 1;
     const bytes = this.room(most);
+    // The lines are joined and written a run at a time, not one by one: a line made of a
+    // template's parts is flattened when written, and one flattening of many lines costs less
+    // than one a line (64 lines: 0.45 against 0.64 us a line, the encode included).
     let at = 0;
-    for (const text of texts) {
-      const length = bytes.write(text, at, 'utf8');
-      if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
-      at += length;
-      bytes[at++] = 10;
+    let run = '';
+    for (const record of records) {
+      const line = record.line;
+      // only a line that could be longer than a line may be is measured
+      if (3 * line.length > MAX_LINE_BYTES) {
+        const length = Buffer.byteLength(line);
+        if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+      }
+      if (run.length + line.length >= JOINED_UNITS) {
+        at += bytes.write(run, at, 'utf8');
+        run = '';
+      }
+      run += `${line}\n`;
     }
+    at += bytes.write(run, at, 'utf8');
     return bytes.subarray(0, at);
   }
 

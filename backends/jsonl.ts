@@ -88,7 +88,7 @@ import {
 } from '../lib/errors.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import {
-  checkedEncoder,
+  type CheckedRecord,
   type HeadWatcher,
   type LogBackend,
   type LogCapabilities,
@@ -245,7 +245,6 @@ interface CountedAhead {
 
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
-  private readonly encode: (record: R) => string;
   private readonly batchLines = new BatchLines();
   private readonly io: FileIO;
   private readonly chunkSize: number;
@@ -260,8 +259,8 @@ class JsonlLog<R> extends StoredLog<R> {
   private length = 0;
   /** Where the last record's line starts (-1 when there is none). */
   private lastLineStart = -1;
-  /** The last line this log appended, without its newline (`null` until it appends). */
-  private lastLine: Buffer | null = null;
+  /** The last line this log appended, without its newline, as its record's checked line (`null` until it appends). */
+  private lastLine: string | null = null;
   /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
   private starts: number[] | null = [];
   /** A reader's whole lines that a watch of it counted past those it took in: its next refresh takes them after its sync, rather than read and count them again. */
@@ -274,7 +273,6 @@ class JsonlLog<R> extends StoredLog<R> {
     const absolute = path.resolve(file);
     super({ name: file, capabilities: CAPABILITIES, codec: options.codec, readOnly, writerKey: absolute });
     this.codec = options.codec;
-    this.encode = checkedEncoder(options.codec);
     this.io = options.io ?? nodeFileIO;
     this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
     this.heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -400,8 +398,13 @@ class JsonlLog<R> extends StoredLog<R> {
   }
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
-  protected _append(records: readonly R[]): void {
-    const bytes = this.batchLines.encode(records, this.encode);
+  protected _append(
+    records: readonly R[],
+    _head: undefined,
+    _keys: undefined,
+    checked: readonly CheckedRecord<R>[],
+  ): void {
+    const bytes = this.batchLines.write(checked);
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; )
@@ -419,8 +422,9 @@ class JsonlLog<R> extends StoredLog<R> {
     this.confirmAtPath(fd);
     if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
     const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
-    // copied: the batch's buffer is the next batch's too
-    this.lastLine = Buffer.from(bytes.subarray(lastLine, bytes.length - 1));
+    // its text, which it was written from, not a copy of its bytes: the batch's buffer is the
+    // next batch's too, and a fingerprint of the text is that of its UTF-8
+    this.lastLine = (checked[checked.length - 1] as CheckedRecord<R>).line;
     this.lastLineStart = this.length + lastLine;
     this.length += bytes.length;
   }
@@ -682,7 +686,7 @@ class JsonlLog<R> extends StoredLog<R> {
   }
 
   /** The last line, without its newline: at hand when this log wrote it (a read model asks after every append), else read back. */
-  protected _storedLast(): Buffer {
+  protected _storedLast(): Buffer | string {
     if (this.lastLine !== null) return this.lastLine;
     const fd = this.fd as Fd; // a log with records has its file
     const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);

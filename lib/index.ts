@@ -71,7 +71,7 @@ export * from './honcho/record.js';
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger } from './ledger.js';
 export type * from './log.js';
-export { checkedEncoder, lineTooLong, MAX_LINE_BYTES } from './log.js';
+export { CheckedRecord, checkedEncoder, lineTooLong, MAX_LINE_BYTES } from './log.js';
 export { type Batches, LogBase, type LogSpec, StoredLog } from './log-base.js';
 export type {
   Loadable,

@@ -8,8 +8,8 @@
  * - **The guards, in one order.** An append is refused, first to last: closed
  *   ({@link ClosedError}), read-only ({@link ReadOnlyError}), stopped ({@link StoppedError}, or
  *   the stopping error itself when it has that code), a record that `codec.normalize` refuses
- *   (the codec's `InvalidRecordError`; not checked again when the caller made the records with
- *   that very `normalize`, `normalizedBy`), the expected head ({@link ConflictError}), and only then
+ *   (the codec's `InvalidRecordError`; a {@link CheckedRecord} the log's own codec made is
+ *   taken as it is), the expected head ({@link ConflictError}), and only then
  *   does an empty batch resolve, writing nothing. Closed, read-only and stopped are looked at
  *   when `append` is called, and stopped again when its turn comes (an earlier append may have
  *   stopped the log meanwhile); the records are checked when it is called, into fresh values a
@@ -53,19 +53,21 @@ import {
 import { assertExpectedHead } from './expected-head.js';
 import { fingerprintOf } from './fingerprint.js';
 import { isScannedLines, type ScannedLines } from './line-scan.js';
-import type {
-  Appended,
-  AppendOptions,
-  EventLog,
-  HeadWatcher,
-  Lease,
-  LogCapabilities,
-  OpenOptions,
-  Position,
-  RecordCodec,
-  Repair,
-  ResumePoint,
-  Unwatch,
+import {
+  type Appendable,
+  type Appended,
+  type AppendOptions,
+  CheckedRecord,
+  type EventLog,
+  type HeadWatcher,
+  type Lease,
+  type LogCapabilities,
+  type OpenOptions,
+  type Position,
+  type RecordCodec,
+  type Repair,
+  type ResumePoint,
+  type Unwatch,
 } from './log.js';
 
 /**
@@ -133,7 +135,7 @@ export abstract class LogBase<R> implements EventLog<R> {
   }
 
   abstract get repaired(): Repair | null;
-  abstract append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>>;
+  abstract append(records: readonly Appendable<R>[], options?: AppendOptions): Promise<Appended<R>>;
 
   async *read(from: Position = 0, to?: Position): AsyncIterable<R> {
     this.assertOpen();
@@ -402,19 +404,20 @@ export abstract class StoredLog<R> extends LogBase<R> {
     return this.repair;
   }
 
-  append(records: readonly R[], { expectedHead, normalizedBy, keys }: AppendOptions = {}): Promise<Appended<R>> {
-    let checked: R[];
+  append(records: readonly Appendable<R>[], { expectedHead, keys }: AppendOptions = {}): Promise<Appended<R>> {
+    const codec = this.checker;
+    // every record checked before any is written: one that is not valid refuses the batch
+    const checked = new Array<CheckedRecord<R>>(records.length);
     try {
       this.assertAppendable();
       if (keys !== undefined && keys.length !== records.length)
         throw new InvalidRecordError(`an append gave ${keys.length} keys for ${records.length} records: one a record`);
-      if (normalizedBy === this.checker.normalize) {
-        // the codec's own normalize made them, for this caller alone: a second check finds nothing
-        checked = records.slice();
-      } else {
-        // every record checked before any is written: one that is not valid refuses the batch
-        checked = new Array<R>(records.length);
-        for (let n = 0; n < records.length; n++) checked[n] = this.checker.normalize(records[n]);
+      for (let n = 0; n < records.length; n++) {
+        const record = records[n];
+        // one this log's codec checked is valid and the caller's no more: a second check finds nothing
+        checked[n] = CheckedRecord.madeBy(record, codec)
+          ? record
+          : CheckedRecord.check(codec, record instanceof CheckedRecord ? record.record : record);
       }
     } catch (e) {
       return Promise.reject(e);
@@ -424,17 +427,19 @@ export abstract class StoredLog<R> extends LogBase<R> {
 
   /** An append's turn: stopped (again: an earlier append may have stopped the log), the expected head, the empty batch, then the write. */
   private appendInTurn(
-    records: readonly R[],
+    checked: readonly CheckedRecord<R>[],
     expectedHead: Position | undefined,
     keys: readonly string[] | undefined,
   ): Appended<R> | Promise<Appended<R>> {
     this.assertRunning();
     const from = this.count;
     // Several writers: only the storage knows the head, and checks it as it writes.
-    const headChecked = this.capabilities.severalWriters && records.length > 0;
+    const headChecked = this.capabilities.severalWriters && checked.length > 0;
     if (!headChecked) assertExpectedHead(this.name, expectedHead, from);
-    if (records.length === 0) return { from, head: from };
-    const written = this._append(records, headChecked ? expectedHead : undefined, keys);
+    if (checked.length === 0) return { from, head: from };
+    const records = new Array<R>(checked.length);
+    for (let n = 0; n < checked.length; n++) records[n] = (checked[n] as CheckedRecord<R>).record;
+    const written = this._append(records, headChecked ? expectedHead : undefined, keys, checked);
     return written instanceof Promise
       ? written.then((placed) => this.advance(from, records.length, placed))
       : this.advance(from, records.length, written);
@@ -603,11 +608,15 @@ export abstract class StoredLog<R> extends LogBase<R> {
    * @param expectedHead the caller's, for a backend with several writers to check as it writes
    *   (`undefined` otherwise: the base checked it)
    * @param keys the caller's, one a record, for a backend with `keyedAppends` (`AppendOptions.keys`)
+   * @param checked the same records as {@link CheckedRecord}s (`checked[n].record` is
+   *   `records[n]`): a backend that stores a record's text takes `checked[n].line`, made once
+   *   (perhaps by the caller already), rather than encoding it again
    */
   protected abstract _append(
     records: readonly R[],
     expectedHead: Position | undefined,
-    keys?: readonly string[],
+    keys: readonly string[] | undefined,
+    checked: readonly CheckedRecord<R>[],
   ): void | Appended<R> | Promise<void | Appended<R>>;
 
   /**

@@ -157,12 +157,9 @@ export interface AppendOptions {
    */
   readonly keys?: readonly string[];
   /**
-   * The function the records come from, when the caller made them with this log's codec's own
-   * `normalize` and they are its alone (no one else holds them or will change them): the log
-   * then takes them as they are, without checking them a second time. The Honcho ledger
-   * normalizes each record before its rules, and says so here. Any other function, or none,
-   * and every record is checked, as always: a function is told by identity, so only the
-   * codec's `normalize` itself skips the check.
+   * @deprecated ignored: records are checked unless they come as {@link CheckedRecord}s of the
+   * log's codec, which say so themselves (this option, told by a function's identity, was how
+   * the Honcho ledger said so before `CheckedRecord`).
    */
   readonly normalizedBy?: (value: unknown) => unknown;
 }
@@ -230,7 +227,7 @@ export interface EventLog<R> {
    * Appends `records` as one atomic batch and resolves once they are durable. An empty batch
    * resolves at once. Rejects with a {@link LedgerError}: nothing of a rejected batch is believed.
    */
-  append(records: readonly R[], options?: AppendOptions): Promise<Appended<R>>;
+  append(records: readonly Appendable<R>[], options?: AppendOptions): Promise<Appended<R>>;
   /**
    * The records from `from` (default 0) up to `to`, in order, or before `to` where a read
    * without it ends: at the head when the read starts, which with `severalWriters` is the
@@ -282,13 +279,8 @@ export interface RecordCodec<R> {
    */
   encode(record: R): string;
   /**
-   * The canonical text of a record that `normalize` gave, not checked again: what a backend on
-   * `log-base.ts` writes, whose records the base has normalized (into values nobody else holds).
-   * Without it, `encode` is used. (A record appended through the Honcho ledger is normalized
-   * once, by the ledger before its rules: it says so with {@link AppendOptions.normalizedBy}.
-   * Telling a record the codec gave from one it did not, by the record, would cost more than
-   * the check: a `WeakSet` of the frozen records `normalize` gave, measured, adds 0.3 µs to a
-   * record whose check takes 0.17.)
+   * The canonical text of a record that `normalize` gave, not checked again: what a
+   * {@link CheckedRecord}'s `line` is made with. Without it, `encode` is used.
    */
   encodeChecked?(record: R): string;
   /**
@@ -338,6 +330,62 @@ export function checkedEncoder<R>(codec: RecordCodec<R>): (record: R) => string 
     ? (record) => codec.encode(record)
     : (record) => (codec.encodeChecked as (record: R) => string)(record);
 }
+
+/**
+ * A record its codec checked, which a log of that codec takes as it is: neither checked nor
+ * encoded again. {@link CheckedRecord.check} is the only way to make one (nothing else can: it
+ * is told by a private field, not by its shape), so a log that finds one made by its own codec
+ * knows the record is valid and is this value's alone. A caller that checks its records before
+ * it appends them (the Honcho ledger checks each before its rules) hands the log these instead
+ * of the records; any other record, or one checked by another codec, is checked by the log as
+ * always.
+ *
+ * The line is made once, when first asked for (a JSONL file writes it, PostgreSQL stores it;
+ * LevelDB and memory take the record and never ask), and kept: the bytes are the codec's own,
+ * as `encode` would write them.
+ *
+ * @example
+ * ```ts
+ * const checked = CheckedRecord.check(honchoCodec, record); // throws InvalidRecordError
+ * await log.append([checked]); // not checked again
+ * ```
+ */
+export class CheckedRecord<R> {
+  readonly #codec: RecordCodec<R>;
+  #line: string | undefined = undefined;
+  /** The record, as the codec's `normalize` gave it: a fresh value the caller's later changes do not reach. */
+  readonly record: R;
+
+  private constructor(codec: RecordCodec<R>, record: R) {
+    this.#codec = codec;
+    this.record = record;
+  }
+
+  /**
+   * `value` checked by `codec.normalize`, ready for a log of that codec.
+   * @throws the codec's `InvalidRecordError` when it is not a valid record
+   */
+  static check<R>(codec: RecordCodec<R>, value: unknown): CheckedRecord<R> {
+    return new CheckedRecord(codec, codec.normalize(value));
+  }
+
+  /** Whether `value` is a checked record made by `codec` itself (another codec's check is no promise for this one). */
+  static madeBy<R>(value: unknown, codec: RecordCodec<R>): value is CheckedRecord<R> {
+    return typeof value === 'object' && value !== null && #codec in value && value.#codec === (codec as unknown);
+  }
+
+  /** The record's canonical text (one line, no newline), made on the first call and kept. */
+  get line(): string {
+    if (this.#line === undefined) {
+      const codec = this.#codec;
+      this.#line = codec.encodeChecked === undefined ? codec.encode(this.record) : codec.encodeChecked(this.record);
+    }
+    return this.#line;
+  }
+}
+
+/** What `append` takes: records, or records their codec checked ({@link CheckedRecord}). */
+export type Appendable<R> = R | CheckedRecord<R>;
 
 /** Something that opens a log: a backend bound to its location. */
 export interface LogBackend<R> {

@@ -7,10 +7,12 @@ import { readCanonical } from '../lib/honcho/canonical.js';
 import { decodeRecordSerde } from '../lib/honcho/codec.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import {
+  CheckedRecord,
   decodeItemText,
   decodeRecord,
   decodeRecordText,
   encodeRecord,
+  honchoCodec,
   isLedgerError,
   isSessionId,
   isTime,
@@ -59,6 +61,8 @@ test('every canonical vector made by serde_json decodes and re-encodes to itself
     const end = bytes.indexOf(10, start);
     const record = decodeRecord(bytes, start, end);
     assert.is(encodeRecord(record), bytes.toString('utf8', start, end), `line ${lines + 1}`);
+    // the line a checked record carries, which a log writes as it is, is the same
+    assert.is(CheckedRecord.check(honchoCodec, record).line, bytes.toString('utf8', start, end), `line ${lines + 1}`);
     start = end + 1;
     lines++;
   }

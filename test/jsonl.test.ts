@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  CheckedRecord,
   type EventLog,
   encodeRecord,
   type FileIO,
@@ -517,22 +518,34 @@ test("the records the log checked are encoded without a second check, by the cod
   });
 });
 
-test("records the codec's own normalize made are not checked again; any other function's are", async () => {
+test("records checked by the log's own codec are neither checked nor encoded again; any other codec's are checked", async () => {
   await withHome(async (home) => {
     const calls: string[] = [];
     const codec: RecordCodec<Record> = {
       ...honchoCodec,
       normalize: (v) => (calls.push('normalize'), honchoCodec.normalize(v)),
+      encodeChecked: (r) => (calls.push('encodeChecked'), honchoCodec.encode(r)),
     };
     const log = await jsonlBackend(home.path, { codec }).open();
-    await log.append([honchoCodec.normalize(A)], { normalizedBy: codec.normalize });
-    assert.equal(calls, [], 'the records of its own normalize are taken as they are');
-    await log.append([B], { normalizedBy: honchoCodec.normalize });
-    assert.equal(calls, ['normalize'], 'another function, even a normalize of the same records, is no promise');
+    const checked = CheckedRecord.check(codec, A);
+    const written = checked.line;
+    calls.length = 0;
+    await log.append([checked]);
+    assert.equal(calls, [], 'checked and encoded once, before the append: the log takes the line as it is');
+    await log.append([CheckedRecord.check(honchoCodec, B)]);
+    assert.equal(
+      calls,
+      ['normalize', 'encodeChecked'],
+      "another codec's check, even of the same records, is no promise",
+    );
     const invalid = { ...B, time: 'yesterday' };
-    assert.is((await log.append([invalid], { normalizedBy: (v) => v }).catch((e) => e)).code, 'LEDGER_INVALID_RECORD');
+    const lax: RecordCodec<Record> = { ...honchoCodec, normalize: (v) => v as Record };
+    assert.is((await log.append([CheckedRecord.check(lax, invalid)]).catch((e) => e)).code, 'LEDGER_INVALID_RECORD');
+    calls.length = 0;
+    await log.append([A], { normalizedBy: codec.normalize });
+    assert.equal(calls, ['normalize', 'encodeChecked'], 'normalizedBy, deprecated, is ignored: checked as always');
     await log.close();
-    assert.is(readFileSync(home.path, 'utf8'), line(A) + line(B));
+    assert.is(readFileSync(home.path, 'utf8'), `${written}\n${line(B)}${line(A)}`);
   });
 });
 

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
+  CheckedRecord,
   type Counts,
   encodeRecord,
   honchoCodec,
@@ -72,9 +73,9 @@ test('append writes the record as one line with its newline, nothing else', asyn
   });
 });
 
-test('a record is checked once: the ledger tells the log that the codec normalized it', async () => {
+test('a record is checked once: the ledger hands the log the records as the codec checked them', async () => {
   const inner = memoryBackend({ codec: honchoCodec });
-  const told: unknown[] = [];
+  const told: boolean[] = [];
   const backend: LogBackend<Record> = {
     name: inner.name,
     capabilities: inner.capabilities,
@@ -82,16 +83,17 @@ test('a record is checked once: the ledger tells the log that the codec normaliz
       const log = await inner.open(options);
       const append = log.append.bind(log);
       log.append = (records, appendOptions) => {
-        told.push(appendOptions?.normalizedBy);
+        told.push(...records.map((record) => CheckedRecord.madeBy(record, honchoCodec)));
         return append(records, appendOptions);
       };
       return log;
     },
   };
   const ledger = await Ledger.open(backend);
-  await ledger.append(decided(turn('chat-1', 1)));
+  await Promise.all([ledger.append(decided(turn('chat-1', 1))), ledger.append(sent(turn('chat-1', 1)))]);
+  assert.equal(await ledger.sentIds(turn('chat-1', 1)), ['msg-1']);
   await ledger.close();
-  assert.equal(told, [honchoCodec.normalize]);
+  assert.equal(told, [true, true]);
 });
 
 test('a record that is not valid is refused and nothing is written', async () => {

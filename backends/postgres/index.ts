@@ -32,19 +32,19 @@
  * @module
  */
 import { ConflictError, DamagedError, LogWentBackError } from '../../lib/errors.js';
-import {
-  type Appended,
-  checkedEncoder,
-  type EventLog,
-  type HeadWatcher,
-  type Lease,
-  type LogBackend,
-  type LogCapabilities,
-  type OpenOptions,
-  type Position,
-  type RecordCodec,
-  type ResumePoint,
-  type Unwatch,
+import type {
+  Appended,
+  CheckedRecord,
+  EventLog,
+  HeadWatcher,
+  Lease,
+  LogBackend,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  RecordCodec,
+  ResumePoint,
+  Unwatch,
 } from '../../lib/log.js';
 import { type EntryBatches, StoredLog } from '../../lib/log-base.js';
 import { type Answer, UnknownOutcome, Writer } from './append.js';
@@ -129,7 +129,6 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   private opened: Position = 0;
   /** The line this log last appended, at `head - 1` (for the resume point's fingerprint); `null` once a refresh moved past it. */
   private lastLine: string | null = null;
-  private readonly encode: (record: R) => string;
 
   private constructor(
     private readonly place: PostgresPlace,
@@ -140,7 +139,6 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     // several writers: the server's lock on the log's row keeps them apart, not this process
     super({ name: place.name, capabilities: CAPABILITIES, codec, readOnly, writerKey: null });
     this.connector = new Connector(place, readOnly, timeouts);
-    this.encode = checkedEncoder(codec);
   }
 
   static open<R>(
@@ -189,12 +187,13 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
    * says where the batch went, with the records it went past.
    */
   protected async _append(
-    records: readonly R[],
+    _records: readonly R[],
     expectedHead: Position | undefined,
     keys: readonly string[] | undefined,
+    checked: readonly CheckedRecord<R>[],
   ): Promise<Appended<R>> {
     const writer = this.writer as Writer; // a writable log has its writer
-    const lines = records.map(this.encode);
+    const lines = checked.map((record) => record.line);
     let answer: Answer;
     try {
       answer = await writer.append(lines, expectedHead ?? null, this.head, keys ?? null);

@@ -37,10 +37,10 @@
  * @module
  */
 import { ClosedError, ConflictError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
-import type { EventLog, Lease, LogBackend, Position, Repair } from '../log.js';
+import { CheckedRecord, type EventLog, type Lease, type LogBackend, type Position, type Repair } from '../log.js';
 import type { Db as IndexDatabase } from '../projections/database.js';
 import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
-import { normalizeRecord } from './codec.js';
+import { honchoCodec } from './codec.js';
 import { ItemMap } from './item-map.js';
 import { Live, type LogEntry } from './live.js';
 import { Others } from './others.js';
@@ -108,7 +108,8 @@ const SENDER_LEASE = 'sender';
 const MAX_CURSOR = 2 ** 48 - 1;
 
 interface Pending {
-  readonly record: Record;
+  /** Checked by the codec when `append` was called: the log takes it without a second check. */
+  readonly checked: CheckedRecord<Record>;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
@@ -226,14 +227,14 @@ export class HonchoLedger {
   append(record: Record): Promise<void> {
     if (this.closed) return Promise.reject(new ClosedError(this.name));
     if (this.failure !== null) return Promise.reject(this.failure);
-    let checked: Record;
+    let checked: CheckedRecord<Record>;
     try {
-      checked = normalizeRecord(record);
+      checked = CheckedRecord.check(honchoCodec, record);
     } catch (e) {
       return Promise.reject(e);
     }
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ record: checked, resolve, reject });
+      this.queue.push({ checked, resolve, reject });
       this.kick();
     });
   }
@@ -283,17 +284,17 @@ export class HonchoLedger {
       return;
     }
     if (batch.length === 0) return;
-    const records = batch.map((p) => p.record);
+    const checked = batch.map((p) => p.checked);
+    const records = checked.map((c) => c.record);
     const applied = this.others.applied;
     let from: Position;
     let passed: readonly Record[];
     try {
-      // normalized once, by `append`: the log takes them without a second check. The rules
-      // look at one item at a time, so a batch checked at `applied` still holds after records
-      // of other items: with its items as keys, a log that can goes past those.
-      ({ from, passed = [] } = await this.log.append(records, {
+      // checked once, by `append`: the log takes them as they are. The rules look at one item
+      // at a time, so a batch checked at `applied` still holds after records of other items:
+      // with its items as keys, a log that can goes past those.
+      ({ from, passed = [] } = await this.log.append(checked, {
         expectedHead: applied,
-        normalizedBy: normalizeRecord,
         keys: this.log.capabilities.keyedAppends === true ? records.map((r) => itemKey(r.item)) : undefined,
       }));
     } catch (e) {
@@ -388,17 +389,17 @@ export class HonchoLedger {
    */
   private async takeBatch(): Promise<Pending[]> {
     const candidates = this.queue.slice(0, MAX_BATCH);
-    const states = await this.state.statesOf(candidates.map((p) => p.record.item));
+    const states = await this.state.statesOf(candidates.map((p) => p.checked.record.item));
     const staged = new ItemMap<ItemState>();
     const batch: Pending[] = [];
     let taken = 0;
     for (; taken < candidates.length; taken++) {
       const pending = candidates[taken] as Pending;
-      const { item } = pending.record;
-      const before = staged.get(item);
-      const refused = refusal(pending.record, before ?? states[taken]);
+      const { record } = pending.checked;
+      const before = staged.get(record.item);
+      const refused = refusal(record, before ?? states[taken]);
       if (refused === null) {
-        staged.set(item, stateAfter(pending.record));
+        staged.set(record.item, stateAfter(record));
         batch.push(pending);
       } else if (before === undefined) {
         pending.reject(refused);

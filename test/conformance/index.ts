@@ -18,6 +18,7 @@
  */
 import { batchTests, failedBatchTests } from './batches.js';
 import { callOrderTests } from './call-order.js';
+import { checkedTests } from './checked.js';
 import { common, type LedgerSuiteOptions, run, type Subject, type SuiteOptions } from './common.js';
 import { durableTests } from './durable.js';
 import { guardTests } from './guards.js';
@@ -39,6 +40,7 @@ export function suite<S extends Subject>(options: SuiteOptions<S>): void {
   failedBatchTests(backend);
   callOrderTests(backend);
   guardTests(backend);
+  checkedTests(backend);
   resumeTests(backend);
   writerTests(backend);
   othersTests(backend);
