@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MAX_PASSED } from '../../backends/postgres/schema.js';
-import { ConflictError, type Record } from '../../lib/index.js';
+import { ConflictError, Ledger, type Record } from '../../lib/index.js';
 import { all, decided, edit, failure, rejects, skip, turn } from '../support/ledger.js';
 import { freshLog, pgBackend, pgSubject, until } from '../support/pg-cluster.js';
 
@@ -162,6 +162,27 @@ test(`a keyed append goes past at most ${MAX_PASSED} records of others: further 
   assert.equal(appended.passed, theirs.slice(1), `${MAX_PASSED} records gone past, in order`);
   await a.close();
   await b.close();
+});
+
+test('keys that PostgreSQL text cannot hold (U+0000 in an edit id) land with their batch, through the log and through a ledger', async () => {
+  const backend = await pgBackend();
+  const a = await backend.open();
+  const b = await backend.open();
+  const nul = decided(edit('a\u0000b', 0), skip('a NUL in the id'));
+  await a.append([nul], { expectedHead: 0, keys: ['a\u0000b|0'] });
+  // past it, by a key that is its own: a clash would be a conflict, a key text refuses a failure
+  const appended = await b.append([record('b', 0)], { expectedHead: 0, keys: ['b0'] });
+  assert.equal(appended.passed, [nul]);
+  await a.close();
+  await b.close();
+  const ledger = await Ledger.open(backend);
+  await Promise.all([
+    ledger.append(decided(edit('c\u0000d', 1), skip('another'))),
+    ledger.append(decided(turn('beside', 1), skip('queued with it'))),
+  ]);
+  assert.is(ledger.size, 4);
+  assert.ok(await ledger.isDecided(edit('c\u0000d', 1)));
+  await ledger.close();
 });
 
 test.run();
