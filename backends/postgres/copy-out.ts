@@ -12,9 +12,14 @@
  * refused at its position, after every line before it was taken. A codec without a scan decodes
  * each line as it is reached.
  *
- * No snapshot is held for long: the log is copied a span of {@link COPY_SPAN} positions at a
- * time, each its own statement (and positions below the head are committed and never change, so
- * the spans read what one statement would). A hole is found by the server: a row whose position
+ * The log is copied a span of {@link COPY_SPAN} positions at a time, each its own statement (and
+ * positions below the head are committed and never change, so the spans read what one statement
+ * would), so that a snapshot is held for a span's time, not the whole read's. A span's `COPY`
+ * runs as long as its reader takes (the server waits for the socket while the lines are taken
+ * in, and the next span's is begun while one is read), which is the reader's pace, not the
+ * server's: it runs without the session's `statement_timeout`, which would fail a read-through
+ * slower than a span a timeout (an async replay, a read model's catch-up on a slow disk, a
+ * process paused), and the session has it back before it is reused. A hole is found by the server: a row whose position
  * is not the span's start plus its rank is sent as `NULL`, which CSV writes as an empty line (a
  * stored empty line is written quoted); the first empty line is the first missing position, and
  * a span with fewer lines than positions ends with missing ones.
@@ -71,15 +76,20 @@ export async function* copyOut<R>(
   // that the server is already sending when the reading gets to it, instead of starting anew.
   const begin = (start: Position): Promise<Span> => {
     const last = Math.min(start + COPY_SPAN, end);
-    return pool.connect().then(
-      (client) => {
-        const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
-        // its failure is read where the span is, if it is; one dropped unread fails unheard
-        stream.on('error', () => undefined);
-        return { client, last, stream };
-      },
-      (e: unknown) => Promise.reject(serverFailure(place.name, `reading records ${start + 1} to ${last}`, e)),
-    );
+    const failed = (e: unknown): Promise<never> =>
+      Promise.reject(serverFailure(place.name, `reading records ${start + 1} to ${last}`, e));
+    return pool.connect().then(async (client) => {
+      try {
+        await client.query('SET statement_timeout = 0');
+      } catch (e) {
+        client.release(true);
+        return failed(e);
+      }
+      const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
+      // its failure is read where the span is, if it is; one dropped unread fails unheard
+      stream.on('error', () => undefined);
+      return { client, last, stream };
+    }, failed);
   };
   let next: Promise<Span> | null = from < end ? begin(from) : null;
   try {
@@ -137,7 +147,14 @@ async function* readSpan<R>(
   } finally {
     // a COPY left half read would go on sending: its session cannot be reused
     if (!done) stream.destroy();
-    client.release(!done);
+    // one that is reused has its statement_timeout back (the one it was connected with) first
+    const reusable =
+      done &&
+      (await client.query('RESET statement_timeout').then(
+        () => true,
+        () => false,
+      ));
+    client.release(!reusable);
   }
 }
 

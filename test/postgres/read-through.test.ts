@@ -61,6 +61,23 @@ test('every record, in order, across the spans; and with a codec that has no lin
   }
 });
 
+test("a read-through slower than the statement timeout still reads every record: a span's COPY runs at its reader's pace", async () => {
+  const { uri } = await filledLog();
+  let count = 0;
+  const started = Date.now();
+  const log = await postgresBackend(uri, { codec: honchoCodec, timeouts: { statementMs: 500 } }).open({
+    readOnly: true,
+    // 20 ms every 1,000 records: about 2 s over the first span, four times the timeout
+    replay: (_, position) => {
+      count++;
+      return position % 1000 === 999 ? new Promise((resolve) => setTimeout(resolve, 20)) : undefined;
+    },
+  });
+  assert.ok(Date.now() - started > 1000, 'the read-through took longer than the timeout, twice over');
+  assert.is(count, COUNT);
+  await log.close();
+});
+
 test('a missing position, in a span, at its start, or at the log end, is damage there, after every record before it', async () => {
   const { log, uri } = await filledLog();
   const { schema } = await pgServer();
