@@ -35,6 +35,9 @@ export class BatchLines {
     // buffer is sized from the strings' lengths, which costs nothing to read
     let most = 0;
     for (const record of records) most += 3 * record.line.length + 1;
+    // past the kept buffer, measured exactly, each line checked before anything is allocated: a
+    // large batch takes its own bytes, not three times them
+    if (most > KEPT_BATCH_BYTES) most = measured(records);
     const bytes = this.room(most);
     // The lines are joined and written a run at a time, not one by one: a line made of a
     // template's parts is flattened when written, and one flattening of many lines costs less
@@ -43,11 +46,6 @@ export class BatchLines {
     let run = '';
     for (const record of records) {
       const line = record.line;
-      // only a line that could be longer than a line may be is measured
-      if (3 * line.length > MAX_LINE_BYTES) {
-        const length = Buffer.byteLength(line);
-        if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
-      }
       if (run.length + line.length >= JOINED_UNITS) {
         at += bytes.write(run, at, 'utf8');
         run = '';
@@ -58,13 +56,28 @@ export class BatchLines {
     return bytes.subarray(0, at);
   }
 
-  /** A buffer of at least `bytes`: the kept one, grown when short; one of its own past {@link KEPT_BATCH_BYTES}. */
+  /** A buffer of at least `bytes`: the kept one, grown when short; one of its exact size past {@link KEPT_BATCH_BYTES}. */
   private room(bytes: number): Buffer {
     if (bytes <= this.scratch.length) return this.scratch;
     if (bytes > KEPT_BATCH_BYTES) return Buffer.allocUnsafe(bytes);
     this.scratch = Buffer.allocUnsafe(Math.min(KEPT_BATCH_BYTES, Math.max(bytes, 2 * this.scratch.length)));
     return this.scratch;
   }
+}
+
+/**
+ * The bytes of the records' lines with their newlines, exactly.
+ * @throws {@link InvalidRecordError} at the first line longer than a line may hold
+ */
+function measured<R>(records: readonly CheckedRecord<R>[]): number {
+  let bytes = 0;
+  for (const record of records) {
+    const line = record.line;
+    const length = Buffer.byteLength(line);
+    if (length > MAX_LINE_BYTES) throw new InvalidRecordError(lineTooLong(length));
+    bytes += length + 1;
+  }
+  return bytes;
 }
 
 /** An open regular file: its descriptor, and which file it is (`fstat`'s device and inode). */
