@@ -239,7 +239,10 @@ test('another process sees how far a build is (index status), and then that it i
       await said('open');
       const during = await ledgerstore(['index', 'status', home.path, '--index', index]);
       assert.is(during.code, 0, during.stderr);
-      assert.match(during.stdout, new RegExp(`^open: {7}in process ${child.pid}, which said at `, 'm'));
+      assert.match(
+        during.stdout,
+        new RegExp(`^open: {7}in process ${child.pid}, which keeps it up to date \\(its last word at [^)]+\\)$`, 'm'),
+      );
       assert.match(
         during.stdout,
         /^projections: items 2 ready, outbox 1 ready, counts 1 ready, stacks 1 ready, turns 1 building \(0 of 5,000 records, 0 records\/s; answered from memory meanwhile\)$/m,
@@ -249,8 +252,10 @@ test('another process sees how far a build is (index status), and then that it i
       ) as {
         projections: { name: string; state: string; done?: number; total?: number }[];
         openIn: { pid: number } | null;
+        rebuildsAtNextOpen: boolean | null;
       };
       assert.is(json.openIn?.pid, child.pid);
+      assert.is(json.rebuildsAtNextOpen, null, 'unknown while another process holds it, not a rebuild');
       assert.equal(
         json.projections.map((p) => [p.name, p.state, p.total ?? null]),
         [

@@ -154,8 +154,12 @@ async function standingOf(path: string, folder: string): Promise<Standing> {
   });
 }
 
-/** Whether the next open with the read model builds some of it again from the log's start. */
-function rebuildsAtNextOpen(s: Standing): boolean {
+/**
+ * Whether the next open with the read model builds some of it again from the log's start;
+ * `null` while another process holds it (its checkpoint is that process's to move: unknown).
+ */
+function rebuildsAtNextOpen(s: Standing): boolean | null {
+  if (s.heldBy !== null) return null;
   return s.checkpoint === null || s.mismatch !== null || s.projections.some((p) => p.state !== 'ready');
 }
 
@@ -184,7 +188,7 @@ function standingLines(s: Standing): string[] {
   const lines = [`index:      ${folder}`, `schema:     ${s.schema ?? 'none'} (this ledgerstore: ${SCHEMA})`];
   if (s.heldBy !== null) {
     lines.push(
-      `open:       in process ${s.heldBy.pid ?? 'unknown'}${s.heldBy.written === null ? '' : `, which said at ${s.heldBy.written}:`}`,
+      `open:       in process ${s.heldBy.pid ?? 'unknown'}, which keeps it up to date${s.heldBy.written === null ? '' : ` (its last word at ${s.heldBy.written})`}`,
     );
     if (s.projections.length > 0) lines.push(`projections: ${s.projections.map(projectionWords).join(', ')}`);
     return lines;
@@ -252,7 +256,9 @@ export const INDEX: Command = {
     '  {"index":"idx","exists":true,"schema":3,"ledgerstoreSchema":3,"checkpoint":{"position":11,',
     '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...},',
     '   "projections":[{"name":"items","version":1,"state":"ready","why":null},...],"openIn":null}',
-    '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint)',
+    '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint;',
+    '  while another process has it open, "openIn" says which, and what that process moves, the',
+    '  checkpoint, "behind", "counts" and "rebuildsAtNextOpen", is null)',
   ],
   args: ['build|status|rebuild', '<ledger>'],
   actions: ['build', 'status', 'rebuild'],
