@@ -247,6 +247,9 @@ export function plainly(error: unknown): string {
   const state = sqlState(error);
   if (state !== undefined)
     return `${error.message} (SQLSTATE ${state})${ADVICE[state] === undefined ? '' : `; ${ADVICE[state]}`}`;
+  // node-postgres's words when the server asks for a password (SCRAM) and none was given
+  if (/client password must be a string/.test(error.message))
+    return 'the server asks for a password and none was given; put it in the URI (postgres://user:password@host/db), PGPASSWORD or ~/.pgpass';
   if (code === 'ECONNREFUSED' || code === 'ENOENT')
     return `no server answers there (${String(code)}); check that PostgreSQL runs and that the URI's host and port name it`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')

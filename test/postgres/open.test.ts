@@ -91,6 +91,14 @@ test("a wrong password: LEDGER_IO with the server's words and what to check; the
     /password authentication failed for user "lst_pw" \(SQLSTATE 28P01\); check the user and password/,
   );
   assert.not.match(e.message, /hunter2/);
+  const bare = new URL(uri);
+  bare.searchParams.delete('password');
+  bare.password = '';
+  const none = await rejects(backendAt(bare.href).open(), 'LEDGER_IO');
+  assert.match(
+    none.message,
+    /cannot connect to PostgreSQL: the server asks for a password and none was given; put it in the URI/,
+  );
   const reader = await backendAt(uri).open({ readOnly: true });
   assert.is(reader.head, 0);
   await reader.close();
