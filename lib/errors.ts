@@ -47,7 +47,8 @@ export type RunbookAnchor =
   | 'ledger-went-back'
   | 'level-folder-damaged'
   | 'level-format-upgrade'
-  | 'index-build-failed';
+  | 'index-build-failed'
+  | 'postgres-server';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';

@@ -265,16 +265,24 @@ export function described(text: string, cause: unknown): Error {
   return new Error(text, { cause });
 }
 
+/**
+ * The PostgreSQL server refused, failed or could not be reached (`LEDGER_IO`, as a disk's
+ * failure is): its runbook entry is the server's, not a file system's.
+ */
+export class PostgresServerError extends LedgerIoError {
+  override readonly runbook = 'postgres-server';
+}
+
 /** A failure to connect: nothing was sent. */
 export function connectFailure(name: string, error: unknown): LedgerIoError {
   if (error instanceof LedgerIoError) return error;
-  return new LedgerIoError(name, described(`cannot connect to PostgreSQL: ${plainly(error)}`, error));
+  return new PostgresServerError(name, described(`cannot connect to PostgreSQL: ${plainly(error)}`, error));
 }
 
 /** A failure of what the log was `doing` (`reading record 5`, `appending`). */
 export function serverFailure(name: string, doing: string, error: unknown): LedgerIoError {
   if (error instanceof LedgerIoError) return error;
-  return new LedgerIoError(name, described(`${doing} failed: ${plainly(error)}`, error));
+  return new PostgresServerError(name, described(`${doing} failed: ${plainly(error)}`, error));
 }
 
 /** Ends a client or pool, whatever state it is in. */

@@ -72,7 +72,7 @@ test('a server that is not there: LEDGER_IO that says so, for writing and for re
         e.message,
         /cannot connect to PostgreSQL: no server answers there \((ENOENT|ECONNREFUSED)\); check that PostgreSQL runs/,
       );
-      assert.is((e as { runbook?: unknown }).runbook, 'ledger-unwritable');
+      assert.is((e as { runbook?: unknown }).runbook, 'postgres-server', "the server's entry, for a reader too");
     }
   }
 });
