@@ -191,6 +191,33 @@ test('a log shorter than the checkpoint, or changed under it, makes a rebuild, s
   });
 });
 
+test("a read model given another ledger's log says whose it was as it rebuilds", async () => {
+  await withHome(async (home) => {
+    const index = join(home.dir, 'index');
+    const other = join(home.dir, 'other.jsonl');
+    await withIndexed(home.path, index, async (ledger) => {
+      for (const record of generated.slice(0, 1000)) await ledger.append(record);
+    });
+    writeFileSync(
+      other,
+      generated
+        .slice(0, 3)
+        .map((r) => `${encodeRecord(r)}\n`)
+        .join(''),
+    );
+    await withIndexed(other, index, async (ledger, notices) => {
+      assert.is(notices.length, 1);
+      assert.match(
+        notices[0] as string,
+        new RegExp(
+          `^${index}: rebuilding the index from ${other}: it was built of ${home.path}, not ${other}; ${other}: cannot resume at record 1000: `,
+        ),
+      );
+      assert.is(ledger.size, 3);
+    });
+  });
+});
+
 test('a read model of another schema version is rebuilt', async () => {
   await withHome(async (home) => {
     const index = join(home.dir, 'index');

@@ -467,7 +467,14 @@ export class ProjectionSet<R> {
   private async distrust(e: unknown, generations: readonly Generation<R>[]): Promise<boolean> {
     if (e instanceof ResumeMismatchError) {
       const at = generations.filter((g) => g.checkpoint?.resume.position === e.position);
-      for (const generation of at) generation.distrust = e.message;
+      for (const generation of at) {
+        // a read model given another ledger's log by mistake: say so before how the logs differ
+        const of = generation.checkpoint?.log;
+        generation.distrust =
+          of === undefined || of === this.logName
+            ? e.message
+            : `it was built of ${of}, not ${this.logName}; ${e.message}`;
+      }
       return at.length > 0;
     }
     if (e instanceof IndexDamagedError) {
