@@ -76,7 +76,9 @@ function placeOfUri(uri: string): PostgresPlace {
     // A password can be in it: the message must not repeat the URI.
     throw new TargetError(
       redacted(uri),
-      'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)',
+      /^postgres(ql)?:\/\/[^/?#]*@\//i.test(uri)
+        ? 'a user or password needs a host in the URI (for a Unix socket, give them as query parameters: postgresql:///<db>?host=/run/postgresql&user=<user>&password=<password>)'
+        : 'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)',
     );
   }
   const log = single(url, 'log', DEFAULT_LOG);

@@ -37,6 +37,10 @@ test('a URI that names no log is refused before anything is connected to, saying
   refused('postgres://u@db/x?log=a&log=b', /log= is given 2 times/);
   refused('postgres://u@db/x?schema=Ledger', /the schema name "Ledger" is not 1 to 14 of a-z 0-9 _/);
   refused('postgres://u:hunter2@[db/x', /not a URI that node-postgres can read/);
+  refused(
+    'postgresql://bob:hunter2@/x?host=/run/postgresql',
+    /a user or password needs a host in the URI \(for a Unix socket, give them as query parameters: /,
+  );
   assert.throws(() => backendFor('postgresql://u@db/x?log=a/b'), /the log name "a\/b"/);
 });
 
