@@ -26,6 +26,15 @@ export function progressDone(): void {
 }
 
 /**
+ * The benchmarks' data folder (`<root>/bench/data`), named relative to the working directory:
+ * a read model built there writes its log's name into its STATUS file, which must hold no
+ * machine's path.
+ */
+export function benchData(root: string): string {
+  return path.relative(process.cwd(), path.join(root, 'bench', 'data')) || '.';
+}
+
+/**
  * The synthetic ledger of `records` records from `seed`, generated once into `dataDir` and kept
  * for later runs. Its name holds the count, the seed and the generator's version, so that a
  * changed generator never reuses an old file.

@@ -36,6 +36,7 @@ import { ClassicLevel } from 'classic-level';
 import { Ledger } from '../lib/ledger.js';
 import { ModelFolder } from '../lib/projections/folder.js';
 import {
+  benchData,
   childSays,
   peakRssMiB,
   progress,
@@ -48,7 +49,7 @@ import {
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
-const DATA = path.join(ROOT, 'bench', 'data');
+const DATA = benchData(ROOT);
 const SEED = 1;
 const BEHIND = 1000;
 const RUNS = 3;

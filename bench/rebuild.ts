@@ -33,11 +33,11 @@ import type { Item } from '../lib/honcho/record.js';
 import { Ledger } from '../lib/ledger.js';
 import { SOAK_CALLS, type SoakCall, type SoakReport, soak } from '../test/support/soak.js';
 import { turnsPerSession, turnsVersion2 } from '../test/support/turns-projection.js';
-import { progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
+import { benchData, progress, progressDone, syntheticLedger, writeGeneratedSection } from './common.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
-const DATA = path.join(ROOT, 'bench', 'data');
+const DATA = benchData(ROOT);
 const SEED = 1;
 /** Rounds of the load with nothing rebuilding. */
 const IDLE_ROUNDS = 2000;
