@@ -342,7 +342,10 @@ export function checkedEncoder<R>(codec: RecordCodec<R>): (record: R) => string 
  *
  * The line is made once, when first asked for (a JSONL file writes it, PostgreSQL stores it;
  * LevelDB and memory take the record and never ask), and kept: the bytes are the codec's own,
- * as `encode` would write them.
+ * as `encode` would write them. So `record` must not be changed once checked (it is not frozen:
+ * that would cost the append path a freeze of every object a record holds): a log takes it as
+ * `check` left it, and a change made since would be written unchecked. Hand the log a value to
+ * keep changing as a plain record instead, which the log checks into a copy of its own.
  *
  * @example
  * ```ts
