@@ -156,12 +156,6 @@ export interface AppendOptions {
    * one whose check looks wider may not.
    */
   readonly keys?: readonly string[];
-  /**
-   * @deprecated ignored: records are checked unless they come as {@link CheckedRecord}s of the
-   * log's codec, which say so themselves (this option, told by a function's identity, was how
-   * the Honcho ledger said so before `CheckedRecord`).
-   */
-  readonly normalizedBy?: (value: unknown) => unknown;
 }
 
 /** Where an append put its records: positions `from` to `head - 1`. */

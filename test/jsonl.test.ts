@@ -542,8 +542,8 @@ test("records checked by the log's own codec are neither checked nor encoded aga
     const lax: RecordCodec<Record> = { ...honchoCodec, normalize: (v) => v as Record };
     assert.is((await log.append([CheckedRecord.check(lax, invalid)]).catch((e) => e)).code, 'LEDGER_INVALID_RECORD');
     calls.length = 0;
-    await log.append([A], { normalizedBy: codec.normalize });
-    assert.equal(calls, ['normalize', 'encodeChecked'], 'normalizedBy, deprecated, is ignored: checked as always');
+    await log.append([A]);
+    assert.equal(calls, ['normalize', 'encodeChecked'], 'a plain record: checked as always');
     await log.close();
     assert.is(readFileSync(home.path, 'utf8'), `${written}\n${line(B)}${line(A)}`);
   });
