@@ -631,8 +631,14 @@ class LevelLog<R> extends StoredLog<R> {
         );
       yield scan.values(bytes, starts, ends, count, fallback);
     }
-    const { position, whole } = step.value;
-    return whole ? position : yield* this.decodedFrom(db, position, keyAfterTaken(from, position));
+    // Even when the files gave every record they hold, the iterator reads on from there: the
+    // files were read under our folder lock, which is let go before LevelDB's own is taken, and
+    // a writer in another process may have appended and closed in between. Its records are in
+    // the database LevelDB opened, not in the files read before; missing them would give a head
+    // short of the log's, and this writer's next append would overwrite acknowledged records.
+    // Nothing follows, usually: one seek.
+    const { position } = step.value;
+    return yield* this.decodedFrom(db, position, keyAfterTaken(from, position));
   }
 
   /** Closes the folder's files, unless the read-through did. */

@@ -2,13 +2,14 @@
  * The LevelDB backend: its format on disk, atomic batches and failed writes, one writer across
  * processes, damage, the folder, databases the caller made, and the Honcho ledger on top.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { encode as cborEncode } from 'cbor-x';
+import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -293,6 +294,38 @@ test('a process killed while appending leaves whole batches', async () => {
       decided(edit(`batch-${log.head / size - 1}`, size - 1), skip('x'.repeat((size - 1) % 200))),
     );
     await log.close();
+  });
+});
+
+test('records another process appends between the look at the folder and LevelDB’s lock are read through, never overwritten', async () => {
+  await withHome(async (home) => {
+    const folder = folderOf(home);
+    await write(folder, [A, B]);
+    // The window widened: the open reads the folder's files under its own lock, lets it go, then
+    // LevelDB takes its lock; here another process opens, appends 3 records and closes in between.
+    const original = ClassicLevel.prototype.open;
+    let overtaken = false;
+    ClassicLevel.prototype.open = function (this: ClassicLevel<Uint8Array, Uint8Array>, ...args: unknown[]) {
+      if (!overtaken) {
+        overtaken = true;
+        assert.is(execFileSync(process.execPath, [HOLDER, 'once', folder, '3'], { encoding: 'utf8' }), 'appended 5\n');
+      }
+      return Reflect.apply(original, this, args);
+    } as typeof original;
+    let log: Awaited<ReturnType<ReturnType<typeof backendAt>['open']>>;
+    try {
+      log = await backendAt(folder).open();
+    } finally {
+      ClassicLevel.prototype.open = original;
+    }
+    assert.ok(overtaken, 'the other process did not run');
+    assert.is(log.head, 5, 'the records the other process acknowledged are part of the log');
+    await log.append([C]);
+    await log.close();
+    const reread = await backendAt(folder).open({ readOnly: true });
+    const once = (n: number): Record => decided(edit('once', n));
+    assert.equal(await all(reread), [A, B, once(2), once(3), once(4), C]);
+    await reread.close();
   });
 });
 
