@@ -93,7 +93,11 @@ export interface ProjectionDefinition<R, Q extends object = object> {
    * Changes the rows for `records`, the log's records from position `first`, in order. Called
    * for every record once, with the records of an append or a chunk of a build. May refuse a
    * record ({@link Rows.refuse}; the Honcho rules do): at open or in a build, that is damage at
-   * the record's line, and the log is left as it was.
+   * the record's line, and the log is left as it was. `records` may be an array that its owner
+   * (a caller of `ProjectionSet.apply`) changes once `apply` returns, or one `reads` was given
+   * just before: what a definition keeps of a batch from one call to the next is to be checked
+   * against the records themselves, never trusted by the array's identity alone (the Honcho
+   * projections' batch keys, `keysOf`, are checked so).
    */
   apply(records: readonly R[], rows: Rows, first: Position): void;
   /**

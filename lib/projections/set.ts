@@ -518,7 +518,8 @@ export class ProjectionSet<R> {
   /**
    * Takes in records the log has made durable, in log order (`point` gives the log's point after
    * them): every set of rows that is kept up to date changes, in one batch per database with its
-   * checkpoint, and the builds running keep them for their catch-up.
+   * checkpoint, and the builds running keep them for their catch-up. `records` is not kept (a
+   * build keeps a copy): the caller may change the array after.
    * @throws the refusal of a projection's `apply` (the rows are left as they were)
    */
   apply(records: readonly R[], point: () => Promise<ResumePoint>): Promise<void> {
@@ -534,7 +535,11 @@ export class ProjectionSet<R> {
         for (const generation of kept) generation.dropStaged();
         throw refusalOf(e)?.refusal ?? e;
       }
-      for (const build of this.builds) build.appended.push({ first, records });
+      // a copy: the caller's array may change once this returns, and a build applies these later
+      if (this.builds.size > 0) {
+        const copy = records.slice();
+        for (const build of this.builds) build.appended.push({ first, records: copy });
+      }
       this.applied = checkpoint;
       await Promise.all(
         [...byDatabase(kept)].map(([database, generations]) => submit(database, generations, checkpoint, false, false)),

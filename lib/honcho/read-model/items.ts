@@ -55,16 +55,32 @@ export interface BatchKeys {
   readonly awaited: readonly string[];
 }
 
+/** The keys found of a batch, and the records they were found of. */
+interface Found {
+  readonly keys: BatchKeys;
+  readonly records: readonly Record[];
+}
+
 /** The keys found of each batch: the projections are given the same batch, one after another. */
-const found = new WeakMap<readonly Record[], BatchKeys>();
+const found = new WeakMap<readonly Record[], Found>();
+
+/** Whether `records` holds the very records of `before`, in its order. */
+function holds(records: readonly Record[], before: readonly Record[]): boolean {
+  if (records.length !== before.length) return false;
+  for (let n = 0; n < records.length; n++) if (records[n] !== before[n]) return false;
+  return true;
+}
 
 /**
  * The item keys of a batch, found once for every projection that applies it (three of them do;
- * building a key a projection was a tenth of a build). The batch must not change after.
+ * building a key a projection was a tenth of a build). Kept by the array's identity, and given
+ * again only while it holds the same records (compared one by one, which costs far less than
+ * their keys): an array changed in place since, as a caller of `ProjectionSet.apply` may, is
+ * looked at anew. A record itself never changes once checked (`CheckedRecord`).
  */
 export function keysOf(records: readonly Record[]): BatchKeys {
-  let keys = found.get(records);
-  if (keys !== undefined && keys.all.length === records.length) return keys;
+  const known = found.get(records);
+  if (known !== undefined && holds(records, known.records)) return known.keys;
   const all: string[] = new Array(records.length);
   const awaited: string[] = [];
   const decidedHere = new Set<string>();
@@ -75,8 +91,8 @@ export function keysOf(records: readonly Record[]): BatchKeys {
     if (record.type === 'decided') decidedHere.add(key);
     else if (!decidedHere.has(key)) awaited.push(key);
   }
-  keys = { all, awaited };
-  found.set(records, keys);
+  const keys = { all, awaited };
+  found.set(records, { keys, records: records.slice() });
   return keys;
 }
 
