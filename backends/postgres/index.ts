@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ConflictError, DamagedError, LogWentBackError } from '../../lib/errors.js';
+import { ConflictError, LogWentBackError } from '../../lib/errors.js';
 import type {
   Appended,
   CheckedRecord,
@@ -52,7 +52,7 @@ import { Connector, connectFailure, type ReadPool, serverFailure } from './conne
 import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
-import { decodeJoined, lineAt, readPages } from './read.js';
+import { decodePassed, lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
@@ -210,14 +210,17 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
     if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;
     if (answer.passed === null || expectedHead === undefined) return { from: answer.from, head: answer.head };
-    let passed: R[];
-    try {
-      passed = decodeJoined(this.place, this.codec, expectedHead, answer.from - expectedHead, answer.passed);
-    } catch (e) {
-      // the batch is in the log, after a record that is not one: nothing past it can be trusted
-      if (e instanceof DamagedError) this.stop(e);
-      throw e;
-    }
+    const { records: passed, damage } = decodePassed(
+      this.place,
+      this.codec,
+      expectedHead,
+      answer.from - expectedHead,
+      answer.passed,
+    );
+    // The batch is committed: it is appended, whatever it went past. After a line that is not a
+    // record nothing can be trusted: the log stops, and `passed` ends before that line, so
+    // that the caller sees it is short of `from` and stops too.
+    if (damage !== null) this.stop(damage);
     return { from: answer.from, head: answer.head, passed };
   }
 
