@@ -30,7 +30,7 @@ import type { Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import type * as pg from 'pg';
 import type { ScannedLines } from '../../lib/line-scan.js';
-import type { Position, RecordCodec } from '../../lib/log.js';
+import type { OpenOptions, Position, RecordCodec, SizeSample } from '../../lib/log.js';
 import { type ReadPool, serverFailure } from './connection.js';
 import { missingRecord } from './read.js';
 import { identifier, literal } from './schema.js';
@@ -70,6 +70,7 @@ export async function* copyOut<R>(
   codec: RecordCodec<R>,
   from: Position,
   end: Position,
+  sizeHint?: OpenOptions<R>['sizeHint'],
 ): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
   const to = await loadCopier();
   // Each span's COPY starts while the one before is read (the pool has a session for each), so
@@ -91,13 +92,21 @@ export async function* copyOut<R>(
       return { client, last, stream };
     }, failed);
   };
+  // The records to read are known, their bytes are not (the server would have to read every
+  // line to say): told once the first run is taken, as the bytes the records of that run make.
+  let toTell = sizeHint;
+  const hint = (first: SizeSample): void => {
+    const told = toTell;
+    toTell = undefined;
+    told?.(Math.round(((end - from) * first.bytes) / first.records), first);
+  };
   let next: Promise<Span> | null = from < end ? begin(from) : null;
   try {
     for (let start = from; next !== null; start += COPY_SPAN) {
       const span = await next;
       next = span.last < end ? begin(span.last) : null;
       next?.catch(() => undefined); // awaited on the next turn, or dropped below
-      yield* readSpan(span, place, codec, start, end);
+      yield* readSpan(span, place, codec, start, end, hint);
     }
   } finally {
     // a span begun and never read: its COPY is stopped and its session dropped
@@ -126,6 +135,7 @@ async function* readSpan<R>(
   codec: RecordCodec<R>,
   start: Position,
   end: Position,
+  taken?: (first: SizeSample) => void,
 ): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
   let done = false;
   try {
@@ -136,7 +146,9 @@ async function* readSpan<R>(
       if (lines.length > 0) {
         const batch = codec.lineScan === undefined ? new Decoded(codec, lines) : scanned(codec, lines);
         yield batch; // gone through whole before this goes on
-        position += batch instanceof Decoded ? batch.count : batch.lineEnds().length;
+        const count = batch instanceof Decoded ? batch.count : batch.lineEnds().length;
+        position += count;
+        if (count > 0) taken?.({ bytes: lines.length, records: count });
         // a turn of the event loop, for the socket to be read into the stream meanwhile
         await setImmediate();
       }

@@ -127,6 +127,8 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   private writer: Writer | null = null;
   /** The database's head when the log opened: what the read-through reads. */
   private opened: Position = 0;
+  /** The open's {@link OpenOptions.sizeHint}, for the read-through to tell. */
+  private sizeHint: OpenOptions<R>['sizeHint'];
   /** The line this log last appended, at `head - 1` (for the resume point's fingerprint); `null` once a refresh moved past it. */
   private lastLine: string | null = null;
 
@@ -146,7 +148,9 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     { codec, timeouts = {} }: PostgresOptions<R>,
     options: OpenOptions<R>,
   ): Promise<PgLog<R>> {
-    return new PgLog(place, codec, timeouts, options.readOnly ?? false).start(options);
+    const log = new PgLog(place, codec, timeouts, options.readOnly ?? false);
+    log.sizeHint = options.sizeHint;
+    return log.start(options);
   }
 
   protected override async _open(): Promise<void> {
@@ -178,7 +182,9 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   }
 
   protected _entries(from: Position): EntryBatches<R> {
-    return copyOut(this.readPool, this.place, this.codec, from, this.opened);
+    const hint = this.sizeHint;
+    this.sizeHint = undefined;
+    return copyOut(this.readPool, this.place, this.codec, from, this.opened, hint);
   }
 
   /**

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { COPY_SPAN } from '../../backends/postgres/copy-out.js';
 import { postgresBackend } from '../../backends/postgres/index.js';
 import { encodeRecord, honchoCodec, type Record, type RecordCodec } from '../../lib/index.js';
+import type { SizeSample } from '../../lib/log.js';
 import { decided, rejects, turn } from '../support/ledger.js';
 import { freshLog, logUri, pgServer, withAdmin } from '../support/pg-cluster.js';
 
@@ -59,6 +60,25 @@ test('every record, in order, across the spans; and with a codec that has no lin
     await opened;
     assert.is(count, COUNT);
   }
+});
+
+test('the open is told, once, about how many bytes the records to read make, from the first run taken', async () => {
+  const { uri } = await filledLog();
+  const told: { bytes: number; first: SizeSample; at: number }[] = [];
+  let replayedSoFar = 0;
+  const log = await postgresBackend(uri, { codec: honchoCodec }).open({
+    readOnly: true,
+    replay: () => {
+      replayedSoFar++;
+    },
+    sizeHint: (bytes, first) => told.push({ bytes, first, at: replayedSoFar }),
+  });
+  await log.close();
+  assert.is(told.length, 1);
+  const [{ bytes, first, at }] = told as [(typeof told)[0]];
+  assert.is(at, first.records, 'told once the first run was taken');
+  const records = (bytes * first.records) / first.bytes;
+  assert.ok(Math.abs(records - COUNT) < 1, `the bytes make ${records} records at the first run's size, of ${COUNT}`);
 });
 
 test("a read-through slower than the statement timeout still reads every record: a span's COPY runs at its reader's pace", async () => {
