@@ -3,8 +3,8 @@
  * and read as a JSONL file's bytes are, in the same pass.
  *
  * Why a `COPY`: node-postgres's cost is per message, and a query's rows are a message each; a
- * `COPY` read by `pg-copy-streams` comes as the socket's chunks, many lines each, which are
- * never made into rows. In CSV with a delimiter and a quote that no canonical line holds
+ * `COPY` read off the connection ({@link CopyOut}, `copy-stream.ts`) comes as the socket's
+ * chunks, many lines each, which are never made into rows. In CSV with a delimiter and a quote that no canonical line holds
  * (`\x02`, `\x01`: JSON escapes every control character), each row is its line and a newline,
  * byte for byte: the stream *is* the log's JSONL text, and the codec's line scan
  * (`RecordCodec.lineScan`, the byte scan of `lib/honcho/scan.ts`) reads it in runs, the lines
@@ -32,6 +32,7 @@ import type * as pg from 'pg';
 import type { ScannedLines } from '../../lib/line-scan.js';
 import type { OpenOptions, Position, RecordCodec, SizeSample } from '../../lib/log.js';
 import { type ReadPool, serverFailure } from './connection.js';
+import { CopyOut } from './copy-stream.js';
 import { missingRecord } from './read.js';
 import { identifier, literal } from './schema.js';
 import type { PostgresPlace } from './uri.js';
@@ -49,15 +50,6 @@ const AHEAD_BYTES = 8 << 20;
 const NEWLINE = 0x0a;
 const EMPTY_LINE = Buffer.from('\n\n');
 
-type Copier = (text: string, options: { highWaterMark: number }) => Readable & pg.Submittable;
-let copier: Promise<Copier> | null = null;
-
-/** `pg-copy-streams`' `to`, loaded on first use, as node-postgres is. */
-function loadCopier(): Promise<Copier> {
-  copier ??= import('pg-copy-streams').then((module) => module.to);
-  return copier;
-}
-
 /**
  * The records at `[from, end)`, in runs of scanned lines (or, for a codec without a scan, of
  * records decoded as they are reached), in order.
@@ -72,7 +64,6 @@ export async function* copyOut<R>(
   end: Position,
   sizeHint?: OpenOptions<R>['sizeHint'],
 ): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
-  const to = await loadCopier();
   // Each span's COPY starts while the one before is read (the pool has a session for each), so
   // that the server is already sending when the reading gets to it, instead of starting anew.
   const begin = (start: Position): Promise<Span> => {
@@ -86,7 +77,7 @@ export async function* copyOut<R>(
         client.release(true);
         return failed(e);
       }
-      const stream = client.query(to(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
+      const stream = client.query(new CopyOut(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
       // its failure is read where the span is, if it is; one dropped unread fails unheard
       stream.on('error', () => undefined);
       return { client, last, stream };
@@ -125,7 +116,7 @@ export async function* copyOut<R>(
 interface Span {
   readonly client: pg.PoolClient;
   readonly last: Position;
-  readonly stream: Readable & pg.Submittable;
+  readonly stream: CopyOut;
 }
 
 /** The records of one span (see {@link copyOut}), its session given back once it is read. */
