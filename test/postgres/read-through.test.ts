@@ -6,9 +6,12 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { COPY_SPAN } from '../../backends/postgres/copy-out.js';
+import { Connector } from '../../backends/postgres/connection.js';
+import { COPY_SPAN, copyOut } from '../../backends/postgres/copy-out.js';
 import { postgresBackend } from '../../backends/postgres/index.js';
+import { placeOf } from '../../backends/postgres/uri.js';
 import { encodeRecord, honchoCodec, type Record, type RecordCodec } from '../../lib/index.js';
+import { isScannedLines } from '../../lib/line-scan.js';
 import type { SizeSample } from '../../lib/log.js';
 import { decided, rejects, turn } from '../support/ledger.js';
 import { freshLog, logUri, pgServer, withAdmin } from '../support/pg-cluster.js';
@@ -59,6 +62,24 @@ test('every record, in order, across the spans; and with a codec that has no lin
     const { count, opened } = await replayed(uri, codec);
     await opened;
     assert.is(count, COUNT);
+  }
+});
+
+test("a span's session is given back with the settings it was connected with", async () => {
+  const { uri } = await filledLog();
+  const place = placeOf(uri);
+  const pool = await new Connector(place, true, { statementMs: 4321 }).pool(1); // one session: the spans', reused
+  try {
+    let count = 0;
+    for await (const batch of copyOut(pool, place, honchoCodec, 0, COUNT))
+      if (isScannedLines(batch)) while (batch.next()) count++;
+    assert.is(count, COUNT);
+    const { rows } = await pool.query<{ timeout: string; sort: string; workers: string }>(
+      "SELECT current_setting('statement_timeout') AS timeout, current_setting('enable_sort') AS sort, current_setting('max_parallel_workers_per_gather') AS workers",
+    );
+    assert.equal(rows, [{ timeout: '4321ms', sort: 'on', workers: '2' }]);
+  } finally {
+    await pool.end();
   }
 });
 
