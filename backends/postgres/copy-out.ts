@@ -4,9 +4,9 @@
  *
  * Why a `COPY`: node-postgres's cost is per message, and a query's rows are a message each; a
  * `COPY` read off the connection ({@link CopyOut}, `copy-stream.ts`) comes as the socket's
- * chunks, many lines each, which are never made into rows. In CSV with a delimiter and a quote that no canonical line holds
- * (`\x02`, `\x01`: JSON escapes every control character), each row is its line and a newline,
- * byte for byte: the stream *is* the log's JSONL text, and the codec's line scan
+ * chunks, many lines each, which are never made into rows. In CSV with a delimiter and a quote
+ * that no canonical line holds (`\x02`, `\x01`: JSON escapes every control character), each row
+ * is its line and a newline, byte for byte: the stream *is* the log's JSONL text, and the codec's line scan
  * (`RecordCodec.lineScan`, the byte scan of `lib/honcho/scan.ts`) reads it in runs, the lines
  * handed to the read-through one by one, in order, so that the first line that is no record is
  * refused at its position, after every line before it was taken. A codec without a scan decodes

@@ -9,7 +9,7 @@
  *
  * - **Where**: see `uri.ts` (a node-postgres URI plus `log=` and `schema=`); the schema, its
  *   versions and the append function: `schema.ts`; appends and lost connections: `append.ts`;
- *   reads: `read.ts`, and the open's read-through: `copy-out.ts`; hearing of other writers' appends: `notify.ts`.
+ *   reads: `read.ts`, and the open's read-through: `copy-out.ts` (its `COPY` read by `copy-stream.ts`); hearing of other writers' appends: `notify.ts`.
  * - **Durable**: an append resolves once its transaction has committed with
  *   `synchronous_commit` on (forced inside the append function), on a server that a writable
  *   open checked runs with `fsync` on.
