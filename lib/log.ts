@@ -165,7 +165,9 @@ export interface Appended<R = never> {
   /**
    * The records at `expectedHead` up to `from`, in order, that a keyed append went past
    * ({@link AppendOptions.keys}); absent when it went at `expectedHead`. The log's `head` is
-   * past them and the append's records.
+   * past them and the append's records. Fewer than `from - expectedHead` when one of them is
+   * damaged (it does not decode): they end before it, and the log has stopped with that damage
+   * (the append itself is durable).
    */
   readonly passed?: readonly R[];
 }

@@ -9,7 +9,7 @@
  *
  * - **Where**: see `uri.ts` (a node-postgres URI plus `log=` and `schema=`); the schema, its
  *   versions and the append function: `schema.ts`; appends and lost connections: `append.ts`;
- *   reads: `read.ts`, and the open's read-through: `copy-out.ts`; hearing of other writers' appends: `notify.ts`.
+ *   reads: `read.ts`, and the open's read-through: `copy-out.ts` (its `COPY` read by `copy-stream.ts`); hearing of other writers' appends: `notify.ts`.
  * - **Durable**: an append resolves once its transaction has committed with
  *   `synchronous_commit` on (forced inside the append function), on a server that a writable
  *   open checked runs with `fsync` on.
@@ -31,7 +31,7 @@
  *
  * @module
  */
-import { ConflictError, DamagedError, LogWentBackError } from '../../lib/errors.js';
+import { ConflictError, LogWentBackError } from '../../lib/errors.js';
 import type {
   Appended,
   CheckedRecord,
@@ -52,7 +52,7 @@ import { Connector, connectFailure, type ReadPool, serverFailure } from './conne
 import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
 import { watchHead } from './notify.js';
-import { decodeJoined, lineAt, readPages } from './read.js';
+import { decodePassed, lineAt, readPages } from './read.js';
 import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
@@ -127,6 +127,8 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   private writer: Writer | null = null;
   /** The database's head when the log opened: what the read-through reads. */
   private opened: Position = 0;
+  /** The open's {@link OpenOptions.sizeHint}, for the read-through to tell. */
+  private sizeHint: OpenOptions<R>['sizeHint'];
   /** The line this log last appended, at `head - 1` (for the resume point's fingerprint); `null` once a refresh moved past it. */
   private lastLine: string | null = null;
 
@@ -146,7 +148,9 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     { codec, timeouts = {} }: PostgresOptions<R>,
     options: OpenOptions<R>,
   ): Promise<PgLog<R>> {
-    return new PgLog(place, codec, timeouts, options.readOnly ?? false).start(options);
+    const log = new PgLog(place, codec, timeouts, options.readOnly ?? false);
+    log.sizeHint = options.sizeHint;
+    return log.start(options);
   }
 
   protected override async _open(): Promise<void> {
@@ -178,7 +182,9 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   }
 
   protected _entries(from: Position): EntryBatches<R> {
-    return copyOut(this.readPool, this.place, this.codec, from, this.opened);
+    const hint = this.sizeHint;
+    this.sizeHint = undefined;
+    return copyOut(this.readPool, this.place, this.codec, from, this.opened, hint);
   }
 
   /**
@@ -210,14 +216,17 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     if (!answer.ok) throw new ConflictError(this.name, expectedHead as Position, answer.head);
     if (answer.head >= this.head) this.lastLine = lines[lines.length - 1] as string;
     if (answer.passed === null || expectedHead === undefined) return { from: answer.from, head: answer.head };
-    let passed: R[];
-    try {
-      passed = decodeJoined(this.place, this.codec, expectedHead, answer.from - expectedHead, answer.passed);
-    } catch (e) {
-      // the batch is in the log, after a record that is not one: nothing past it can be trusted
-      if (e instanceof DamagedError) this.stop(e);
-      throw e;
-    }
+    const { records: passed, damage } = decodePassed(
+      this.place,
+      this.codec,
+      expectedHead,
+      answer.from - expectedHead,
+      answer.passed,
+    );
+    // The batch is committed: it is appended, whatever it went past. After a line that is not a
+    // record nothing can be trusted: the log stops, and `passed` ends before that line, so
+    // that the caller sees it is short of `from` and stops too.
+    if (damage !== null) this.stop(damage);
     return { from: answer.from, head: answer.head, passed };
   }
 

@@ -83,6 +83,43 @@ export function decodeJoined<R>(
   return records;
 }
 
+/**
+ * The records a keyed append went past (`n` lines joined by newlines, the first at `from`), up
+ * to the first that does not decode, and that line's damage (`null` when every one decodes).
+ * The append that went past them is committed whatever they hold: they are read as far as
+ * they can be, never thrown, so that the append is still reported as appended.
+ */
+export function decodePassed<R>(
+  place: PostgresPlace,
+  codec: RecordCodec<R>,
+  from: Position,
+  n: number,
+  lines: string,
+): { readonly records: R[]; readonly damage: DamagedError | null } {
+  const bytes = Buffer.from(lines, 'utf8');
+  const records: R[] = [];
+  for (let k = 0, at = 0; k < n; k++) {
+    const newline = bytes.indexOf(0x0a, at);
+    const stop = newline === -1 ? bytes.length : newline;
+    try {
+      records.push(codec.decode(bytes, at, stop));
+    } catch (e) {
+      const damage = asDamage(place.name, from + k + 1, e);
+      // a codec's own failure (not a refusal) is damage here too: the line is stored, unreadable
+      const why = e instanceof Error ? e.message : String(e);
+      return {
+        records,
+        damage:
+          damage instanceof DamagedError
+            ? damage
+            : new DamagedError(place.name, from + k + 1, `the line does not decode: ${why}`, { cause: e }),
+      };
+    }
+    at = stop + 1;
+  }
+  return { records, damage: null };
+}
+
 /** Damage: no record at `position`, below the log's head `end`. */
 export function missingRecord(place: PostgresPlace, position: Position, end: Position): DamagedError {
   return new DamagedError(place.name, position + 1, `record ${position + 1} is missing: the log's head is ${end}`);

@@ -308,7 +308,7 @@ export class HonchoLedger {
     const taken = passed.length === 0 ? records : [...passed, ...records];
     let behind: LedgerError | null = null;
     try {
-      if (passed.length > 0) await this.others.checkPassed(passed);
+      if (from > applied) await this.others.checkPassed(passed, from);
       this.others.advanced(from + records.length);
       await this.state.apply(taken, () => this.log.resumePoint());
     } catch (e) {

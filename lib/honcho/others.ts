@@ -214,14 +214,23 @@ export class Others {
   }
 
   /**
-   * The ledger's keyed append went past `passed`, others' records at `applied` (none of the
-   * append's items: the log saw to it): checks them as a catch-up does, before the state takes
-   * them in with the append's own.
-   * @throws the failure that stopped the ledger: {@link DamagedError} at the first that breaks the rules
+   * The ledger's keyed append landed at `from`, past `passed`, others' records at `applied` (none
+   * of the append's items: the log saw to it): checks them as a catch-up does, before the state
+   * takes them in with the append's own. Fewer than `from - applied` are those before one the
+   * log could not read (it has stopped, with that damage): the ledger stops at it.
+   * @throws the failure that stopped the ledger: {@link DamagedError} at the first that breaks
+   *   the rules, or at the first the log could not read
    */
-  async checkPassed(passed: readonly Record[]): Promise<void> {
+  async checkPassed(passed: readonly Record[], from: Position): Promise<void> {
     try {
       await this.check(this.appliedHead, passed);
+      const unread = this.appliedHead + passed.length;
+      if (unread < from)
+        throw new DamagedError(
+          this.on.name,
+          unread + 1,
+          `record ${unread + 1}, another writer's, which this ledger's append (committed at ${from + 1}) went past, could not be read; reopen the ledger to see what the log holds`,
+        );
     } catch (e) {
       if (stopsTheLedger(e)) throw this.stop(e);
       throw e;

@@ -6,9 +6,13 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { COPY_SPAN } from '../../backends/postgres/copy-out.js';
+import { Connector } from '../../backends/postgres/connection.js';
+import { COPY_SPAN, copyOut } from '../../backends/postgres/copy-out.js';
 import { postgresBackend } from '../../backends/postgres/index.js';
+import { placeOf } from '../../backends/postgres/uri.js';
 import { encodeRecord, honchoCodec, type Record, type RecordCodec } from '../../lib/index.js';
+import { isScannedLines } from '../../lib/line-scan.js';
+import type { SizeSample } from '../../lib/log.js';
 import { decided, rejects, turn } from '../support/ledger.js';
 import { freshLog, logUri, pgServer, withAdmin } from '../support/pg-cluster.js';
 
@@ -59,6 +63,43 @@ test('every record, in order, across the spans; and with a codec that has no lin
     await opened;
     assert.is(count, COUNT);
   }
+});
+
+test("a span's session is given back with the settings it was connected with", async () => {
+  const { uri } = await filledLog();
+  const place = placeOf(uri);
+  const pool = await new Connector(place, true, { statementMs: 4321 }).pool(1); // one session: the spans', reused
+  try {
+    let count = 0;
+    for await (const batch of copyOut(pool, place, honchoCodec, 0, COUNT))
+      if (isScannedLines(batch)) while (batch.next()) count++;
+    assert.is(count, COUNT);
+    const { rows } = await pool.query<{ timeout: string; sort: string; workers: string }>(
+      "SELECT current_setting('statement_timeout') AS timeout, current_setting('enable_sort') AS sort, current_setting('max_parallel_workers_per_gather') AS workers",
+    );
+    assert.equal(rows, [{ timeout: '4321ms', sort: 'on', workers: '2' }]);
+  } finally {
+    await pool.end();
+  }
+});
+
+test('the open is told, once, about how many bytes the records to read make, from the first run taken', async () => {
+  const { uri } = await filledLog();
+  const told: { bytes: number; first: SizeSample; at: number }[] = [];
+  let replayedSoFar = 0;
+  const log = await postgresBackend(uri, { codec: honchoCodec }).open({
+    readOnly: true,
+    replay: () => {
+      replayedSoFar++;
+    },
+    sizeHint: (bytes, first) => told.push({ bytes, first, at: replayedSoFar }),
+  });
+  await log.close();
+  assert.is(told.length, 1);
+  const [{ bytes, first, at }] = told as [(typeof told)[0]];
+  assert.is(at, first.records, 'told once the first run was taken');
+  const records = (bytes * first.records) / first.bytes;
+  assert.ok(Math.abs(records - COUNT) < 1, `the bytes make ${records} records at the first run's size, of ${COUNT}`);
 });
 
 test("a read-through slower than the statement timeout still reads every record: a span's COPY runs at its reader's pace", async () => {
