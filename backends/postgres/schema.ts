@@ -12,9 +12,11 @@
  * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null); `key`: a hash of the record's key |
  * | `waiting` (unlogged) | batch waiting for the append lock | the call's arguments, then its answer |
  *
- * `append(log, expected, known, batch, lines, keys)` is the only writer: a procedure (version 4)
+ * `append(log, expected, known, batch, count, lines, keys)` is the only writer: a procedure
+ * (version 4; since version 5 its lines come as one text, joined by newlines, with their count)
  * whose commits hold the log's append lock, an advisory lock, through their WAL flush. A call
- * that gets it at once commits the batches waiting for it and then its own; one that finds it
+ * that gets it at once commits the batches waiting for it and then its own (in one statement
+ * when none waits and the head is where it expected: the common turn); one that finds it
  * held puts its batch in `waiting` (unlogged: that commit has no WAL to flush), commits, and
  * waits for the lock: by then the holder's next commit, or the first waiter's, has usually
  * written it with every other waiting batch, in the order they came, with one flush for all
@@ -524,17 +526,27 @@ export const MIGRATIONS: readonly Migration[] = [
              IF v_mine.ok IS NULL THEN
                RAISE EXCEPTION 'ledgerstore: the batch % is no longer in the waiting table', p_batch;
              END IF;
+           EXCEPTION WHEN OTHERS OR query_canceled THEN
+             -- the batch is in the waiting table, committed: a later commit may still take it
+             RAISE EXCEPTION 'ledgerstore: % (the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
+               USING ERRCODE = '${WAITED_STATE}';
+           END;
+           ok := v_mine.ok;
+           "from" := v_mine."from";
+           head := v_mine.head;
+           -- The answer is taken: the lock goes with this commit (its flush, where this turn
+           -- wrote records), so that the next turn does not wait for what follows: the row's
+           -- removal, and the records the batch went past, committed and fixed by now.
+           COMMIT;
+           BEGIN
              DELETE FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
-             ok := v_mine.ok;
-             "from" := v_mine."from";
-             head := v_mine.head;
              IF ok AND p_expected IS NOT NULL AND "from" > p_expected THEN
                passed := (SELECT string_agg(r.line, E'\\n' ORDER BY r.position) FROM ${s}.records r
                           WHERE r.log = p_log AND r.position >= p_expected AND r.position < "from");
              END IF;
            EXCEPTION WHEN OTHERS OR query_canceled THEN
-             -- the batch is in the waiting table, committed: a later commit may still take it
-             RAISE EXCEPTION 'ledgerstore: % (the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
+             -- written or not, as the answer says; the writer finds out which as after a lost connection
+             RAISE EXCEPTION 'ledgerstore: % (after the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
                USING ERRCODE = '${WAITED_STATE}';
            END;
          END
