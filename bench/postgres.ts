@@ -6,7 +6,7 @@
  *   `synchronous_commit` on (one WAL flush per commit, the least a durable append costs),
  *   and the WAL bytes a commit writes, for each (`pg_current_wal_lsn` before and after):
  *   one appender awaiting each `Ledger.append`; 16 appenders at once in one process (which the
- *   ledger group-commits); 4 processes at once, 16 appenders each, through `Ledger` (with
+ *   ledger group-commits: its appends to the log and their records each are counted); 4 processes at once, 16 appenders each, through `Ledger` (with
  *   `expectedHead` and their items as keys: going past each other's records, catching up on a
  *   conflict), with what their appends met (the log's appends, the conflicts among them, the
  *   others' records they went past, the transactions that wrote the log: fewer than its appends
@@ -390,7 +390,7 @@ async function main(): Promise<void> {
       const { met } = measured;
       if (met !== undefined)
         mets.push(
-          `${met.appends} appends to the log in ${met.commits ?? '?'} commits, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
+          `${met.appends} appends to the log (${(measured.count / met.appends).toFixed(1)} records each) in ${met.commits ?? '?'} commits, ${met.conflicts} conflicts, ${met.passed} records gone past, ${flushes} WAL flushes`,
         );
     }
     progressDone();
@@ -427,7 +427,14 @@ async function main(): Promise<void> {
   if (parts.has('many'))
     await measure(
       `appends, ${APPENDERS} at once in one process`,
-      (round) => ledgerAppends(logUriSync(base, `many-${round}`), `many-${round}`, CONCURRENT, APPENDERS),
+      async (round) => {
+        // counted, for the batches the ledger's queue makes while one append is in flight
+        const met: Met = { appends: 0, conflicts: 0, passed: 0 };
+        const uri = logUriSync(base, `many-${round}`);
+        const rate = await ledgerAppends(uri, `many-${round}`, CONCURRENT, APPENDERS, met);
+        met.commits = await commitsOf(uri);
+        return rate;
+      },
       BARE,
     );
   if (parts.has('processes'))

@@ -2,7 +2,7 @@
  * The writer's side of a log: one session that every append of a log object goes through, in
  * call order, and what is done when that session is lost in the middle of an append.
  *
- * An append is one statement, `CALL <schema>.append(log, expected, known, batch, lines, keys, ...)`,
+ * An append is one statement, `CALL <schema>.append(log, expected, known, batch, count, lines, keys, ...)`,
  * in autocommit: the server takes the log's append lock, writes the batch (with any that wait
  * for the lock) and commits, all inside that one call, so the lock is never held across a round
  * trip to the client (`schema.ts`). The batch id is a
@@ -107,8 +107,18 @@ export class Writer {
       ({
         rows: [row],
       } = await session.query<AnswerRow>(
-        `CALL ${s}.append($1, $2, $3, $4, $5, $6, NULL, NULL, NULL, NULL)`,
-        [this.place.log, expected, known, batch, lines, keys === null ? null : keys.map(textKey)],
+        `CALL ${s}.append($1, $2, $3, $4, $5, $6, $7, NULL, NULL, NULL, NULL)`,
+        // the lines as one text, which node-postgres sends as it is (an array it escapes element
+        // by element) and the server splits: a line holds no newline, which the count checks
+        [
+          this.place.log,
+          expected,
+          known,
+          batch,
+          lines.length,
+          lines.join('\n'),
+          keys === null ? null : keys.map(textKey),
+        ],
         { name: 'ledgerstore-append' },
       ));
     } catch (e) {

@@ -12,9 +12,11 @@
  * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null); `key`: a hash of the record's key |
  * | `waiting` (unlogged) | batch waiting for the append lock | the call's arguments, then its answer |
  *
- * `append(log, expected, known, batch, lines, keys)` is the only writer: a procedure (version 4)
+ * `append(log, expected, known, batch, count, lines, keys)` is the only writer: a procedure
+ * (version 4; since version 5 its lines come as one text, joined by newlines, with their count)
  * whose commits hold the log's append lock, an advisory lock, through their WAL flush. A call
- * that gets it at once commits the batches waiting for it and then its own; one that finds it
+ * that gets it at once commits the batches waiting for it and then its own (in one statement
+ * when none waits and the head is where it expected: the common turn); one that finds it
  * held puts its batch in `waiting` (unlogged: that commit has no WAL to flush), commits, and
  * waits for the lock: by then the holder's next commit, or the first waiter's, has usually
  * written it with every other waiting batch, in the order they came, with one flush for all
@@ -48,7 +50,7 @@ import type { PostgresPlace } from './uri.js';
 /** What `meta.format` says of a ledgerstore schema. */
 export const FORMAT = 'ledgerstore/pg';
 /** The version of the schema that this ledgerstore writes and reads. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 /**
  * The most records a keyed append goes past ({@link MIGRATIONS}, version 3): a writer further
  * behind meets a conflict, and catches up a page at a time.
@@ -439,6 +441,119 @@ export const MIGRATIONS: readonly Migration[] = [
       ];
     },
   },
+  {
+    version: 5,
+    what: "a leaner append(): the batch's lines in one text, and a turn of the lock that finds no batch waiting written by one statement",
+    statements: (schema) => {
+      const s = identifier(schema);
+      return [
+        // a writer of version 4 still running finds no procedure to call, and writes nothing;
+        // one that waits for the lock in the old procedure is taken by settle(), unchanged
+        `DROP PROCEDURE ${s}.append(text, bigint, bigint, uuid, text[], text[], boolean, bigint, bigint, text)`,
+        // p_lines: the batch's lines joined by newlines (a line holds none), p_count of them. No
+        // defaults: a call of version 4's ten arguments matches no procedure, and writes nothing.
+        `CREATE PROCEDURE ${s}.append(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_count integer,
+                                      p_lines text, p_keys text[],
+                                      INOUT ok boolean, INOUT "from" bigint, INOUT head bigint, INOUT passed text)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_lines text[] := CASE WHEN p_count > 0 THEN string_to_array(p_lines, E'\\n') END;
+           v_n bigint := coalesce(cardinality(v_lines), 0);
+           v_lock bigint := ${appendLockKey(schema, 'p_log')};
+           v_settled record;
+           v_mine ${s}.waiting;
+         BEGIN
+           IF v_n <> greatest(p_count, 0) THEN
+             RAISE EXCEPTION 'ledgerstore: a batch of % records came as % lines: a line holds a newline, which its codec must not write', p_count, v_n
+               USING ERRCODE = '22023';
+           END IF;
+           IF p_keys IS NOT NULL AND coalesce(cardinality(p_keys), 0) <> v_n THEN
+             RAISE EXCEPTION 'ledgerstore: % keys for % records', coalesce(cardinality(p_keys), 0), v_n USING ERRCODE = '22023';
+           END IF;
+           IF v_n = 0 THEN
+             SELECT l.head INTO head FROM ${s}.logs l WHERE l.name = p_log;
+             IF NOT FOUND THEN
+               RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+             END IF;
+             ok := head >= p_known AND (p_expected IS NULL OR p_expected = head);
+             "from" := head;
+             RETURN;
+           END IF;
+           IF pg_try_advisory_xact_lock(v_lock) THEN
+             IF NOT EXISTS (SELECT FROM ${s}.waiting w WHERE w.log = p_log AND w.ok IS NULL) THEN
+               -- The common turn: no batch waits, and the head is where the writer expected it
+               -- (or anywhere at or past the head it knew, with no expected head): the head
+               -- moved, the records inserted and the new head told, in one statement. Any
+               -- other turn is settle()'s, which knows every rule.
+               IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+                 PERFORM set_config('synchronous_commit', 'on', true);
+               END IF;
+               WITH moved AS (
+                 UPDATE ${s}.logs l SET head = l.head + v_n
+                   WHERE l.name = p_log AND l.head >= p_known AND (p_expected IS NULL OR l.head = p_expected)
+                   RETURNING l.head - v_n AS at, l.head AS head
+               ), put AS (
+                 INSERT INTO ${s}.records (log, position, line, batch, key)
+                   SELECT p_log, m.at + t.o - 1, t.l, CASE WHEN t.o = 1 THEN p_batch END, hashtextextended(p_keys[t.o], 0)
+                   FROM moved m, unnest(v_lines) WITH ORDINALITY AS t(l, o)
+               )
+               SELECT m.at, m.head INTO "from", head
+                 FROM moved m, pg_notify(${literal(`${schema}.`)} || p_log, m.head::text) AS told;
+               IF FOUND THEN
+                 ok := true;
+                 RETURN;
+               END IF;
+             END IF;
+             SELECT * INTO v_settled FROM ${s}.settle(p_log, p_expected, p_known, p_batch, v_lines, p_keys);
+             ok := v_settled.ok;
+             "from" := v_settled."from";
+             head := v_settled.head;
+             passed := v_settled.passed;
+             RETURN;
+           END IF;
+           -- Another writer holds the lock through its commit: the batch waits for the next
+           -- commit, whoever makes it. (Unlogged: this commit writes no WAL to flush.)
+           INSERT INTO ${s}.waiting (log, batch, expected, known, lines, keys)
+             VALUES (p_log, p_batch, p_expected, p_known, v_lines, p_keys);
+           COMMIT;
+           BEGIN
+             PERFORM pg_advisory_xact_lock(v_lock);
+             SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             IF v_mine.ok IS NULL THEN
+               PERFORM ${s}.settle(p_log, NULL, NULL, NULL, NULL, NULL);
+               SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             END IF;
+             IF v_mine.ok IS NULL THEN
+               RAISE EXCEPTION 'ledgerstore: the batch % is no longer in the waiting table', p_batch;
+             END IF;
+           EXCEPTION WHEN OTHERS OR query_canceled THEN
+             -- the batch is in the waiting table, committed: a later commit may still take it
+             RAISE EXCEPTION 'ledgerstore: % (the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
+               USING ERRCODE = '${WAITED_STATE}';
+           END;
+           ok := v_mine.ok;
+           "from" := v_mine."from";
+           head := v_mine.head;
+           -- The answer is taken: the lock goes with this commit (its flush, where this turn
+           -- wrote records), so that the next turn does not wait for what follows: the row's
+           -- removal, and the records the batch went past, committed and fixed by now.
+           COMMIT;
+           BEGIN
+             DELETE FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
+             IF ok AND p_expected IS NOT NULL AND "from" > p_expected THEN
+               passed := (SELECT string_agg(r.line, E'\\n' ORDER BY r.position) FROM ${s}.records r
+                          WHERE r.log = p_log AND r.position >= p_expected AND r.position < "from");
+             END IF;
+           EXCEPTION WHEN OTHERS OR query_canceled THEN
+             -- written or not, as the answer says; the writer finds out which as after a lost connection
+             RAISE EXCEPTION 'ledgerstore: % (after the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
+               USING ERRCODE = '${WAITED_STATE}';
+           END;
+         END
+         $fn$`,
+      ];
+    },
+  },
 ];
 
 /**
@@ -618,7 +733,11 @@ async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void>
     ['table', `${s}.waiting`, 'INSERT'],
     ['table', `${s}.waiting`, 'UPDATE'],
     ['table', `${s}.waiting`, 'DELETE'],
-    ['function', `${s}.append(text, bigint, bigint, uuid, text[], text[], boolean, bigint, bigint, text)`, 'EXECUTE'],
+    [
+      'function',
+      `${s}.append(text, bigint, bigint, uuid, integer, text, text[], boolean, bigint, bigint, text)`,
+      'EXECUTE',
+    ],
   ];
   const {
     rows: [row],

@@ -125,15 +125,93 @@ test('a version-3 schema, written by its keyed function: a writable open migrate
         () => null,
         (failure: unknown) => failure,
       );
-      assert.is(
-        (e as { code?: unknown } | null)?.code,
-        '42809',
-        'append is a procedure now: a version-3 writer cannot call it',
+      // a procedure since version 4 (42809), of other arguments since version 5 (42883)
+      assert.ok(
+        ['42809', '42883'].includes(String((e as { code?: unknown } | null)?.code)),
+        `a version-3 writer cannot call append: ${String(e)}`,
       );
     });
     await writer.close();
     const reader = await backend.open({ readOnly: true });
     assert.equal(await all(reader), [...old, record(3)]);
+    await reader.close();
+  } finally {
+    await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));
+  }
+});
+
+test('a version-4 schema, written by its procedure: a writable open migrates it to one text of lines, and a batch left waiting is still written', async () => {
+  const schema = await otherSchema('m');
+  const log = freshLog();
+  const uri = (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
+  const upTo4 = MIGRATIONS.filter((m) => m.version <= 4);
+  assert.equal(
+    upTo4.map((m) => m.version),
+    [1, 2, 3, 4],
+  );
+  const callV4 = `CALL "${schema}".append($1, $2, $3, $4, $5, $6, NULL, NULL, NULL, NULL)`;
+  const left = randomUUID();
+  await withAdmin(async (admin) => {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    for (const migration of upTo4) for (const statement of migration.statements(schema)) await admin.query(statement);
+    await admin.query(`UPDATE "${schema}".meta SET version = 4`);
+    await admin.query(`INSERT INTO "${schema}".logs (name) VALUES ($1)`, [log]);
+    for (const batch of [[0, 1], [2]])
+      await admin.query(callV4, [
+        log,
+        batch[0],
+        batch[0],
+        randomUUID(),
+        batch.map((n) => encodeRecord(record(n))),
+        batch.map((n) => `k${n}`),
+      ]);
+    // a version-4 writer's batch that waited for the lock, and that no commit took yet
+    await admin.query(
+      `INSERT INTO "${schema}".waiting (log, batch, expected, known, lines, keys) VALUES ($1, $2, NULL, 3, $3, $4)`,
+      [log, left, [encodeRecord(record(3))], ['k3']],
+    );
+  });
+  const old = Array.from({ length: 3 }, (_, n) => record(n));
+  try {
+    const backend = postgresBackend(uri, { codec: honchoCodec });
+    await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /is in version 4 .*open it for writing once/);
+    const writer = await backend.open();
+    assert.is(writer.head, 3);
+    assert.equal(await all(writer), old, 'every record it held, in order');
+    // the batch left waiting goes first, in the commit that writes this one, which goes past it
+    assert.equal(await writer.append([record(4), record(5)], { expectedHead: 3, keys: ['k4', 'k5'] }), {
+      from: 4,
+      head: 6,
+      passed: [record(3)],
+    });
+    // the records the version-4 procedure wrote keep their keys' hashes: a key among them clashes
+    await rejects(writer.append([record(9)], { expectedHead: 1, keys: ['k2'] }), 'LEDGER_CONFLICT', /\b6\b/);
+    await withAdmin(async (admin) => {
+      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: SCHEMA_VERSION }]);
+      assert.equal(
+        (
+          await admin.query<{ position: string }>(
+            `SELECT position FROM "${schema}".records WHERE log = $1 AND batch = $2`,
+            [log, left],
+          )
+        ).rows,
+        [{ position: '3' }],
+        'the waiting batch, written at the head it found',
+      );
+      assert.equal(
+        (await admin.query(`SELECT ok, "from", head FROM "${schema}".waiting WHERE batch = $1`, [left])).rows,
+        [{ ok: true, from: '3', head: '4' }],
+        'its answer kept for its writer to take',
+      );
+      const e = await admin.query(callV4, [log, 6, 6, randomUUID(), [encodeRecord(record(6))], ['k6']]).then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      assert.is((e as { code?: unknown } | null)?.code, '42883', 'no procedure of the version-4 signature');
+    });
+    await writer.close();
+    const reader = await backend.open({ readOnly: true });
+    assert.equal(await all(reader), [...old, record(3), record(4), record(5)]);
     await reader.close();
   } finally {
     await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));

@@ -248,7 +248,7 @@ test('the append function makes its commit wait for the WAL flush even where the
     const before = await flushes();
     for (let n = 0; n < 30; n++)
       await admin.query(
-        `CALL "${schema}".append($1, NULL, 0, gen_random_uuid(), ARRAY[$2], NULL, NULL, NULL, NULL, NULL)`,
+        `CALL "${schema}".append($1, NULL, 0, gen_random_uuid(), 1, $2, NULL, NULL, NULL, NULL, NULL)`,
         [log, encodeRecord(decided(turn('sync', n)))],
       );
     const appends = (await flushes()) - before;

@@ -137,4 +137,44 @@ test('a batch that waited longer than lock_timeout: found out as after a lost co
   await Promise.all([writer.close(), other.close()]);
 });
 
+test('a batch that waited and was written, its answer taken, then a failure: found out by its id, and appended once', async () => {
+  const log = freshLog();
+  const uri = await logUri(log);
+  const { schema } = await pgServer();
+  const writer = await postgresBackend(uri, { codec: honchoCodec }).open();
+  await withAdmin(async (admin) => {
+    // once the writer's own commit wrote its batch and let the lock go, the removal of its row
+    // from the waiting table fails, once (a sequence: its count survives the failure's rollback);
+    // the look-up's removal, after it, goes through
+    const s = `"${schema}"`;
+    await admin.query(`CREATE SEQUENCE ${s}.removals`);
+    await admin.query(`CREATE FUNCTION ${s}.fail_once() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF nextval('${s}.removals') = 1 THEN RAISE EXCEPTION 'the test fails this removal'; END IF;
+        RETURN OLD;
+      END $fn$`);
+    await admin.query(
+      `CREATE TRIGGER fail_once BEFORE DELETE ON ${s}.waiting FOR EACH ROW WHEN (OLD.log = ${`'${log}'`}) EXECUTE FUNCTION ${s}.fail_once()`,
+    );
+    try {
+      const { lock, appending } = await oneBatchWaiting(writer, admin, log);
+      await lock.release();
+      assert.equal(await appending, { from: 1, head: 2 }, 'written, and so told');
+      assert.equal(
+        (await admin.query(`SELECT last_value::int AS n FROM ${s}.removals`)).rows,
+        [{ n: 2 }],
+        'the removal failed once, then went through',
+      );
+      await batchesWaiting(admin, log, 0);
+    } finally {
+      await admin.query(`DROP TRIGGER fail_once ON ${s}.waiting`);
+      await admin.query(`DROP FUNCTION ${s}.fail_once()`);
+      await admin.query(`DROP SEQUENCE ${s}.removals`);
+    }
+  });
+  assert.equal(await linesOf(log), [record('w', 0), record('w', 1)].map(encodeRecord), 'once');
+  assert.equal(await writer.append([record('w', 2)]), { from: 2, head: 3 }, 'the writer goes on');
+  await writer.close();
+});
+
 test.run();

@@ -5,10 +5,11 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { postgresBackend } from '../../backends/postgres/index.js';
 import { MAX_PASSED } from '../../backends/postgres/schema.js';
-import { ConflictError, Ledger, type Record } from '../../lib/index.js';
+import { ConflictError, honchoCodec, Ledger, type Record, type RecordCodec } from '../../lib/index.js';
 import { all, decided, edit, failure, rejects, skip, turn } from '../support/ledger.js';
-import { freshLog, pgBackend, pgSubject, until } from '../support/pg-cluster.js';
+import { freshLog, logUri, pgBackend, pgSubject, until } from '../support/pg-cluster.js';
 
 const record = (who: string, n: number): Record => decided(edit(who, n), skip(who));
 
@@ -183,6 +184,16 @@ test('keys that PostgreSQL text cannot hold (U+0000 in an edit id) land with the
   assert.is(ledger.size, 4);
   assert.ok(await ledger.isDecided(edit('c\u0000d', 1)));
   await ledger.close();
+});
+
+test('a codec whose line holds a newline, against its contract: the batch is refused whole, nothing written', async () => {
+  // the lines go to the server as one text, split at newlines: the count sent with it tells
+  const broken = (record: Record): string => honchoCodec.encode(record).replace(',', ',\n');
+  const codec: RecordCodec<Record> = { ...honchoCodec, encode: broken, encodeChecked: broken };
+  const log = await postgresBackend(await logUri(freshLog()), { codec }).open();
+  await rejects(log.append([record('n', 0), record('n', 1)]), 'LEDGER_IO', /a batch of 2 records came as 4 lines: a line holds a newline/);
+  assert.is(await log.refresh(), 0, 'nothing written');
+  await log.close();
 });
 
 test.run();
