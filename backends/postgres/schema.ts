@@ -443,13 +443,68 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 5,
-    what: "a leaner append(): the batch's lines in one text, and a turn of the lock that finds no batch waiting written by one statement",
+    what: "a leaner append(): the batch's lines in one text, a turn of the lock that finds no batch waiting written by one statement, and a batch waiting only while its writer does",
     statements: (schema) => {
       const s = identifier(schema);
       return [
         // a writer of version 4 still running finds no procedure to call, and writes nothing;
         // one that waits for the lock in the old procedure is taken by settle(), unchanged
         `DROP PROCEDURE ${s}.append(text, bigint, bigint, uuid, text[], text[], boolean, bigint, bigint, text)`,
+        // a batch waits only while its writer does: the waiter holds its batch's lock
+        `ALTER TABLE ${s}.waiting ADD COLUMN locked boolean NOT NULL DEFAULT false`,
+        `CREATE OR REPLACE FUNCTION ${s}.settle(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_lines text[], p_keys text[],
+                                     OUT ok boolean, OUT "from" bigint, OUT head bigint, OUT passed text)
+         LANGUAGE plpgsql AS $fn$
+         DECLARE
+           v_start bigint;
+           v_head bigint;
+           v_placed record;
+           v_waiting record;
+         BEGIN
+           -- For this transaction's commit, whatever the session says. (A SET clause on the
+           -- function would not do: it is undone when the function returns, before the commit.)
+           IF current_setting('synchronous_commit') NOT IN ('on', 'remote_apply') THEN
+             PERFORM set_config('synchronous_commit', 'on', true);
+           END IF;
+           SELECT l.head INTO v_start FROM ${s}.logs l WHERE l.name = p_log;
+           IF NOT FOUND THEN
+             RAISE EXCEPTION 'ledgerstore: there is no log named %', p_log USING ERRCODE = 'P0002';
+           END IF;
+           v_head := v_start;
+           FOR v_waiting IN SELECT * FROM ${s}.waiting w WHERE w.log = p_log AND w.ok IS NULL ORDER BY w.at LOOP
+             -- A batch is placed only while its writer still waits for it: from before its row
+             -- is committed until it has its answer, the waiter holds its batch's lock (for the
+             -- session: no transaction ends it). A row whose lock is free was given up (the
+             -- wait failed, and its writer looks the batch up and finds it absent; or its
+             -- session ended): it is taken out, never written. (p_batch: a waiter settling for
+             -- itself, whose own lock this session holds. A row of version 4 holds no lock.)
+             IF v_waiting.locked AND v_waiting.batch IS DISTINCT FROM p_batch
+                AND pg_try_advisory_xact_lock(${batchLockKey('v_waiting.batch')}) THEN
+               DELETE FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = v_waiting.batch;
+               CONTINUE;
+             END IF;
+             SELECT * INTO v_placed
+               FROM ${s}.place(p_log, v_head, v_waiting.expected, v_waiting.known, v_waiting.lines, v_waiting.keys, v_waiting.batch);
+             UPDATE ${s}.waiting w SET ok = v_placed.ok, "from" = v_placed."from", head = v_placed.head
+               WHERE w.log = p_log AND w.batch = v_waiting.batch;
+             v_head := v_placed.head;
+           END LOOP;
+           IF p_lines IS NOT NULL THEN
+             SELECT * INTO v_placed FROM ${s}.place(p_log, v_head, p_expected, p_known, p_lines, p_keys, p_batch);
+             ok := v_placed.ok;
+             "from" := v_placed."from";
+             head := v_placed.head;
+             passed := v_placed.passed;
+             v_head := v_placed.head;
+           END IF;
+           IF v_head <> v_start THEN
+             -- only this lock's holder moves the head: it is where it was read
+             UPDATE ${s}.logs l SET head = v_head WHERE l.name = p_log;
+             -- delivered when the transaction commits, and only if it does
+             PERFORM pg_notify(${literal(`${schema}.`)} || p_log, v_head::text);
+           END IF;
+         END
+         $fn$`,
         // p_lines: the batch's lines joined by newlines (a line holds none), p_count of them. No
         // defaults: a call of version 4's ten arguments matches no procedure, and writes nothing.
         `CREATE PROCEDURE ${s}.append(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_count integer,
@@ -512,25 +567,31 @@ export const MIGRATIONS: readonly Migration[] = [
              RETURN;
            END IF;
            -- Another writer holds the lock through its commit: the batch waits for the next
-           -- commit, whoever makes it. (Unlogged: this commit writes no WAL to flush.)
-           INSERT INTO ${s}.waiting (log, batch, expected, known, lines, keys)
-             VALUES (p_log, p_batch, p_expected, p_known, v_lines, p_keys);
+           -- commit, whoever makes it, while this session waits with it and holds its batch's
+           -- lock (settle() takes out a row whose lock is free). (Unlogged: this commit writes
+           -- no WAL to flush.)
+           PERFORM pg_advisory_lock(${batchLockKey('p_batch')});
+           INSERT INTO ${s}.waiting (log, batch, expected, known, lines, keys, locked)
+             VALUES (p_log, p_batch, p_expected, p_known, v_lines, p_keys, true);
            COMMIT;
            BEGIN
              PERFORM pg_advisory_xact_lock(v_lock);
              SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
              IF v_mine.ok IS NULL THEN
-               PERFORM ${s}.settle(p_log, NULL, NULL, NULL, NULL, NULL);
+               PERFORM ${s}.settle(p_log, NULL, NULL, p_batch, NULL, NULL);
                SELECT * INTO v_mine FROM ${s}.waiting w WHERE w.log = p_log AND w.batch = p_batch;
              END IF;
              IF v_mine.ok IS NULL THEN
                RAISE EXCEPTION 'ledgerstore: the batch % is no longer in the waiting table', p_batch;
              END IF;
            EXCEPTION WHEN OTHERS OR query_canceled THEN
-             -- the batch is in the waiting table, committed: a later commit may still take it
+             -- Given up: its lock let go (a session lock, which the block's rollback leaves), no
+             -- later commit writes it; one before may have: the writer looks it up.
+             PERFORM pg_advisory_unlock(${batchLockKey('p_batch')});
              RAISE EXCEPTION 'ledgerstore: % (the batch waited for the log''s lock: whether it was written is to be looked up)', SQLERRM
                USING ERRCODE = '${WAITED_STATE}';
            END;
+           PERFORM pg_advisory_unlock(${batchLockKey('p_batch')});
            ok := v_mine.ok;
            "from" := v_mine."from";
            head := v_mine.head;
@@ -569,6 +630,14 @@ export const WAITED_STATE = 'LSWTD';
  */
 export function appendLockKey(schema: string, log: string): string {
   return `hashtextextended(${literal(`ledgerstore append ${schema}.`)} || ${log}, 0)`;
+}
+
+/**
+ * The key of the lock a waiting batch's writer holds while it waits (version 5), as SQL of
+ * `batch` (an SQL expression of the batch's uuid).
+ */
+export function batchLockKey(batch: string): string {
+  return `hashtextextended(${literal('ledgerstore batch ')} || ${batch}::text, 0)`;
 }
 
 /** `text` as an SQL string literal. */

@@ -177,4 +177,61 @@ test('a batch that waited and was written, its answer taken, then a failure: fou
   await writer.close();
 });
 
+test('a batch given up after its wait failed and its look-up ran out of time: never written by a later commit', async () => {
+  const log = freshLog();
+  const uri = await logUri(log);
+  const writer = await postgresBackend(uri, { codec: honchoCodec, timeouts: { lockMs: 200, resolveMs: 600 } }).open();
+  await withAdmin(async (admin) => {
+    const { lock, appending } = await oneBatchWaiting(writer, admin, log);
+    // the lock is held past the wait's lock_timeout and the look-up's resolveMs: the outcome is unknown
+    const e = await rejects(appending, 'LEDGER_IO', /could not be found out within 600 ms/);
+    assert.match(
+      e.message,
+      /every append is refused until the ledger is reopened, which reads what the database holds/,
+    );
+    await lock.release();
+  });
+  await writer.close();
+  // reopened, the log does not hold the batch, and no later commit writes it behind the reader's back
+  const again = await postgresBackend(uri, { codec: honchoCodec }).open();
+  assert.is(again.head, 1);
+  assert.equal(await again.append([record('o', 0)]), { from: 1, head: 2 });
+  assert.equal(await linesOf(log), [record('w', 0), record('o', 0)].map(encodeRecord));
+  await withAdmin((admin) => batchesWaiting(admin, log, 0));
+  await again.close();
+});
+
+test('a batch whose writer’s session ended while it waited: never written by a later commit', async () => {
+  const log = freshLog();
+  const uri = await logUri(log);
+  const { schema } = await pgServer();
+  const other = await postgresBackend(uri, { codec: honchoCodec }).open();
+  await other.append([record('o', 0)]);
+  await withAdmin(async (admin) => {
+    const lock = await holdAppendLock(admin, log);
+    // a writer whose process is gone: its session waits for the lock with its batch in the table, then ends
+    await withAdmin(async (gone) => {
+      const { rows } = await gone.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      const calling = gone
+        .query(`CALL "${schema}".append($1, NULL, 0, gen_random_uuid(), 1, $2, NULL, NULL, NULL, NULL, NULL)`, [
+          log,
+          encodeRecord(record('w', 1)),
+        ])
+        .catch((e: unknown) => e);
+      await batchesWaiting(admin, log, 1);
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0]?.pid]);
+      assert.instance(await calling, Error, 'its session was ended');
+    }).catch(() => undefined); // the ended session's client cannot end cleanly
+    await lock.release();
+  });
+  assert.equal(
+    await other.append([record('o', 1)]),
+    { from: 1, head: 2 },
+    'the next commit is the live writer’s alone',
+  );
+  assert.equal(await linesOf(log), [record('o', 0), record('o', 1)].map(encodeRecord));
+  await withAdmin((admin) => batchesWaiting(admin, log, 0));
+  await other.close();
+});
+
 test.run();
