@@ -37,7 +37,15 @@
  * @module
  */
 import { ClosedError, ConflictError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
-import { CheckedRecord, type EventLog, type Lease, type LogBackend, type Position, type Repair } from '../log.js';
+import {
+  CheckedRecord,
+  type EventLog,
+  type Lease,
+  type LogBackend,
+  type Position,
+  type Repair,
+  type ResumePoint,
+} from '../log.js';
 import type { Db as IndexDatabase } from '../projections/database.js';
 import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
 import { BatchItems } from './batch-items.js';
@@ -115,6 +123,8 @@ interface Pending {
 }
 
 const settleNothing = (): void => undefined;
+/** An append's `passed` when it went past none. */
+const NO_RECORDS: readonly Record[] = [];
 
 /** Stands in the queue, until the batch is taken, for an append the rules refused (and rejected). */
 const REFUSED: Pending = {
@@ -250,6 +260,9 @@ export class HonchoLedger {
     return appended;
   }
 
+  /** The log's point at its head, for a state that keeps one: one function, not a closure a batch. */
+  private readonly resumePoint = (): Promise<ResumePoint> => this.log.resumePoint();
+
   /** What the last promise `append` made settles by, left by {@link HonchoLedger.takeSettlers}. */
   private resolveNext: () => void = settleNothing;
   private rejectNext: (error: unknown) => void = settleNothing;
@@ -319,7 +332,7 @@ export class HonchoLedger {
       // checked once, by `append`: the log takes them as they are. The rules look at one item
       // at a time, so a batch checked at `applied` still holds after records of other items:
       // with its items as keys, a log that can goes past those.
-      ({ from, passed = [] } = await this.log.append(checked, {
+      ({ from, passed = NO_RECORDS } = await this.log.append(checked, {
         expectedHead: applied,
         keys: this.log.capabilities.keyedAppends === true ? records.map((r) => itemKey(r.item)) : undefined,
       }));
@@ -336,7 +349,7 @@ export class HonchoLedger {
     try {
       if (passed.length > 0) await this.others.checkPassed(passed);
       this.others.advanced(from + records.length);
-      const applying = this.state.apply(taken, () => this.log.resumePoint());
+      const applying = this.state.apply(taken, this.resumePoint);
       if (applying instanceof Promise) await applying;
     } catch (e) {
       // The records are in the log, durable: they are appended. But the state did not take
