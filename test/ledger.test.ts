@@ -370,6 +370,31 @@ test('appends made together share one write and one sync, a sent with its decide
   });
 });
 
+test('appenders each awaiting its own appends share every sync: 16 at once, 16 records a sync', async () => {
+  await withHome(async (home) => {
+    const io = new InjectingIO();
+    const ledger = await Ledger.open(jsonlBackend(home.path, { codec: honchoCodec, io }));
+    const appenders = 16;
+    const rounds = 20;
+    const written: number[] = [];
+    // each caller awaits its append before it makes the next, as a daemon's callers do
+    const caller = async (a: number): Promise<void> => {
+      for (let n = 0; n < rounds; n++) {
+        await ledger.append(decided(turn(`a${a}`, n)));
+        written.push(io.count('datasync'));
+      }
+    };
+    await Promise.all(Array.from({ length: appenders }, (_, a) => caller(a)));
+    // no cohort is split across two writes: each sync carried one append of every caller
+    assert.is(io.count('datasync'), rounds, `${rounds} syncs for ${appenders * rounds} records`);
+    assert.is(io.count('write'), rounds);
+    for (let n = 0; n < rounds; n++)
+      assert.equal(written.slice(n * appenders, (n + 1) * appenders), new Array(appenders).fill(n + 1), `round ${n}`);
+    assert.is(ledger.size, appenders * rounds);
+    await ledger.close();
+  });
+});
+
 test('a record refused only because of an earlier record of its batch waits for that batch', async () => {
   await withHome(async (home) => {
     const io = new InjectingIO();

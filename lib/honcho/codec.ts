@@ -109,12 +109,26 @@ function describe(value: unknown): string {
 function objectWith(value: unknown, where: string, fields: readonly string[]): { readonly [key: string]: unknown } {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     refuse(`${where} must be an object, not ${describe(value)}`);
-  for (const key of Object.keys(value)) {
-    if (!fields.includes(key))
+  // `for...in` over the own keys, in `Object.keys`'s order, without the array that makes (three
+  // of them a record checked); inherited keys are no field of the value's
+  for (const key in value) {
+    if (!fields.includes(key) && Object.hasOwn(value, key))
       refuse(`${where} has an unknown field \`${key}\` (expected ${fields.map((f) => `\`${f}\``).join(', ')})`);
   }
   return value as { readonly [key: string]: unknown };
 }
+
+// Each object's fields, made once: a literal in the call would be an array a record checked.
+const TURN_ITEM_FIELDS = ['type', 'session', 'turn'];
+const EDIT_ITEM_FIELDS = ['type', 'id', 'part'];
+const TURN_FIELDS = ['type', 'workspace', 'speaker'];
+const CONCLUDE_FIELDS = ['type', 'workspace', 'peer', 'session', 'text'];
+const UNCONCLUDE_FIELDS = ['type', 'workspace', 'text'];
+const SESSION_TEXT_FIELDS = ['type', 'session', 'text'];
+const SKIP_FIELDS = ['type', 'why'];
+const DECIDED_FIELDS = ['type', 'time', 'item', 'action'];
+const SENT_FIELDS = ['type', 'time', 'item', 'ids'];
+const FAILED_FIELDS = ['type', 'time', 'item', 'status', 'kind'];
 
 function text(value: unknown, where: string): string {
   if (typeof value !== 'string') refuse(`${where} must be a string, not ${describe(value)}`);
@@ -162,14 +176,14 @@ function tagOf(value: unknown, where: string, tags: readonly string[]): string {
 /** A caller's item, checked, as a fresh object. */
 export function normalizeItem(value: unknown, where = 'the item'): Item {
   if (tagOf(value, where, ITEM_VARIANTS) === 'turn') {
-    const v = objectWith(value, where, ['type', 'session', 'turn']);
+    const v = objectWith(value, where, TURN_ITEM_FIELDS);
     return {
       type: 'turn',
       session: session(v.session, `${where}'s session`),
       turn: turnIn(v.turn, `${where}'s turn`),
     };
   }
-  const v = objectWith(value, where, ['type', 'id', 'part']);
+  const v = objectWith(value, where, EDIT_ITEM_FIELDS);
   return { type: 'edit', id: text(v.id, `${where}'s id`), part: integer(v.part, `${where}'s part`, MAX_PART, '') };
 }
 
@@ -177,7 +191,7 @@ function normalizeAction(value: unknown): Action {
   const where = 'the action';
   switch (tagOf(value, where, ACTION_VARIANTS)) {
     case 'turn': {
-      const v = objectWith(value, where, ['type', 'workspace', 'speaker']);
+      const v = objectWith(value, where, TURN_FIELDS);
       return {
         type: 'turn',
         workspace: workspace(v.workspace, `${where}'s workspace`),
@@ -185,7 +199,7 @@ function normalizeAction(value: unknown): Action {
       };
     }
     case 'conclude': {
-      const v = objectWith(value, where, ['type', 'workspace', 'peer', 'session', 'text']);
+      const v = objectWith(value, where, CONCLUDE_FIELDS);
       return {
         type: 'conclude',
         workspace: workspace(v.workspace, `${where}'s workspace`),
@@ -195,7 +209,7 @@ function normalizeAction(value: unknown): Action {
       };
     }
     case 'unconclude': {
-      const v = objectWith(value, where, ['type', 'workspace', 'text']);
+      const v = objectWith(value, where, UNCONCLUDE_FIELDS);
       return {
         type: 'unconclude',
         workspace: workspace(v.workspace, `${where}'s workspace`),
@@ -204,7 +218,7 @@ function normalizeAction(value: unknown): Action {
     }
     case 'fleet':
     case 'retract': {
-      const v = objectWith(value, where, ['type', 'session', 'text']);
+      const v = objectWith(value, where, SESSION_TEXT_FIELDS);
       return {
         type: v.type as 'fleet' | 'retract',
         session: session(v.session, `${where}'s session`),
@@ -212,7 +226,7 @@ function normalizeAction(value: unknown): Action {
       };
     }
     default: {
-      const v = objectWith(value, where, ['type', 'why']);
+      const v = objectWith(value, where, SKIP_FIELDS);
       return { type: 'skip', why: text(v.why, `${where}'s why`) };
     }
   }
@@ -307,12 +321,7 @@ function withinLineBound(record: Record): Record {
 function normalizeFields(value: unknown): Record {
   const where = 'the record';
   const type = tagOf(value, where, RECORD_VARIANTS);
-  const fields =
-    type === 'decided'
-      ? ['type', 'time', 'item', 'action']
-      : type === 'sent'
-        ? ['type', 'time', 'item', 'ids']
-        : ['type', 'time', 'item', 'status', 'kind'];
+  const fields = type === 'decided' ? DECIDED_FIELDS : type === 'sent' ? SENT_FIELDS : FAILED_FIELDS;
   const v = objectWith(value, where, fields);
   const time = text(v.time, `${where}'s time`);
   if (!isTime(time)) refuse(`${where}'s time must be ${TIME_RULE}, not ${describe(time)}`);

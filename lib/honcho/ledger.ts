@@ -37,11 +37,19 @@
  * @module
  */
 import { ClosedError, ConflictError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
-import { CheckedRecord, type EventLog, type Lease, type LogBackend, type Position, type Repair } from '../log.js';
+import {
+  CheckedRecord,
+  type EventLog,
+  type Lease,
+  type LogBackend,
+  type Position,
+  type Repair,
+  type ResumePoint,
+} from '../log.js';
 import type { Db as IndexDatabase } from '../projections/database.js';
 import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
+import { BatchItems } from './batch-items.js';
 import { honchoCodec } from './codec.js';
-import { ItemMap } from './item-map.js';
 import { Live, type LogEntry } from './live.js';
 import { Others } from './others.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
@@ -114,6 +122,17 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
+const settleNothing = (): void => undefined;
+/** An append's `passed` when it went past none. */
+const NO_RECORDS: readonly Record[] = [];
+
+/** Stands in the queue, until the batch is taken, for an append the rules refused (and rejected). */
+const REFUSED: Pending = {
+  checked: undefined as unknown as CheckedRecord<Record>,
+  resolve: settleNothing,
+  reject: settleNothing,
+};
+
 const noticeOnStderr = (message: string): void => {
   process.stderr.write(`ledgerstore: ${message}\n`);
 };
@@ -124,6 +143,8 @@ const noticeOnStderr = (message: string): void => {
  */
 export class HonchoLedger {
   private readonly queue: Pending[] = [];
+  /** The items of the batch being taken, kept from one batch to the next. */
+  private readonly batchItems = new BatchItems();
   private flushing: Promise<void> | null = null;
   /** Set when `close` is called: no append is taken from then on. */
   private closed = false;
@@ -233,11 +254,23 @@ export class HonchoLedger {
     } catch (e) {
       return Promise.reject(e);
     }
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ checked, resolve, reject });
-      this.kick();
-    });
+    const appended = new Promise<void>(this.takeSettlers);
+    this.queue.push({ checked, resolve: this.resolveNext, reject: this.rejectNext });
+    this.kick();
+    return appended;
   }
+
+  /** The log's point at its head, for a state that keeps one: one function, not a closure a batch. */
+  private readonly resumePoint = (): Promise<ResumePoint> => this.log.resumePoint();
+
+  /** What the last promise `append` made settles by, left by {@link HonchoLedger.takeSettlers}. */
+  private resolveNext: () => void = settleNothing;
+  private rejectNext: (error: unknown) => void = settleNothing;
+  /** The executor of every append's promise: one function, not a closure an append. */
+  private readonly takeSettlers = (resolve: () => void, reject: (error: unknown) => void): void => {
+    this.resolveNext = resolve;
+    this.rejectNext = reject;
+  };
 
   /** Starts the flush if none is running. */
   private kick(): void {
@@ -273,7 +306,8 @@ export class HonchoLedger {
     }
     let batch: Pending[];
     try {
-      batch = await this.takeBatch();
+      const taking = this.takeBatch();
+      batch = taking instanceof Promise ? await taking : taking;
     } catch (e) {
       // A read model found damaged stops the ledger, and its live consumers end with it, as a
       // catch-up that finds it does (others.ts). Any other failure to read the state (a read
@@ -284,8 +318,13 @@ export class HonchoLedger {
       return;
     }
     if (batch.length === 0) return;
-    const checked = batch.map((p) => p.checked);
-    const records = checked.map((c) => c.record);
+    const checked = new Array<CheckedRecord<Record>>(batch.length);
+    const records = new Array<Record>(batch.length);
+    for (let n = 0; n < batch.length; n++) {
+      const c = (batch[n] as Pending).checked;
+      checked[n] = c;
+      records[n] = c.record;
+    }
     const applied = this.others.applied;
     let from: Position;
     let passed: readonly Record[];
@@ -293,7 +332,7 @@ export class HonchoLedger {
       // checked once, by `append`: the log takes them as they are. The rules look at one item
       // at a time, so a batch checked at `applied` still holds after records of other items:
       // with its items as keys, a log that can goes past those.
-      ({ from, passed = [] } = await this.log.append(checked, {
+      ({ from, passed = NO_RECORDS } = await this.log.append(checked, {
         expectedHead: applied,
         keys: this.log.capabilities.keyedAppends === true ? records.map((r) => itemKey(r.item)) : undefined,
       }));
@@ -310,7 +349,8 @@ export class HonchoLedger {
     try {
       if (from > applied) await this.others.checkPassed(passed, from);
       this.others.advanced(from + records.length);
-      await this.state.apply(taken, () => this.log.resumePoint());
+      const applying = this.state.apply(taken, this.resumePoint);
+      if (applying instanceof Promise) await applying;
     } catch (e) {
       // The records are in the log, durable: they are appended. But the state did not take
       // them in (nor others' records the append went past, if they break the rules), so it
@@ -319,7 +359,7 @@ export class HonchoLedger {
         ? e
         : new IndexBehindError(this.name, e instanceof Error ? e : new Error(String(e)));
     }
-    for (const pending of batch) pending.resolve();
+    for (let n = 0; n < batch.length; n++) (batch[n] as Pending).resolve();
     if (behind === null || this.others.applied > applied) this.live.tell(applied, taken);
     // after the consumers were told of the appended records, they end with the stop
     if (behind !== null) this.others.stop(behind);
@@ -385,30 +425,50 @@ export class HonchoLedger {
    * Takes the next records in call order, checking each against the state with the batch's
    * earlier records applied: an accepted one joins the batch, a refused one is rejected at once.
    * A record refused only because of an earlier record of the batch, which may yet fail, ends
-   * the batch: it is checked again once the batch has landed or failed.
+   * the batch: it is checked again once the batch has landed or failed. Within the call when the
+   * state answers at once (in memory).
    */
-  private async takeBatch(): Promise<Pending[]> {
-    const candidates = this.queue.slice(0, MAX_BATCH);
-    const states = await this.state.statesOf(candidates.map((p) => p.checked.record.item));
-    const staged = new ItemMap<ItemState>();
-    const batch: Pending[] = [];
+  private takeBatch(): Pending[] | Promise<Pending[]> {
+    const queue = this.queue;
+    const end = Math.min(queue.length, MAX_BATCH);
+    const items = new Array<Item>(end);
+    for (let n = 0; n < end; n++) items[n] = (queue[n] as Pending).checked.record.item;
+    // Only appends push to the queue, at its end, while the states are read: the first `end`
+    // entries are still the ones looked up.
+    const now = this.state.statesNow?.(items);
+    return now !== undefined
+      ? this.batchOf(now, end)
+      : this.state.statesOf(items).then((states) => this.batchOf(states, end));
+  }
+
+  /** {@link HonchoLedger.takeBatch} with the states of the queue's first `end` entries' items. */
+  private batchOf(states: readonly (ItemState | undefined)[], end: number): Pending[] {
+    const queue = this.queue;
+    // where in the queue the batch's latest record of each item is, for a batch of two or more
+    const items = end > 1 ? this.batchItems : null;
+    let refusedAny = false;
     let taken = 0;
-    for (; taken < candidates.length; taken++) {
-      const pending = candidates[taken] as Pending;
-      const { record } = pending.checked;
-      const before = staged.get(record.item);
-      const refused = refusal(record, before ?? states[taken]);
-      if (refused === null) {
-        staged.set(record.item, stateAfter(record));
-        batch.push(pending);
-      } else if (before === undefined) {
+    try {
+      for (; taken < end; taken++) {
+        const pending = queue[taken] as Pending;
+        const { record } = pending.checked;
+        const earlier = items === null ? -1 : items.latest(record.item);
+        const before = earlier < 0 ? undefined : stateAfter((queue[earlier] as Pending).checked.record);
+        const refused = refusal(record, before ?? states[taken]);
+        if (refused === null) {
+          items?.add(record.item, taken);
+          continue;
+        }
+        if (before !== undefined) break;
         pending.reject(refused);
-      } else {
-        break;
+        queue[taken] = REFUSED;
+        refusedAny = true;
       }
+    } finally {
+      items?.clear();
     }
-    this.queue.splice(0, taken);
-    return batch;
+    const batch = queue.splice(0, taken);
+    return refusedAny ? batch.filter((pending) => pending !== REFUSED) : batch;
   }
 
   /** The item's state, as the rules see it: `undefined` when it is not decided. */

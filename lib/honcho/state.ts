@@ -29,10 +29,17 @@ export interface LedgerState {
   /** The items' states, in the items' order (`undefined`: not decided). */
   statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]>;
   /**
-   * Takes in records the rules allow and the log has made durable, in log order; `point` gives
-   * the log's point after them, which a checkpointed state keeps with them.
+   * {@link LedgerState.statesOf} answered within the call, by a state that holds its items at
+   * hand (in memory): an append's turn then checks its batch with no wait between the queue and
+   * the write. Absent on a state that must read them.
    */
-  apply(records: readonly Record[], point: () => Promise<ResumePoint>): Promise<void>;
+  readonly statesNow?: (items: readonly Item[]) => (ItemState | undefined)[];
+  /**
+   * Takes in records the rules allow and the log has made durable, in log order; `point` gives
+   * the log's point after them, which a checkpointed state keeps with them. A state in memory
+   * takes them within the call (and returns nothing to wait for).
+   */
+  apply(records: readonly Record[], point: () => Promise<ResumePoint>): void | Promise<void>;
   isDecided(item: Item): Promise<boolean>;
   /** Every waiting item with its action, in decision order. */
   outbox(): Promise<Decision[]>;
@@ -72,11 +79,17 @@ export class MemoryState implements LedgerState {
   ) {}
 
   async statesOf(items: readonly Item[]): Promise<(ItemState | undefined)[]> {
-    return items.map((item) => this.projection.stateOf(item));
+    return this.statesNow(items);
   }
 
-  async apply(records: readonly Record[]): Promise<void> {
-    for (const record of records) this.projection.apply(record);
+  readonly statesNow = (items: readonly Item[]): (ItemState | undefined)[] => {
+    const states = new Array<ItemState | undefined>(items.length);
+    for (let n = 0; n < items.length; n++) states[n] = this.projection.stateOf(items[n] as Item);
+    return states;
+  };
+
+  apply(records: readonly Record[]): void {
+    for (let n = 0; n < records.length; n++) this.projection.apply(records[n] as Record);
   }
 
   async isDecided(item: Item): Promise<boolean> {
