@@ -222,6 +222,8 @@ export interface EventLog<R> {
   /**
    * Appends `records` as one atomic batch and resolves once they are durable. An empty batch
    * resolves at once. Rejects with a {@link LedgerError}: nothing of a rejected batch is believed.
+   * A {@link CheckedRecord} is for a log built on `LogBase` (every backend's), which unwraps it:
+   * the Honcho ledger hands wrappers to such a log only, and plain records to any other.
    */
   append(records: readonly Appendable<R>[], options?: AppendOptions): Promise<Appended<R>>;
   /**

@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import {
   CheckedRecord,
   type Counts,
+  type EventLog,
   encodeRecord,
   honchoCodec,
   type Item,
@@ -94,6 +95,34 @@ test('a record is checked once: the ledger hands the log the records as the code
   assert.equal(await ledger.sentIds(turn('chat-1', 1)), ['msg-1']);
   await ledger.close();
   assert.equal(told, [true, true]);
+});
+
+test('a log of the caller’s own, not a LogBase, is handed records, never the checked wrappers', async () => {
+  const inner = await memoryBackend({ codec: honchoCodec }).open();
+  const seen: string[] = [];
+  // a pass-through log written against `append(records: Record[])`, as one before CheckedRecord was
+  const own: EventLog<Record> = {
+    name: inner.name,
+    capabilities: inner.capabilities,
+    get head() {
+      return inner.head;
+    },
+    repaired: inner.repaired,
+    append: (records: readonly Record[], options) => {
+      seen.push(...records.map((record) => record.type));
+      return inner.append(records, options);
+    },
+    read: (from, to) => inner.read(from, to),
+    refresh: () => inner.refresh(),
+    resumePoint: () => inner.resumePoint(),
+    lease: (name) => inner.lease(name),
+    close: () => inner.close(),
+  };
+  const ledger = await Ledger.open({ name: inner.name, capabilities: inner.capabilities, open: async () => own });
+  await Promise.all([ledger.append(decided(turn('chat-1', 1))), ledger.append(sent(turn('chat-1', 1)))]);
+  assert.equal(seen, ['decided', 'sent']);
+  assert.equal(await ledger.sentIds(turn('chat-1', 1)), ['msg-1']);
+  await ledger.close();
 });
 
 test('a record that is not valid is refused and nothing is written', async () => {

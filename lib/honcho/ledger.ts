@@ -46,6 +46,7 @@ import {
   type Repair,
   type ResumePoint,
 } from '../log.js';
+import { LogBase } from '../log-base.js';
 import type { Db as IndexDatabase } from '../projections/database.js';
 import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
 import { BatchItems } from './batch-items.js';
@@ -151,11 +152,20 @@ export class HonchoLedger {
   /** Where the state is in the log, and the catch-up with what others append. */
   private readonly others: Others;
   private readonly live: Live;
+  /**
+   * Whether the log takes the queue's {@link CheckedRecord}s as they are: a {@link LogBase}'s
+   * `append` does (it writes a line its own codec checked without checking it again). Any other
+   * {@link EventLog}, a caller's own or a wrapper written against `append(records: R[])`, is
+   * given the records themselves: a parameter's type is checked both ways by TypeScript, so
+   * such a log compiles, and it would have been handed wrappers in place of records.
+   */
+  private readonly takesChecked: boolean;
 
   protected constructor(
     private readonly log: EventLog<Record>,
     private readonly state: LedgerState,
   ) {
+    this.takesChecked = log instanceof LogBase;
     this.others = new Others({
       name: log.name,
       log,
@@ -332,7 +342,7 @@ export class HonchoLedger {
       // checked once, by `append`: the log takes them as they are. The rules look at one item
       // at a time, so a batch checked at `applied` still holds after records of other items:
       // with its items as keys, a log that can goes past those.
-      ({ from, passed = NO_RECORDS } = await this.log.append(checked, {
+      ({ from, passed = NO_RECORDS } = await this.log.append(this.takesChecked ? checked : records, {
         expectedHead: applied,
         keys: this.log.capabilities.keyedAppends === true ? records.map((r) => itemKey(r.item)) : undefined,
       }));
