@@ -56,7 +56,11 @@ test('an array changed in place after an apply during a build is caught up by th
       projections: HONCHO_PROJECTIONS,
       onNotice: () => undefined,
       backgroundFrom: 1000,
-      worker: { module: new URL('../lib/target.js', import.meta.url).href, export: 'backendFor', args: [`jsonl:${file}`] },
+      worker: {
+        module: new URL('../lib/target.js', import.meta.url).href,
+        export: 'backendFor',
+        args: [`jsonl:${file}`],
+      },
     });
     try {
       assert.ok(

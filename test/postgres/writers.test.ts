@@ -191,7 +191,11 @@ test('a codec whose line holds a newline, against its contract: the batch is ref
   const broken = (record: Record): string => honchoCodec.encode(record).replace(',', ',\n');
   const codec: RecordCodec<Record> = { ...honchoCodec, encode: broken, encodeChecked: broken };
   const log = await postgresBackend(await logUri(freshLog()), { codec }).open();
-  await rejects(log.append([record('n', 0), record('n', 1)]), 'LEDGER_IO', /a batch of 2 records came as 4 lines: a line holds a newline/);
+  await rejects(
+    log.append([record('n', 0), record('n', 1)]),
+    'LEDGER_IO',
+    /a batch of 2 records came as 4 lines: a line holds a newline/,
+  );
   assert.is(await log.refresh(), 0, 'nothing written');
   await log.close();
 });
