@@ -68,18 +68,8 @@ export function decodeJoined<R>(
   n: number,
   lines: string,
 ): R[] {
-  const bytes = Buffer.from(lines, 'utf8');
-  const records: R[] = new Array<R>(n);
-  for (let k = 0, at = 0; k < n; k++) {
-    const newline = bytes.indexOf(0x0a, at);
-    const stop = newline === -1 ? bytes.length : newline;
-    try {
-      records[k] = codec.decode(bytes, at, stop);
-    } catch (e) {
-      throw asDamage(place.name, from + k + 1, e);
-    }
-    at = stop + 1;
-  }
+  const { records, failed, error } = decodeUpTo(codec, n, lines);
+  if (failed !== -1) throw asDamage(place.name, from + failed + 1, error);
   return records;
 }
 
@@ -96,6 +86,29 @@ export function decodePassed<R>(
   n: number,
   lines: string,
 ): { readonly records: R[]; readonly damage: DamagedError | null } {
+  const { records, failed, error } = decodeUpTo(codec, n, lines);
+  if (failed === -1) return { records, damage: null };
+  const damage = asDamage(place.name, from + failed + 1, error);
+  // a codec's own failure (not a refusal) is damage here too: the line is stored, unreadable
+  const why = error instanceof Error ? error.message : String(error);
+  return {
+    records,
+    damage:
+      damage instanceof DamagedError
+        ? damage
+        : new DamagedError(place.name, from + failed + 1, `the line does not decode: ${why}`, { cause: error }),
+  };
+}
+
+/**
+ * The records of `n` lines joined by newlines, each decoded where it lies, up to the first that
+ * does not decode: its index (`failed`, -1 when every one decodes) and what the codec threw.
+ */
+function decodeUpTo<R>(
+  codec: RecordCodec<R>,
+  n: number,
+  lines: string,
+): { readonly records: R[]; readonly failed: number; readonly error: unknown } {
   const bytes = Buffer.from(lines, 'utf8');
   const records: R[] = [];
   for (let k = 0, at = 0; k < n; k++) {
@@ -104,20 +117,11 @@ export function decodePassed<R>(
     try {
       records.push(codec.decode(bytes, at, stop));
     } catch (e) {
-      const damage = asDamage(place.name, from + k + 1, e);
-      // a codec's own failure (not a refusal) is damage here too: the line is stored, unreadable
-      const why = e instanceof Error ? e.message : String(e);
-      return {
-        records,
-        damage:
-          damage instanceof DamagedError
-            ? damage
-            : new DamagedError(place.name, from + k + 1, `the line does not decode: ${why}`, { cause: e }),
-      };
+      return { records, failed: k, error: e };
     }
     at = stop + 1;
   }
-  return { records, damage: null };
+  return { records, failed: -1, error: undefined };
 }
 
 /** Damage: no record at `position`, below the log's head `end`. */
