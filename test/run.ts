@@ -1,15 +1,28 @@
 /**
- * Runs every test file under `dist/test` (files ending in `.test.js`) in one uvu run, then prints
- * uvu's totals as one last line, `N passed, N failed`, for CI. Exits non-zero when a test failed.
+ * Runs every test file under `dist/test` (files ending in `.test.js`), each in a child process of
+ * its own, a few at a time, then prints each file's time (slowest last) and the totals as one last
+ * line, `N passed, N failed`, for CI. Exits non-zero when a test failed.
  *
- * `node dist/test/run.js [pattern]` runs only the files whose path contains `pattern`.
+ *     node dist/test/run.js [pattern]    only the files whose path contains `pattern`
+ *
+ * `LEDGERSTORE_TEST_JOBS=<n>` runs n files at once (default: twice the cores, 2 to 4): most of a
+ * test's time waits on fsync or on a child process, so files side by side share the cores well.
+ * A process a file keeps its state its own (a PostgreSQL test file starts its own throwaway
+ * cluster, so one file's server restart never ends another's sessions). A file's output is
+ * printed whole when it ends, so files never interleave. A file that dies without uvu's totals
+ * (a crash, a signal) counts as one failed test.
+ *
+ * The files start longest first, by the times of the last run in this build (`dist/test/.times.json`),
+ * so that the slowest do not start last.
  */
-import { readdirSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { run } from 'uvu/run';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
+const TIMES = join(here, '.times.json');
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true })
@@ -21,33 +34,99 @@ function testFiles(dir: string): string[] {
     .sort();
 }
 
-const pattern = process.argv[2] ?? '';
-const files = testFiles(here).filter((file) => relative(here, file).includes(pattern));
+/** The last run's time of each file, in ms, by its name under dist/test. */
+function lastTimes(): Map<string, number> {
+  try {
+    return new Map(Object.entries(JSON.parse(readFileSync(TIMES, 'utf8')) as { [name: string]: number }));
+  } catch {
+    return new Map();
+  }
+}
 
-// uvu prints its totals ("Total: N", "Passed: N") and sets the exit code; keep what it printed
-// to read the totals back.
-let printed = '';
-const write = process.stdout.write.bind(process.stdout);
-process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-  printed += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-  return (write as (c: string | Uint8Array, ...r: unknown[]) => boolean)(chunk, ...rest);
-}) as typeof process.stdout.write;
+function jobs(): number {
+  const given = Number(process.env.LEDGERSTORE_TEST_JOBS);
+  if (Number.isInteger(given) && given > 0) return given;
+  return Math.max(2, Math.min(4, 2 * availableParallelism()));
+}
 
-function totals(): { total: number; passed: number } | null {
+interface Outcome {
+  readonly name: string;
+  readonly passed: number;
+  readonly failed: number;
+  readonly ms: number;
+}
+
+/** uvu's totals, read from what the file printed: `Total: N`, `Passed: N`. */
+function totals(printed: string): { total: number; passed: number } | null {
   const plain = printed.replace(/\u001b\[[0-9;]*m/g, '');
   const total = /Total:\s+(\d+)/.exec(plain);
   const passed = /Passed:\s+(\d+)/.exec(plain);
   return total && passed ? { total: Number(total[1]), passed: Number(passed[1]) } : null;
 }
 
-process.on('exit', (code) => {
-  const t = totals();
-  if (t === null) {
-    write(`0 passed, ${files.length === 0 ? 0 : 1} failed\n`);
-    if (code === 0 && files.length > 0) process.exitCode = 1;
-    return;
-  }
-  write(`${t.passed} passed, ${t.total - t.passed} failed\n`);
-});
+function runFile(file: string): Promise<Outcome> {
+  const name = relative(here, file);
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
+    });
+    let printed = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      printed += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      printed += chunk;
+    });
+    child.on('close', (code, signal) => {
+      const ms = performance.now() - started;
+      const t = totals(printed);
+      const died = t === null || (code !== 0 && t.total === t.passed);
+      const passed = t?.passed ?? 0;
+      const failed = (t === null ? 0 : t.total - t.passed) + (died ? 1 : 0);
+      const ending = died ? `\n${name}: exited with ${signal ?? code} without uvu's totals of a passing run\n` : '';
+      process.stdout.write(`\n# ${name}\n${printed}${ending}`);
+      resolve({ name, passed, failed, ms });
+    });
+  });
+}
 
-await run(files.map((file) => ({ name: relative(here, file), file })));
+const pattern = process.argv[2] ?? '';
+const times = lastTimes();
+const files = testFiles(here)
+  .filter((file) => relative(here, file).includes(pattern))
+  .map((file) => ({ file, guess: times.get(relative(here, file)) ?? statSync(file).size }))
+  .sort((a, b) => b.guess - a.guess)
+  .map(({ file }) => file);
+
+const outcomes: Outcome[] = [];
+let next = 0;
+const started = performance.now();
+await Promise.all(
+  Array.from({ length: Math.min(jobs(), files.length) }, async () => {
+    for (let file = files[next++]; file !== undefined; file = files[next++]) outcomes.push(await runFile(file));
+  }),
+);
+
+outcomes.sort((a, b) => a.ms - b.ms);
+process.stdout.write("\nEach file's time, slowest last:\n");
+for (const o of outcomes)
+  process.stdout.write(
+    `${(o.ms / 1000).toFixed(1).padStart(7)} s  ${o.name}${o.failed > 0 ? `  (${o.failed} failed)` : ''}\n`,
+  );
+const passed = outcomes.reduce((sum, o) => sum + o.passed, 0);
+const failed = outcomes.reduce((sum, o) => sum + o.failed, 0);
+for (const o of outcomes) times.set(o.name, Math.round(o.ms));
+try {
+  writeFileSync(TIMES, JSON.stringify(Object.fromEntries(times)));
+} catch {
+  // a read-only build: the next run guesses by size
+}
+if (files.length === 0)
+  process.stdout.write(`no test file's path under dist/test contains ${JSON.stringify(pattern)}\n`);
+process.stdout.write(
+  `\n${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${jobs()} at a time\n`,
+);
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exitCode = failed === 0 && files.length > 0 ? 0 : 1;
