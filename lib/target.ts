@@ -25,6 +25,7 @@ import { LedgerError } from './errors.js';
 import { honchoCodec } from './honcho/codec.js';
 import type { Record } from './honcho/record.js';
 import type { LogBackend } from './log.js';
+import { printableTarget } from './printable.js';
 
 /** A ledger's location: a path or URI (see the table above), or a backend already made. */
 export type Target = string | LogBackend<Record>;
@@ -32,16 +33,20 @@ export type Target = string | LogBackend<Record>;
 /** The schemes a target string may start with. */
 export const SCHEMES = ['jsonl', 'level', 'memory', 'postgres', 'postgresql'] as const;
 
-/** A target string that names no ledger: an empty path, or a scheme with nothing after it. */
+/**
+ * A target string that names no ledger: an empty path, or a scheme with nothing after it. Its
+ * message and its `target` hold the target's printable name (`printable.ts`): no password.
+ */
 export class TargetError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
-  constructor(
-    readonly target: string,
-    why: string,
-  ) {
+  /** The target, its password left out. */
+  readonly target: string;
+  constructor(target: string, why: string) {
+    const shown = printableTarget(target);
     super(
-      `${JSON.stringify(target)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres://<user>@<host>/<db>?log=<name>`,
+      `${JSON.stringify(shown)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres://<user>@<host>/<db>?log=<name>`,
     );
+    this.target = shown;
   }
 }
 
@@ -62,8 +67,14 @@ export function backendFor(target: Target): LogBackend<Record> {
   }
   if (isPostgresUri(target)) return postgresBackend(target, { codec: honchoCodec });
   const unknown = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(target)?.[1];
+  // `postgres:x` is a mistyped URI (a password may follow), not a file of that name.
+  if (unknown !== undefined && /^postgres(ql)?$/i.test(unknown))
+    throw new TargetError(target, `a PostgreSQL target starts with ${unknown}://`);
   if (unknown !== undefined && !(SCHEMES as readonly string[]).includes(unknown.toLowerCase()))
-    throw new TargetError(target, `no ledger has the scheme ${unknown}: (a file of that name is ./${target})`);
+    throw new TargetError(
+      target,
+      `no ledger has the scheme ${unknown}: (a file of that name is ./${printableTarget(target)})`,
+    );
   const scheme = /^(jsonl|level|memory):/.exec(target)?.[1];
   const rest = scheme === undefined ? target : target.slice(scheme.length + 1);
   switch (scheme) {

@@ -19,6 +19,20 @@ const cases: [string, string][] = [
   ['postgres://u:s3cret@h/db?password=other&log=x', 'postgres://u@h/db?log=x'],
   ['postgres://u@h/db?log=x', 'postgres://u@h/db?log=x'],
   ['postgres://u:s3cret@[not a uri', 'postgres://u@[not a uri'],
+  // a password with / ? # in it, not percent-encoded: the authority ends early for a URL parser
+  ['postgres://u:pa/s3cret@h/db?log=x', 'postgres://u@h/db?log=x'],
+  ['postgres://u:pa?s3cret@h/db', 'postgres://u@h/db'],
+  ['postgres://u:pa#s3cret@h:5432/db', 'postgres://u@h:5432/db'],
+  ['postgres://u:12/s3cret@h/db', 'postgres://u@h/db'],
+  ['postgres://u:pa/s3c@ret@h/db?user=me@corp', 'postgres://u@corp'],
+  ['postgres://h:5432/db?user=me@corp&log=x', 'postgres://h:5432/db?user=me@corp&log=x'],
+  ['postgres://[::1]:5432/db?user=me@corp', 'postgres://[::1]:5432/db?user=me@corp'],
+  ['postgres://h/db@x', 'postgres://h/db@x'],
+  // a password with & in it, not percent-encoded
+  ['postgresql:///db?password=pa&s3cret&user=u', 'postgresql:///db?user=u'],
+  // postgres: without its two slashes
+  ['postgres:u:s3cret@h/db', 'postgres:u@h/db'],
+  ['PostgreSQL:/u:s3cret@h/db', 'PostgreSQL:/u@h/db'],
   ['level:/tmp/folder', 'level:/tmp/folder'],
   ['memory:', 'memory:'],
   ['/home/me/memory/honcho.jsonl', '/home/me/memory/honcho.jsonl'],
@@ -28,6 +42,7 @@ const cases: [string, string][] = [
 for (const [typed, shown] of cases) {
   test(`printable: ${typed}`, () => {
     assert.is(printableTarget(typed), shown);
+    assert.is(printableTarget(shown), shown, 'a printable name is its own');
     assert.not.ok(printableTarget(typed).includes('s3cret'));
   });
 }

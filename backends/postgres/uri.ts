@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { printableTarget } from '../../lib/printable.js';
 import { TargetError } from '../../lib/target.js';
 
 /** The log a URI names when it has no `log=`. */
@@ -75,22 +76,20 @@ function placeOfUri(uri: string): PostgresPlace {
   } catch {
     // A password can be in it: the message must not repeat the URI.
     throw new TargetError(
-      redacted(uri),
+      printableTarget(uri),
       /^postgres(ql)?:\/\/[^/?#]*@\//i.test(uri)
-        ? 'a user or password needs a host in the URI (for a Unix socket, give them as query parameters: postgresql:///<db>?host=/run/postgresql&user=<user>&password=<password>)'
+        ? 'a user or password needs a host in the URI (for a Unix socket, give them as query parameters: postgresql:///<db>?host=/run/postgresql&user=<user>, and the password in PGPASSWORD or ~/.pgpass, where no listing of processes shows it)'
         : 'not a URI that node-postgres can read (percent-encode @, :, / and ? in a user or password)',
     );
   }
-  const log = single(url, 'log', DEFAULT_LOG);
-  const schema = single(url, 'schema', DEFAULT_SCHEMA);
+  const log = single(uri, url, 'log', DEFAULT_LOG);
+  const schema = single(uri, url, 'schema', DEFAULT_SCHEMA);
   url.searchParams.delete('log');
   url.searchParams.delete('schema');
   const connectionString = url.href;
   url.searchParams.set('log', log);
   if (schema !== DEFAULT_SCHEMA) url.searchParams.set('schema', schema);
-  url.password = '';
-  url.searchParams.delete('password');
-  const name = url.href;
+  const name = printableTarget(url.href);
   checkNames(name, log, schema);
   return { connection: { connectionString }, log, schema, name };
 }
@@ -105,10 +104,10 @@ function placeOfParts({ log = DEFAULT_LOG, schema = DEFAULT_SCHEMA, ...connectio
   return { connection, log, schema, name };
 }
 
-/** The one value of parameter `key`, or `fallback`; a parameter given twice is refused. */
-function single(url: URL, key: string, fallback: string): string {
+/** The one value of parameter `key` of `uri` (read as `url`), or `fallback`; a parameter given twice is refused. */
+function single(uri: string, url: URL, key: string, fallback: string): string {
   const values = url.searchParams.getAll(key);
-  if (values.length > 1) throw new TargetError(redacted(url.href), `${key}= is given ${values.length} times`);
+  if (values.length > 1) throw new TargetError(printableTarget(uri), `${key}= is given ${values.length} times`);
   return values[0] ?? fallback;
 }
 
@@ -120,9 +119,4 @@ function checkNames(name: string, log: string, schema: string): void {
       name,
       `the schema name ${JSON.stringify(schema)} is not 1 to 14 of a-z 0-9 _, not starting with a digit`,
     );
-}
-
-/** `uri` with what may be a password (between `:` and `@` after the scheme) left out. */
-function redacted(uri: string): string {
-  return uri.replace(/^([a-z]+:\/\/[^:@/]*):[^@/]*@/i, '$1:*****@');
 }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { printableTarget } from '../printable.js';
 
 /** Every flag any command takes: a switch, or one that takes a value (`--records 10`, `--records=10`). */
 export const FLAGS = {
@@ -41,6 +42,12 @@ export class UsageError extends Error {
   }
 }
 
+/** A flag as typed, for a message: a URI typed after a stray `-` shown without its password. */
+function shownFlag(text: string): string {
+  const dashes = /^-*/.exec(text)?.[0] ?? '';
+  return `${dashes}${printableTarget(text.slice(dashes.length))}`;
+}
+
 function isFlag(name: string): name is Flag {
   return Object.hasOwn(FLAGS, name);
 }
@@ -67,7 +74,7 @@ export function parseArgs(argv: readonly string[]): Args {
       const equals = arg.indexOf('=');
       const name = arg.slice(2, equals === -1 ? undefined : equals);
       if (!arg.startsWith('--') || !isFlag(name)) {
-        mistake ??= `unknown flag ${equals === -1 ? arg : arg.slice(0, equals)}`;
+        mistake ??= `unknown flag ${shownFlag(equals === -1 ? arg : arg.slice(0, equals))}`;
       } else if (FLAGS[name] === 'switch') {
         if (equals !== -1) mistake ??= `--${name} takes no value`;
         switches.add(name);
@@ -87,7 +94,7 @@ export function wholeNumber(command: string, flag: Flag, text: string): number {
   const n = Number(text);
   if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(n)) {
     throw new UsageError(
-      `--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(text)}`,
+      `--${flag} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, not ${JSON.stringify(printableTarget(text))}`,
       command,
     );
   }

@@ -17,12 +17,18 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
+import { printableTarget } from '../printable.js';
 import { describeSystemError } from '../system-errors.js';
 import { parseArgs, UsageError } from './args.js';
 import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
 import type { Command } from './context.js';
 import type { CliIo } from './io.js';
 import { Output, OutputClosed, report, Stderr } from './output.js';
+
+/** A word of the command line, quoted, as a usage error repeats it: a target in it without its password. */
+function quoted(word: string): string {
+  return JSON.stringify(printableTarget(word));
+}
 
 /** Writes `text` as stdout's lines: exit status 0. */
 async function say(out: Output, text: string): Promise<number> {
@@ -40,11 +46,11 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
     // `help <command>` and `<command> --help` give the command's own help
     const about = name === 'help' ? args[0] : name;
     if (about === undefined) return say(out, help());
-    if (!isCommand(about)) throw new UsageError(`unknown command ${JSON.stringify(about)}`, undefined);
+    if (!isCommand(about)) throw new UsageError(`unknown command ${quoted(about)}`, undefined);
     return say(out, commandHelp(about));
   }
   if (name === undefined) throw new UsageError(mistake ?? 'no command given', undefined);
-  if (!isCommand(name)) throw new UsageError(`unknown command ${JSON.stringify(name)}`, undefined);
+  if (!isCommand(name)) throw new UsageError(`unknown command ${quoted(name)}`, undefined);
   if (mistake !== undefined) throw new UsageError(mistake, name);
   const command: Command = COMMANDS[name];
   for (const flag of [...switches, ...values.keys()]) {
@@ -58,12 +64,12 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
     const them = `${actions.slice(0, -1).join(', ')} or ${actions.at(-1)}`;
     // `index <ledger> --index d`: the one argument given is the ledger, and the action is missing.
     if (args.length < command.args.length) throw new UsageError(`${name} needs an action first: ${them}`, name);
-    throw new UsageError(`${name} takes ${them}, not ${JSON.stringify(args[0])}`, name);
+    throw new UsageError(`${name} takes ${them}, not ${quoted(args[0] ?? '')}`, name);
   }
   const missing = command.args[args.length];
   if (missing !== undefined) throw new UsageError(`${name} needs ${missing}`, name);
   if (args.length > command.args.length)
-    throw new UsageError(`${name} takes no argument ${JSON.stringify(args[command.args.length])}`, name);
+    throw new UsageError(`${name} takes no argument ${quoted(args[command.args.length] ?? '')}`, name);
   return command.run({
     args,
     switches,

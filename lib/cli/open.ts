@@ -12,6 +12,7 @@ import { honchoCodec } from '../honcho/codec.js';
 import type { Record } from '../honcho/record.js';
 import { Ledger } from '../ledger.js';
 import type { LogBackend, Repair } from '../log.js';
+import { printableTarget } from '../printable.js';
 import { withReplayHook } from '../replay-hook.js';
 import { backendFor, jsonlPathOf, TargetError } from '../target.js';
 import { UsageError } from './args.js';
@@ -68,8 +69,9 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
       const size = file === null || from > 0 ? undefined : statSync(file, { throwIfNoEntry: false })?.size;
       bytes = 0;
       inBytes = size !== undefined;
+      const name = printableTarget(target);
       progress.start(
-        from === 0 ? `reading ${target}` : `reading ${target} from record ${grouped(from)}`,
+        from === 0 ? `reading ${name}` : `reading ${name} from record ${grouped(from)}`,
         size,
         inBytes ? 'bytes' : 'records',
       );
@@ -100,25 +102,26 @@ export function readNotices(
   ledger: { readonly size: number; readonly repaired: Repair | null },
 ): void {
   const repair = ledger.repaired;
+  const name = printableTarget(path);
   if (repair !== null) {
     err.warn(
-      `${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`,
+      `${name}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was ignored; the next writer drops it`,
     );
     return;
   }
   const missing = ledger.size === 0 ? absence(path) : null;
-  if (missing !== null) err.warn(`${path}: ${missing}; read as an empty ledger`);
+  if (missing !== null) err.warn(`${name}: ${missing}; read as an empty ledger`);
 }
 
 /** A ledger argument that names no ledger where a command needs one: a file or folder that is not there. */
 export class NoLedgerError extends LedgerError {
   readonly code = 'LEDGER_BAD_TARGET';
-  constructor(
-    readonly target: string,
-    why: string,
-    verb: string,
-  ) {
-    super(`${target}: ${why}; there is no ledger to ${verb}`);
+  /** The ledger argument, its password (if any) left out. */
+  readonly target: string;
+  constructor(target: string, why: string, verb: string) {
+    const name = printableTarget(target);
+    super(`${name}: ${why}; there is no ledger to ${verb}`);
+    this.target = name;
   }
 }
 

@@ -6,6 +6,7 @@
 import { DecodeError, LedgerError } from '../../errors.js';
 import { decodeRecord } from '../../honcho/codec.js';
 import type { Record } from '../../honcho/record.js';
+import { printableTarget } from '../../printable.js';
 import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { inputLines } from '../input.js';
@@ -26,16 +27,17 @@ function blank(bytes: Buffer): boolean {
  */
 async function append({ args: [path = ''], values, switches, out, err, stdin }: Context): Promise<number> {
   const progress = err.progress;
+  const name = printableTarget(path);
   const ledger = await openLedger(path, err, { readOnly: false, index: values.get('index') });
   const repair = ledger.repaired;
   if (repair !== null)
-    err.warn(`${path}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
+    err.warn(`${name}: a last line cut off by a crash (${plural(repair.dropped, 'byte')}) was dropped`);
   let line = 0;
   let appended = 0;
   const skipped: number[] = [];
   let stopped: LedgerError | null = null;
   // How many lines stdin holds is not known until it ends.
-  progress.start(`appending to ${path}`, undefined);
+  progress.start(`appending to ${name}`, undefined);
   try {
     for await (const bytes of inputLines(stdin)) {
       line++;
@@ -67,7 +69,7 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
     );
   if (switches.has('json')) {
     const stop = stopped === null ? '' : `,"stopped":{"line":${line},"error":${errorJson(stopped)}}`;
-    out.line(`{"ledger":${JSON.stringify(path)},"appended":${appended},"skipped":${JSON.stringify(skipped)}${stop}}`);
+    out.line(`{"ledger":${JSON.stringify(name)},"appended":${appended},"skipped":${JSON.stringify(skipped)}${stop}}`);
     await out.flush();
   }
   if (stopped !== null) {
@@ -79,7 +81,7 @@ async function append({ args: [path = ''], values, switches, out, err, stdin }: 
     err.warn(`stopped at stdin:${line}; ${before}`);
     return 1;
   }
-  err.write(`appended ${plural(appended, 'record')} to ${path}\n`);
+  err.write(`appended ${plural(appended, 'record')} to ${name}\n`);
   return 0;
 }
 

@@ -14,6 +14,7 @@
  */
 import { encodeRecord } from '../../honcho/codec.js';
 import type { LogEntry } from '../../honcho/ledger.js';
+import { printableTarget } from '../../printable.js';
 import { wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeRecord, plural } from '../describe.js';
@@ -50,7 +51,7 @@ async function follow({ args: [path = ''], switches, values, out, err, signals }
           });
       };
       if (from !== undefined && from > ledger.size)
-        err.warn(`${path} holds ${plural(ledger.size, 'record')}; waiting for record ${from}`);
+        err.warn(`${printableTarget(path)} holds ${plural(ledger.size, 'record')}; waiting for record ${from}`);
       for await (const entry of ledger.follow(from ?? ledger.size, stop.signal)) {
         out.line(lineOf(entry, json));
         if (out.full) await out.flush();

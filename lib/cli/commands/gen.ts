@@ -8,6 +8,7 @@ import { writeJsonlFile } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
 import { DestinationNotEmptyError, LedgerExistsError, LedgerIoError } from '../../errors.js';
 import { syntheticLines, workload } from '../../honcho/synthetic.js';
+import { printableTarget } from '../../printable.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
@@ -25,11 +26,12 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   const seedText = values.get('seed');
   const seed = seedText === undefined ? undefined : wholeNumber('gen', 'seed', seedText);
   const file = jsonlPathOf(path);
+  const name = printableTarget(path);
   // A file that is there is not read: whatever it holds, gen does not write over it.
   const destination = await prepareDestination(
     path,
     err,
-    async (count) => new LedgerExistsError(path, file === null ? await count() : null),
+    async (count) => new LedgerExistsError(name, file === null ? await count() : null),
   );
   const progress = err.progress;
   const started = performance.now();
@@ -41,7 +43,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   let written: { records: number; bytes: number | null };
   try {
     written = await stoppable(signals, async (signal) => {
-      progress.start(`writing ${path}`, records);
+      progress.start(`writing ${name}`, records);
       const made = await progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
         destination.file !== null
@@ -66,25 +68,25 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
       ? `the ${plural(done, 'record')} written before it stay in the ledger`
       : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
     if (e instanceof Interrupted) {
-      err.warn(`${path}: gen stopped by ${e.signal}; ${what}`);
+      err.warn(`${name}: gen stopped by ${e.signal}; ${what}`);
       return e.status;
     }
     // A file that appeared meanwhile: say what gen refuses, not what the file system said.
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file)
-      throw new LedgerExistsError(path, null, { cause: e });
-    if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+      throw new LedgerExistsError(name, null, { cause: e });
+    if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(name, e.records, { cause: e });
     err.warn(report(e));
-    err.warn(`${path}: gen stopped; ${what}`);
+    err.warn(`${name}: gen stopped; ${what}`);
     return 1;
   }
   const seconds = (performance.now() - started) / 1000;
   if (switches.has('json')) {
     out.line(
-      `{"ledger":${JSON.stringify(path)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`,
+      `{"ledger":${JSON.stringify(name)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`,
     );
   } else {
     const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
-    out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
+    out.line(`${name}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
   }
   await out.flush();
   return 0;

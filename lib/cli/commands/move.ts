@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { type Copied, type CopyPhase, copyLedger } from '../../copy.js';
 import { DestinationNotEmptyError } from '../../errors.js';
 import { encodeRecord } from '../../honcho/codec.js';
+import { printableTarget } from '../../printable.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
@@ -33,10 +34,12 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const source = backendAt(from, err.progress);
   backendAt(to);
   requireLedger(from, 'copy');
+  const fromName = printableTarget(from);
+  const toName = printableTarget(to);
   const destination = await prepareDestination(
     to,
     err,
-    async (count) => new DestinationNotEmptyError(to, await count()),
+    async (count) => new DestinationNotEmptyError(toName, await count()),
   );
   const progress = err.progress;
   const started = performance.now();
@@ -46,7 +49,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     copied = await stoppable(signals, async (signal) => {
       let shown: CopyPhase | null = null;
       const onProgress = (phase: CopyPhase, done: number, total: number): void => {
-        if (phase !== shown) progress.start(PHASES[phase](to), total);
+        if (phase !== shown) progress.start(PHASES[phase](toName), total);
         shown = phase;
         if (phase === 'copying') appended = done;
         progress.update(done);
@@ -60,10 +63,10 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   } catch (e) {
     const removed = destination.discard();
     const what = destination.aside
-      ? `${to} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`
+      ? `${toName} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`
       : appended === 0
-        ? `nothing was appended to ${to}`
-        : `the ${plural(appended, 'record')} it appended stay in ${to}, which holds only part of ${from}: do not open it as the ledger`;
+        ? `nothing was appended to ${toName}`
+        : `the ${plural(appended, 'record')} it appended stay in ${toName}, which holds only part of ${fromName}: do not open it as the ledger`;
     if (e instanceof Interrupted) {
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
@@ -77,11 +80,11 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const c = copied.counts;
   if (switches.has('json')) {
     out.line(
-      `{"from":${JSON.stringify(from)},"to":${JSON.stringify(to)},"records":${copied.records},"counts":${countsJson(c)},"seconds":${secondsJson(seconds)}}`,
+      `{"from":${JSON.stringify(fromName)},"to":${JSON.stringify(toName)},"records":${copied.records},"counts":${countsJson(c)},"seconds":${secondsJson(seconds)}}`,
     );
   } else {
     out.line(
-      `${to}: copied ${plural(copied.records, 'record')} from ${from} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`,
+      `${toName}: copied ${plural(copied.records, 'record')} from ${fromName} in ${seconds.toFixed(2)} s, and read it back: ${c.decided} decided ${describeOutcomes(c)}`,
     );
   }
   await out.flush();
@@ -98,7 +101,7 @@ async function exportLedger(context: Context): Promise<number> {
   // The progress line is redrawn as lines go out; it must come off once the last one has.
   return reading(context, (ledger) =>
     progress.around(async () => {
-      progress.start(`exporting ${path}`, ledger.size);
+      progress.start(`exporting ${printableTarget(path)}`, ledger.size);
       let n = 0;
       for await (const record of ledger.records()) {
         out.line(encodeRecord(record));

@@ -7,6 +7,7 @@
 import { DecodeError } from '../../errors.js';
 import { decodeItemText, encodeAction, encodeItem } from '../../honcho/codec.js';
 import { type Item, WORKSPACES, type Workspace } from '../../honcho/record.js';
+import { printableTarget } from '../../printable.js';
 import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeAction, describeItem, ITEM_COLUMN } from '../describe.js';
@@ -63,7 +64,8 @@ function itemArgument(text: string): Item {
   try {
     return decodeItemText(text);
   } catch (e) {
-    if (e instanceof DecodeError) throw new UsageError(`the item ${text}: ${e.message}`, 'sent-ids', false);
+    if (e instanceof DecodeError)
+      throw new UsageError(`the item ${printableTarget(text)}: ${e.message}`, 'sent-ids', false);
     throw e;
   }
 }
@@ -100,7 +102,7 @@ async function conclusion(context: Context): Promise<number> {
   } = context;
   if (!WORKSPACES.includes(workspace as Workspace)) {
     throw new UsageError(
-      `the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(workspace)}`,
+      `the workspace must be one of ${WORKSPACES.join(', ')}, not ${JSON.stringify(printableTarget(workspace))}`,
       'conclusion',
     );
   }

@@ -8,6 +8,7 @@ import { ResumeMismatchError } from '../../errors.js';
 import type { CountQueries } from '../../honcho/read-model/counts.js';
 import { HONCHO_PROJECTIONS } from '../../honcho/read-model/state.js';
 import type { Counts } from '../../honcho/record.js';
+import { printableTarget } from '../../printable.js';
 import type { ProjectionProgress } from '../../projections/definition.js';
 import { earliestCheckpoint } from '../../projections/layout.js';
 import { resetIndex, SCHEMA, withStanding } from '../../projections/status.js';
@@ -49,7 +50,9 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   readNotices(err, path, ledger);
   try {
     const seconds = (performance.now() - started) / 1000;
-    out.line(`${folder}: up to date with ${path} at record ${ledger.size}, in ${seconds.toFixed(2)} s`);
+    out.line(
+      `${folder}: up to date with ${printableTarget(path)} at record ${ledger.size}, in ${seconds.toFixed(2)} s`,
+    );
   } finally {
     await ledger.close();
   }

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { LedgerError } from '../../errors.js';
 import type { HonchoLedger } from '../../honcho/ledger.js';
 import type { Counts } from '../../honcho/record.js';
+import { printableTarget } from '../../printable.js';
 import { type AnswerDigests, answerDigests, differences, differingAnswers } from '../../verify.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural, shellWord } from '../describe.js';
@@ -41,7 +42,7 @@ async function readThrough(path: string, context: Context, digests: boolean): Pr
       records: ledger.size,
       counts: await ledger.counts(),
       seconds,
-      digests: digests ? await digestsOf(ledger, path, context) : null,
+      digests: digests ? await digestsOf(ledger, printableTarget(path), context) : null,
     };
   } finally {
     await ledger.close();
@@ -62,6 +63,7 @@ async function verify(context: Context): Promise<number> {
     err,
   } = context;
   backendAt(path);
+  const name = printableTarget(path);
   const json = switches.has('json');
   const index = values.get('index');
   let read: Read;
@@ -72,7 +74,7 @@ async function verify(context: Context): Promise<number> {
     if (!json) {
       const rate = read.records > 0 && read.seconds > 0 ? ` (${grouped(read.records / read.seconds)} records/s)` : '';
       out.line(
-        `${path}: ok, ${plural(read.records, 'record')}, ${plural(read.counts.decided, 'item')} decided ` +
+        `${name}: ok, ${plural(read.records, 'record')}, ${plural(read.counts.decided, 'item')} decided ` +
           `${describeOutcomes(read.counts)}; read in ${read.seconds.toFixed(2)} s${rate}`,
       );
     }
@@ -89,9 +91,10 @@ async function verify(context: Context): Promise<number> {
       if (differ.length > 0) {
         // what stdout holds so far goes first, where both go to one terminal
         await out.flush();
-        const rebuild = ['ledgerstore', 'index', 'rebuild', path, '--index', index].map(shellWord).join(' ');
+        // the password, if any, is the operator's to give (PGPASSWORD), not this line's
+        const rebuild = ['ledgerstore', 'index', 'rebuild', name, '--index', index].map(shellWord).join(' ');
         err.warn(
-          `${index}: the index does not answer as a fresh replay of ${path}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`,
+          `${index}: the index does not answer as a fresh replay of ${name}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`,
         );
       } else if (!json) {
         out.line(`${index}: ok, the index answers every query as a fresh replay does`);
@@ -99,7 +102,7 @@ async function verify(context: Context): Promise<number> {
     }
   } catch (e) {
     if (json && e instanceof LedgerError) {
-      out.line(`{"ledger":${JSON.stringify(path)},"ok":false,"error":${errorJson(e)}}`);
+      out.line(`{"ledger":${JSON.stringify(name)},"ok":false,"error":${errorJson(e)}}`);
       await out.flush();
     }
     throw e;
@@ -110,7 +113,7 @@ async function verify(context: Context): Promise<number> {
         ? ''
         : `,"index":{"folder":${JSON.stringify(index)},"ok":${differ.length === 0}${differ.length === 0 ? '' : `,"differ":${JSON.stringify(differ)}`}}`;
     out.line(
-      `{"ledger":${JSON.stringify(path)},"ok":${differ.length === 0},"records":${read.records},"counts":${countsJson(read.counts)},"seconds":${secondsJson(read.seconds)}${indexJson}}`,
+      `{"ledger":${JSON.stringify(name)},"ok":${differ.length === 0},"records":${read.records},"counts":${countsJson(read.counts)},"seconds":${secondsJson(read.seconds)}${indexJson}}`,
     );
   }
   await out.flush();
