@@ -19,7 +19,8 @@
  *   `ERROR` once the batch waited in the waiting table ({@link WAITED_STATE}) leaves it there,
  *   where another writer's commit may still take it: that is found out as below.
  * - Anything else after the call was sent (the connection reset or ended, the server said
- *   `FATAL`, as when an administrator terminates the session): the batch may have committed
+ *   `FATAL`, as when an administrator terminates the session, no answer within the client's
+ *   deadline, the session then dropped, as from a server whose processes stopped): the batch may have committed
  *   or not, and the old session may even still be waiting for the log's lock and commit later.
  *   So, on a new session: the old one is **fenced** first (terminated if it is still there, by
  *   pid and start time so that a reused pid is not hit, and waited for until it is gone), then,
@@ -42,6 +43,7 @@ import {
   type Connector,
   described,
   isStatementError,
+  NoAnswer,
   plainly,
   type Session,
   serverFailure,
@@ -154,7 +156,9 @@ export class Writer {
     const happened =
       sqlState(failure) === WAITED_STATE
         ? "an append failed after its batch waited for the log's lock"
-        : 'the connection was lost during an append';
+        : failure instanceof NoAnswer
+          ? 'an append got no answer in time, and its session was dropped'
+          : 'the connection was lost during an append';
     let trouble: unknown = failure;
     for (let wait = 25; Date.now() < deadline; wait = Math.min(2 * wait, 1000)) {
       let fresh: Session | null = null;
