@@ -37,13 +37,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LedgerIoError } from '../../lib/errors.js';
+import type { LedgerIoError } from '../../lib/errors.js';
 import type { Position } from '../../lib/log.js';
 import {
   type Connector,
   described,
   isStatementError,
   NoAnswer,
+  PostgresServerError,
   plainly,
   type Session,
   serverFailure,
@@ -129,7 +130,7 @@ export class Writer {
       return this.resolve(session, { id: batch, known, expected, size: lines.length }, e);
     }
     if (row === undefined)
-      throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
+      throw new PostgresServerError(this.place.name, new Error('appending: the append function answered nothing'));
     return {
       ok: row.ok,
       from: positionOf(this.place.name, row.from),
@@ -173,7 +174,7 @@ export class Writer {
         trouble = e;
       }
       if (found === null) {
-        throw new LedgerIoError(
+        throw new PostgresServerError(
           this.place.name,
           described(
             `${happened} (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`,
@@ -185,7 +186,7 @@ export class Writer {
       await sleep(Math.max(0, Math.min(wait, deadline - Date.now())));
     }
     throw new UnknownOutcome(
-      new LedgerIoError(
+      new PostgresServerError(
         this.place.name,
         described(
           `${happened} (${plainly(failure)}), and whether its batch was written could not be found out within ${this.connector.resolveMs} ms (${plainly(trouble)}); every append is refused until the ledger is reopened, which reads what the database holds`,

@@ -144,6 +144,7 @@ test('every process of the server stopped: an append is refused with LEDGER_IO a
     await writer.close();
     await reader.close();
   });
+  assert.is((refusal as { runbook?: unknown } | null)?.runbook, 'postgres-server', "the server's runbook entry");
   const said = (refusal as Error | null)?.message ?? '';
   assert.match(said, /could not be found out within 1000 ms|the batch was not written/);
   await sessionsGone(application); // the old sessions, let go on, have done what they were sent
