@@ -19,7 +19,8 @@
  *   `ERROR` once the batch waited in the waiting table ({@link WAITED_STATE}) leaves it there,
  *   where another writer's commit may still take it: that is found out as below.
  * - Anything else after the call was sent (the connection reset or ended, the server said
- *   `FATAL`, as when an administrator terminates the session): the batch may have committed
+ *   `FATAL`, as when an administrator terminates the session, no answer within the client's
+ *   deadline, the session then dropped, as from a server whose processes stopped): the batch may have committed
  *   or not, and the old session may even still be waiting for the log's lock and commit later.
  *   So, on a new session: the old one is **fenced** first (terminated if it is still there, by
  *   pid and start time so that a reused pid is not hit, and waited for until it is gone), then,
@@ -36,12 +37,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LedgerIoError } from '../../lib/errors.js';
+import type { LedgerIoError } from '../../lib/errors.js';
 import type { Position } from '../../lib/log.js';
 import {
   type Connector,
   described,
   isStatementError,
+  NoAnswer,
+  PostgresServerError,
   plainly,
   type Session,
   serverFailure,
@@ -127,7 +130,7 @@ export class Writer {
       return this.resolve(session, { id: batch, known, expected, size: lines.length }, e);
     }
     if (row === undefined)
-      throw new LedgerIoError(this.place.name, new Error('appending: the append function answered nothing'));
+      throw new PostgresServerError(this.place.name, new Error('appending: the append function answered nothing'));
     return {
       ok: row.ok,
       from: positionOf(this.place.name, row.from),
@@ -154,7 +157,9 @@ export class Writer {
     const happened =
       sqlState(failure) === WAITED_STATE
         ? "an append failed after its batch waited for the log's lock"
-        : 'the connection was lost during an append';
+        : failure instanceof NoAnswer
+          ? 'an append got no answer in time, and its session was dropped'
+          : 'the connection was lost during an append';
     let trouble: unknown = failure;
     for (let wait = 25; Date.now() < deadline; wait = Math.min(2 * wait, 1000)) {
       let fresh: Session | null = null;
@@ -169,7 +174,7 @@ export class Writer {
         trouble = e;
       }
       if (found === null) {
-        throw new LedgerIoError(
+        throw new PostgresServerError(
           this.place.name,
           described(
             `${happened} (${plainly(failure)}); the batch was not written (its id, looked up once the old session had ended, is not there), and the log goes on`,
@@ -181,7 +186,7 @@ export class Writer {
       await sleep(Math.max(0, Math.min(wait, deadline - Date.now())));
     }
     throw new UnknownOutcome(
-      new LedgerIoError(
+      new PostgresServerError(
         this.place.name,
         described(
           `${happened} (${plainly(failure)}), and whether its batch was written could not be found out within ${this.connector.resolveMs} ms (${plainly(trouble)}); every append is refused until the ledger is reopened, which reads what the database holds`,

@@ -5,24 +5,33 @@
  *   at start, which a command on a JSONL ledger should not pay.
  * - Every client gets a connect timeout (node-postgres waits forever by default), TCP keepalive,
  *   and the server-side `lock_timeout` and `statement_timeout`: a statement the server cancels
- *   rolls back, so a timeout there is an answer ("nothing was written"). No client-side query
- *   timeout is set: node-postgres's only stops waiting, and the statement may still commit.
+ *   rolls back, so a timeout there is an answer ("nothing was written").
+ * - Every wait on the server has the client's deadline too (`Timeouts.deadlineMs`, a URI's
+ *   `timeout=`): a server that stopped answering (its processes stopped, a network gone quiet)
+ *   is otherwise waited for as long as TCP keeps the connection, minutes or forever. A statement
+ *   is given node-postgres's `query_timeout`; past it, the statement may still run and commit,
+ *   so its failure ({@link NoAnswer}) is not an answer: the session is dropped at once (its
+ *   socket destroyed, as node-postgres leaves the statement in flight and would queue the next
+ *   behind it), and an append's outcome is looked up as after a lost connection (`append.ts`).
+ *   A session's end is bounded the same way.
  * - A session opened for a read-only log runs every transaction read-only
  *   (`default_transaction_read_only`), so that nothing it sends can write.
- * - Every client and pool has an `error` listener: an idle connection that the server drops
- *   emits one, and an unheard `error` event would end the process.
+ * - Every client and pool has an `error` listener, a pooled client for its whole life (while it
+ *   is taken out of the pool too, where node-postgres's own listener is off): a session that the
+ *   server ends emits one, and an unheard `error` event would end the process. The call that
+ *   was using the session fails instead.
  *
  * A failure is either the server's answer to a statement (an `ERROR`: the statement, and in
  * autocommit its transaction, rolled back) or not (a lost connection, a `FATAL` such as an
- * administrator's termination): then whether a statement that was sent took effect is not
- * known, and only a look at the database after fencing the old session can tell
+ * administrator's termination, no answer in time): then whether a statement that was sent took
+ * effect is not known, and only a look at the database after fencing the old session can tell
  * (`append.ts`).
  *
  * @module
  */
 import type * as pg from 'pg';
 import { LedgerIoError } from '../../lib/errors.js';
-import { DEFAULT_TIMEOUTS, type Timeouts } from './timeouts.js';
+import { type Timeouts, timeoutsOf } from './timeouts.js';
 import type { PostgresPlace } from './uri.js';
 
 /** node-postgres's module. */
@@ -51,12 +60,47 @@ export interface Queryable {
   ): Promise<pg.QueryResult<R>>;
 }
 
-/** node-postgres's form of a statement. */
+/** node-postgres's form of a statement, given up after `deadlineMs` (`query_timeout`). */
 const statement = (
   text: string,
   values: unknown[] | undefined,
   options: StatementOptions | undefined,
-): pg.QueryConfig => ({ text, values: values ?? [], ...options });
+  deadlineMs: number,
+): pg.QueryConfig => {
+  const config: pg.QueryConfig & { query_timeout: number } = {
+    text,
+    values: values ?? [],
+    ...options,
+    query_timeout: deadlineMs,
+  };
+  return config;
+};
+
+/**
+ * No answer from the server within the client's deadline: the session was dropped, and what it
+ * was sent may still take effect.
+ */
+export class NoAnswer extends Error {
+  constructor(
+    readonly ms: number,
+    cause?: unknown,
+  ) {
+    super(`no answer from the server within ${ms} ms`, { cause });
+    this.name = 'NoAnswer';
+  }
+}
+
+/** node-postgres's words when a statement's `query_timeout` passed. */
+const QUERY_TIMEOUT = 'Query read timeout';
+
+/** `running`, with node-postgres's `query_timeout` failure as a {@link NoAnswer}. */
+async function answered<T>(running: Promise<T>, deadlineMs: number): Promise<T> {
+  try {
+    return await running;
+  } catch (e) {
+    throw e instanceof Error && e.message === QUERY_TIMEOUT ? new NoAnswer(deadlineMs, e) : e;
+  }
+}
 
 /** What a session is for: its `application_name`, so that an operator sees it in `pg_stat_activity`. */
 export type SessionRole = 'append' | 'read' | 'listen' | 'lease';
@@ -82,8 +126,13 @@ export interface Session extends Queryable {
 export interface ReadPool extends Queryable {
   /** Makes (or takes) a session and gives it back: the first contact with the server. */
   reach(): Promise<void>;
-  /** A session of the pool's, to give back with `release` (`release(true)`: ended, not reused). */
+  /**
+   * A session of the pool's, to give back with `release` (`release(true)`: ended, not reused).
+   * It has an `error` listener already: its failures reach the call using it, not the process.
+   */
   connect(): Promise<pg.PoolClient>;
+  /** The client's deadline, for what is run on a session of {@link connect}'s. */
+  readonly deadlineMs: number;
   end(): Promise<void>;
 }
 
@@ -96,7 +145,12 @@ export class Connector {
     readonly readOnly: boolean,
     timeouts: Timeouts,
   ) {
-    this.timeouts = { ...DEFAULT_TIMEOUTS, ...timeouts };
+    this.timeouts = timeoutsOf(timeouts, place.deadlineMs);
+  }
+
+  /** The client's deadline: the longest any one wait on the server lasts. */
+  get deadlineMs(): number {
+    return this.timeouts.deadlineMs;
   }
 
   get resolveMs(): number {
@@ -139,35 +193,62 @@ export class Connector {
     client.on('end', () => {
       lost = true;
     });
+    const { deadlineMs } = this.timeouts;
     try {
       await client.connect();
-      const { rows } = await client.query<{ pid: number; started: string }>(
-        'SELECT pg_backend_pid() AS pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()',
-      );
-      const row = rows[0];
-      if (row === undefined) throw new Error('the server does not list this session in pg_stat_activity');
-      const holds = role === 'listen';
-      // node-postgres has ref() and unref() on a client (its socket's); @types/pg leaves them out
-      const handle = client as unknown as { ref(): void; unref(): void };
-      if (!holds) handle.unref();
-      let inFlight = 0;
-      const query: Queryable['query'] = async (text, values, options) => {
-        if (inFlight++ === 0 && !holds) handle.ref();
-        try {
-          return await client.query(statement(text, values, options));
-        } finally {
-          if (--inFlight === 0 && !holds) handle.unref();
-        }
-      };
-      const end = async (): Promise<void> => {
-        handle.ref(); // else the process may leave before the server has seen the session end
-        await endQuietly(client);
-      };
-      return { client, pid: row.pid, started: row.started, lost: () => lost, query, end };
     } catch (e) {
-      await client.end().catch(() => undefined);
-      throw connectFailure(this.place.name, e);
+      await endWithin(client, deadlineMs);
+      throw connectFailure(this.place.name, connectTimedOut(e, this.timeouts.connectMs));
     }
+    // node-postgres has ref() and unref() on a client (its socket's); @types/pg leaves them out
+    const handle = client as unknown as { ref(): void; unref(): void };
+    const drop = (): void => {
+      lost = true;
+      handle.ref(); // else the process may leave before the server has seen the session end
+      void endWithin(client, deadlineMs);
+    };
+    /** A statement on the session; one given up at the deadline drops it (see the module's comment). */
+    const run = async <R extends pg.QueryResultRow>(
+      text: string,
+      values?: unknown[],
+      options?: StatementOptions,
+    ): Promise<pg.QueryResult<R>> => {
+      try {
+        return await answered(client.query<R>(statement(text, values, options, deadlineMs)), deadlineMs);
+      } catch (e) {
+        if (e instanceof NoAnswer) drop();
+        throw e;
+      }
+    };
+    let row: { pid: number; started: string } | undefined;
+    try {
+      ({
+        rows: [row],
+      } = await run<{ pid: number; started: string }>(
+        'SELECT pg_backend_pid() AS pid, backend_start::text AS started FROM pg_stat_activity WHERE pid = pg_backend_pid()',
+      ));
+      if (row === undefined) throw new Error('the server does not list this session in pg_stat_activity');
+    } catch (e) {
+      await endWithin(client, deadlineMs);
+      // connected: what failed is the session's first statement (a statement_timeout, say), not the connect
+      throw serverFailure(this.place.name, 'starting a session', e);
+    }
+    const holds = role === 'listen';
+    if (!holds) handle.unref();
+    let inFlight = 0;
+    const query: Queryable['query'] = async (text, values, options) => {
+      if (inFlight++ === 0 && !holds) handle.ref();
+      try {
+        return await run(text, values, options);
+      } finally {
+        if (--inFlight === 0 && !holds) handle.unref();
+      }
+    };
+    const end = async (): Promise<void> => {
+      handle.ref(); // else the process may leave before the server has seen the session end
+      await endWithin(client, deadlineMs);
+    };
+    return { client, pid: row.pid, started: row.started, lost: () => lost, query, end };
   }
 
   /**
@@ -176,18 +257,31 @@ export class Connector {
    */
   async pool(max: number): Promise<ReadPool> {
     const pg = await loadPg();
+    const { deadlineMs } = this.timeouts;
     const pool = new pg.Pool({ ...this.config('read'), max, idleTimeoutMillis: 10_000, allowExitOnIdle: true });
     pool.on('error', () => undefined); // an idle session lost: the pool drops it and makes another when needed
     const clients = new Set<pg.PoolClient>();
-    pool.on('connect', (client) => clients.add(client));
+    pool.on('connect', (client) => {
+      clients.add(client);
+      // node-postgres listens for a client's errors only while it is idle in the pool: one taken
+      // out and ended by the server (an administrator's termination, a restart) would otherwise
+      // end the process. Its statement or COPY fails, and it is not reused (its release drops it).
+      client.on('error', () => undefined);
+    });
     pool.on('remove', (client) => clients.delete(client as pg.PoolClient));
+    const connect = (): Promise<pg.PoolClient> =>
+      pool.connect().catch((e: unknown) => Promise.reject(connectTimedOut(e, this.timeouts.connectMs)));
     return {
-      query: (text, values, options) => pool.query(statement(text, values, options)),
-      reach: async () => (await pool.connect()).release(),
-      connect: () => pool.connect(),
+      // a pooled client whose statement was given up is dropped by the pool (released with the error)
+      query: (text, values, options) => answered(pool.query(statement(text, values, options, deadlineMs)), deadlineMs),
+      reach: async () => (await connect()).release(),
+      connect,
+      deadlineMs,
       end: async () => {
         for (const client of clients) (client as unknown as { ref(): void }).ref();
-        await endQuietly(pool);
+        const ended = endQuietly(pool);
+        // a server that stopped answering never ends its side: the sockets are destroyed then
+        if (!(await within(ended, deadlineMs))) for (const client of clients) destroy(client);
       },
     };
   }
@@ -237,12 +331,15 @@ const ADVICE: { readonly [state: string]: string } = {
   '25006':
     'the server accepts only reads (a standby, or default_transaction_read_only); open the ledger read-only or connect to the primary',
   '55P03': 'another session held the log longer than lock_timeout; nothing was written, try again',
-  '57014': 'the statement ran longer than statement_timeout or was cancelled; nothing was written',
+  '57014':
+    'the statement ran longer than statement_timeout (timeouts.statementMs) or was cancelled, and rolled back; try again, or raise it',
 };
 
 /** What the system or node-postgres said, as an operator should read it. */
 export function plainly(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
+  if (error instanceof NoAnswer)
+    return `${error.message} (the client's deadline: the URI's timeout=, or timeouts.deadlineMs); the server may be stopped, overloaded or cut off: check that it runs and answers (pg_isready)`;
   const { code } = error as { code?: unknown };
   const state = sqlState(error);
   if (state !== undefined)
@@ -292,4 +389,38 @@ async function endQuietly(client: pg.Client | pg.Pool | null): Promise<void> {
   } catch {
     // it was lost already: there is nothing to end
   }
+}
+
+/** node-postgres's failure to connect within `connectionTimeoutMillis` (a client's, a pool's) as a {@link NoAnswer}. */
+function connectTimedOut(error: unknown, ms: number): unknown {
+  const words = error instanceof Error ? error.message : '';
+  return /^timeout expired$|connection timeout|timeout exceeded when trying to connect/.test(words)
+    ? new NoAnswer(ms, error)
+    : error;
+}
+
+/** Whether `running` settled within `ms`. */
+async function within(running: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([running.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Ends `client`, within `deadlineMs`: node-postgres's end says goodbye and waits for the server
+ * to close its side, which a stopped server never does; then its socket is destroyed.
+ */
+export async function endWithin(client: pg.Client, deadlineMs: number): Promise<void> {
+  if (!(await within(endQuietly(client), deadlineMs))) destroy(client);
+}
+
+/** Destroys `client`'s socket: node-postgres has no public call for it, `end` is the only way and may wait. */
+function destroy(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }

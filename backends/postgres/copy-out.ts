@@ -19,7 +19,10 @@
  * in, and the next span's is begun while one is read), which is the reader's pace, not the
  * server's: it runs without the session's `statement_timeout`, which would fail a read-through
  * slower than a span a timeout (an async replay, a read model's catch-up on a slow disk, a
- * process paused), and the session has it back before it is reused. A hole is found by the server: a row whose position
+ * process paused), and the session has it back before it is reused. The client's deadline holds
+ * still: the server may send nothing for that long while more is wanted (`copy-stream.ts`). A
+ * session the server ends meanwhile fails the read with `LEDGER_IO`, never the process (the
+ * pool's clients all have an `error` listener, `connection.ts`). A hole is found by the server: a row whose position
  * is not the span's start plus its rank is sent as `NULL`, which CSV writes as an empty line (a
  * stored empty line is written quoted); the first empty line is the first missing position, and
  * a span with fewer lines than positions ends with missing ones.
@@ -82,12 +85,14 @@ export async function* copyOut<R>(
       Promise.reject(serverFailure(place.name, `reading records ${start + 1} to ${last}`, e));
     return pool.connect().then(async (client) => {
       try {
-        await client.query(SPAN_SETTINGS);
+        await client.query(withDeadline(SPAN_SETTINGS, pool.deadlineMs));
       } catch (e) {
         client.release(true);
         return failed(e);
       }
-      const stream = client.query(new CopyOut(spanText(place, start, last), { highWaterMark: AHEAD_BYTES }));
+      const stream = client.query(
+        new CopyOut(spanText(place, start, last), { highWaterMark: AHEAD_BYTES, deadlineMs: pool.deadlineMs }),
+      );
       // its failure is read where the span is, if it is; one dropped unread fails unheard
       stream.on('error', () => undefined);
       return { client, last, stream };
@@ -107,7 +112,7 @@ export async function* copyOut<R>(
       const span = await next;
       next = span.last < end ? begin(span.last) : null;
       next?.catch(() => undefined); // awaited on the next turn, or dropped below
-      yield* readSpan(span, place, codec, start, end, hint);
+      yield* readSpan(span, place, codec, start, end, pool.deadlineMs, hint);
     }
   } finally {
     // a span begun and never read: its COPY is stopped and its session dropped
@@ -136,6 +141,7 @@ async function* readSpan<R>(
   codec: RecordCodec<R>,
   start: Position,
   end: Position,
+  deadlineMs: number,
   taken?: (first: SizeSample) => void,
 ): AsyncGenerator<Iterable<R> | ScannedLines<R>> {
   let done = false;
@@ -163,12 +169,18 @@ async function* readSpan<R>(
     // one that is reused has its settings back (those it was connected with) first
     const reusable =
       done &&
-      (await client.query(SPAN_RESET).then(
+      (await client.query(withDeadline(SPAN_RESET, deadlineMs)).then(
         () => true,
         () => false,
       ));
     client.release(!reusable);
   }
+}
+
+/** `text` as a statement that node-postgres gives up at the deadline (the client is then dropped, not reused). */
+function withDeadline(text: string, deadlineMs: number): pg.QueryConfig {
+  const config: pg.QueryConfig & { query_timeout: number } = { text, query_timeout: deadlineMs };
+  return config;
 }
 
 /**

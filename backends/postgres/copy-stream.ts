@@ -15,6 +15,7 @@
  */
 import { Readable, type ReadableOptions } from 'node:stream';
 import type * as pg from 'pg';
+import { NoAnswer } from './connection.js';
 
 const ERROR_RESPONSE = 0x45;
 const COPY_OUT_RESPONSE = 0x48;
@@ -46,12 +47,22 @@ export class CopyOut extends Readable implements pg.Submittable {
   private forwarding = false;
   private finished = false;
   private readonly onReadable = (): void => this.forward();
+  /**
+   * Set while the reader wants more and the server has sent nothing since: at the client's
+   * deadline, the copy fails and its connection is destroyed (a server that stopped answering
+   * would otherwise be waited for as long as TCP keeps the connection). A reader that takes its
+   * time is not timed: the copy runs at its pace.
+   */
+  private stall: NodeJS.Timeout | null = null;
+  private readonly deadlineMs: number;
 
+  /** @param options `deadlineMs`: how long the server may send nothing while more is wanted (default: forever) */
   constructor(
     private readonly text: string,
-    options?: ReadableOptions,
+    { deadlineMs = 0, ...options }: ReadableOptions & { readonly deadlineMs?: number } = {},
   ) {
     super(options);
+    this.deadlineMs = deadlineMs;
   }
 
   /** Called by node-postgres when the copy's turn comes on the connection. */
@@ -65,6 +76,7 @@ export class CopyOut extends Readable implements pg.Submittable {
     c.stream.pause();
     c.stream.on('readable', this.onReadable);
     c.query(this.text);
+    this.watchStall(false);
   }
 
   override _read(): void {
@@ -78,9 +90,37 @@ export class CopyOut extends Readable implements pg.Submittable {
     if (this.forwarding || !this.wanted || connection === null || this.finished) return;
     this.forwarding = true;
     let chunk: Buffer | null;
-    while (this.wanted && !this.finished && (chunk = connection.stream.read() as Buffer | null) !== null)
+    let got = false;
+    while (this.wanted && !this.finished && (chunk = connection.stream.read() as Buffer | null) !== null) {
       this.parse(chunk);
+      got = true;
+    }
     this.forwarding = false;
+    this.watchStall(got);
+  }
+
+  /** Starts the stall's timer while more is wanted and nothing came (again, when something did), else stops it. */
+  private watchStall(got: boolean): void {
+    const waiting = this.deadlineMs > 0 && this.wanted && !this.finished && !this.destroyed;
+    if (this.stall !== null && (got || !waiting)) {
+      clearTimeout(this.stall);
+      this.stall = null;
+    }
+    if (!waiting || this.stall !== null) return;
+    this.stall = setTimeout(() => {
+      this.stall = null;
+      const connection = this.connection;
+      this.destroy(new NoAnswer(this.deadlineMs));
+      // node-postgres's client then fails its copy and ends: it is never reused
+      connection?.stream.destroy();
+    }, this.deadlineMs);
+    this.stall.unref();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    if (this.stall !== null) clearTimeout(this.stall);
+    this.stall = null;
+    callback(error);
   }
 
   /** Takes the rows' data out of `chunk`, in place, and hands it on. */

@@ -8,6 +8,9 @@
  *   fits PostgreSQL's 63 bytes.
  * - `schema=<name>` (default `ledgerstore`): the schema that holds ledgerstore's tables and
  *   function, 1 to 14 of `a-z 0-9 _`, not starting with a digit.
+ * - `timeout=<n>ms` or `<n>s` (a bare number is milliseconds): the client's deadline, the longest
+ *   any one wait on the server lasts (`Timeouts.deadlineMs`, which it takes the place of). Not
+ *   part of the log's name.
  *
  * Everything else in the URI is node-postgres's (`host=/run/postgresql` for a Unix socket,
  * `sslmode`, `application_name`, `options`, ...), and so are the `PG*` environment variables it
@@ -51,6 +54,8 @@ export interface PostgresPlace {
     | (Omit<PostgresServer, 'log' | 'schema'> & { readonly options?: string });
   readonly log: string;
   readonly schema: string;
+  /** The URI's `timeout=`, in milliseconds, if it has one. */
+  readonly deadlineMs?: number;
   /** The URI without its password, for messages. */
   readonly name: string;
 }
@@ -84,14 +89,32 @@ function placeOfUri(uri: string): PostgresPlace {
   }
   const log = single(uri, url, 'log', DEFAULT_LOG);
   const schema = single(uri, url, 'schema', DEFAULT_SCHEMA);
+  const timeout = url.searchParams.has('timeout') ? single(uri, url, 'timeout', '') : null;
   url.searchParams.delete('log');
   url.searchParams.delete('schema');
+  url.searchParams.delete('timeout');
   const connectionString = url.href;
   url.searchParams.set('log', log);
   if (schema !== DEFAULT_SCHEMA) url.searchParams.set('schema', schema);
   const name = printableTarget(url.href);
   checkNames(name, log, schema);
-  return { connection: { connectionString }, log, schema, name };
+  if (timeout === null) return { connection: { connectionString }, log, schema, name };
+  return { connection: { connectionString }, log, schema, name, deadlineMs: deadlineOf(name, timeout) };
+}
+
+/** The longest deadline a timer can hold (about 24.8 days). */
+const MAX_DEADLINE_MS = 2 ** 31 - 1;
+
+/** `timeout=`'s milliseconds: `<n>`, `<n>ms` or `<n>s`, at least 1 ms. */
+function deadlineOf(name: string, timeout: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(timeout);
+  const ms = match === null ? NaN : Math.round(Number(match[1]) * (match[2] === 's' ? 1000 : 1));
+  if (!(ms >= 1 && ms <= MAX_DEADLINE_MS))
+    throw new TargetError(
+      name,
+      `timeout=${timeout} is not a deadline: give milliseconds (timeout=5000 or timeout=5000ms) or seconds (timeout=5s), at least 1 ms`,
+    );
+  return ms;
 }
 
 function placeOfParts({ log = DEFAULT_LOG, schema = DEFAULT_SCHEMA, ...connection }: PostgresServer): PostgresPlace {
