@@ -1,6 +1,7 @@
 # The two commands of the README work on a fresh clone with only Node.js 20 and npm:
 #   make demo   generates a sample ledger in demo/, opens it, prints counts, the outbox, the rate
-#   make test   installs, builds, runs every test; the last line is "N passed, N failed"
+#   make test   installs, builds, brings PostgreSQL's server where it can (scripts/pg-server.sh),
+#               runs every test; the last line is "N passed, N failed"
 # and the habits in one command, which CI runs (.ci/run):
 #   make check  the type check (the build), the lint and format check, then every test
 SHELL := /bin/bash
@@ -11,7 +12,7 @@ NODE_MODULES := node_modules/.package-lock.json
 CLI := node dist/lib/cli.js
 DEMO := demo/honcho.jsonl
 
-.PHONY: install build test check lint format demo bench charts clean
+.PHONY: install build pg-server test check lint format demo bench charts clean
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -23,7 +24,12 @@ install: $(NODE_MODULES)
 build: install
 	npm run --silent build
 
-test: build
+# The PostgreSQL tests start a throwaway cluster from the server's binaries: as root, this
+# installs them where they are missing; otherwise it says in one line what to install.
+pg-server:
+	@scripts/pg-server.sh
+
+test: build pg-server
 	node dist/test/run.js
 
 # The build is the type check (tsc -p . under strict); then Biome checks, without writing, the
@@ -71,7 +77,7 @@ torture: build
 
 # Every test under c8, mapped back to the .ts sources (the build writes source maps); then the
 # branch coverage of each backend and the branches of them that no test took.
-coverage: build
+coverage: build pg-server
 	rm -rf coverage
 	npx c8 --reporter=text --reporter=json-summary --reporter=json --include 'dist/backends/**' --include 'dist/lib/**' node dist/test/run.js
 	node dist/test/support/coverage-report.js coverage
@@ -79,5 +85,5 @@ coverage: build
 # The PostgreSQL backend's benchmark (bench/postgres.ts), on a throwaway cluster unless
 # LEDGERSTORE_PG_URL names a server.
 .PHONY: bench-postgres
-bench-postgres: build
+bench-postgres: build pg-server
 	node dist/bench/postgres.js

@@ -29,6 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse, View } from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
 import { TARGETS } from './targets.js';
+import { measureTextAsHelvetica } from './text-width.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
@@ -338,12 +339,13 @@ const CONFIG = {
   },
 };
 
-function subtitle(inputs: ChartInputs, from: 'run' | 'index' | 'both'): string {
+/** Where the figures come from, on two lines: each narrower than the chart, so the chart sets the SVG's width. */
+function subtitle(inputs: ChartInputs, from: 'run' | 'index' | 'both'): string[] {
   const m = inputs.run.machine;
   const run = `bench/run.ts ${inputs.run.date.slice(0, 10)}`;
   const index = inputs.index === undefined ? '' : `bench/read-model.ts ${inputs.index.date.slice(0, 10)}`;
   const which = from === 'run' || index === '' ? run : from === 'index' ? index : `${run}, ${index}`;
-  return `Measured by ${which}, on ${m.cpus} CPUs (${m.cpuModel}), Node.js ${m.node}`;
+  return [`Measured by ${which},`, `on ${m.cpus} CPUs (${m.cpuModel}), Node.js ${m.node}`];
 }
 
 /** The colors of the series a chart draws, in {@link SERIES} order. */
@@ -371,7 +373,7 @@ function seriesColor(points: readonly { readonly series: string }[]) {
 /** Lines with points against the ledger's size, on log scales where the values span decades. */
 function sizeChart(
   title: string,
-  sub: string,
+  sub: readonly string[],
   yTitle: string,
   points: readonly SizePoint[],
   rule?: { readonly value: number; readonly label: string },
@@ -470,7 +472,10 @@ function ratioChart(inputs: ChartInputs, figures: readonly RatioFigure[]): TopLe
     ...CONFIG,
     title: {
       text: 'Each figure against its target',
-      subtitle: [subtitle(inputs, 'both'), 'A bar per figure: its ratio to the bare loop; the black tick: its target'],
+      subtitle: [
+        ...subtitle(inputs, 'both'),
+        'A bar per figure: its ratio to the bare loop; the black tick: its target',
+      ],
     },
     width: WIDTH - 120,
     height: { step: 24 },
@@ -586,6 +591,8 @@ export function chartSpecs(inputs: ChartInputs): { readonly file: string; readon
 
 /** Renders one Vega-Lite specification to SVG text, in this process. */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
+  // without it, Vega sizes the SVG to its guesses of the text's widths: a blank band on the right
+  measureTextAsHelvetica();
   const view = new View(parse(compile(spec).spec), { renderer: 'none' });
   try {
     return `${await view.toSVG()}\n`;

@@ -9,6 +9,7 @@ import { DOMParser, type Element } from '@xmldom/xmldom';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main, ratioFigures, readInputs, writeCharts } from '../bench/charts.js';
+import { layoutWidth } from '../bench/text-width.js';
 import { withHome } from './support/ledger.js';
 import { ROOT } from './support/packed.js';
 
@@ -54,6 +55,68 @@ function field(label: string, key: string): string | undefined {
     .split('; ')
     .find((part) => part.startsWith(`${key}: `))
     ?.slice(key.length + 2);
+}
+
+/** The x offset a `transform` attribute moves by, and whether it turns what it holds. */
+function shift(element: Element): { readonly x: number; readonly turned: boolean } {
+  let x = 0;
+  let turned = false;
+  for (const [, op, args] of (element.getAttribute('transform') ?? '').matchAll(/(\w+)\(([^)]*)\)/g)) {
+    if (op === 'rotate') turned = true;
+    else if (op === 'translate' && !turned) x += Number((args ?? '').split(/[ ,]+/)[0]);
+  }
+  return { x, turned };
+}
+
+/**
+ * The horizontal extent of what an SVG draws: its texts (each line at the width the charts lay
+ * it out at, anchored as drawn), the frames of its plots, its rules.
+ */
+function drawnExtent(root: Element): { left: number; right: number } {
+  let left = Number.POSITIVE_INFINITY;
+  let right = Number.NEGATIVE_INFINITY;
+  const reach = (from: number, to: number): void => {
+    left = Math.min(left, from);
+    right = Math.max(right, to);
+  };
+  const visit = (element: Element, x: number): void => {
+    const moved = shift(element);
+    const at = x + moved.x;
+    if (element.tagName === 'text') {
+      const size = Number.parseFloat(element.getAttribute('font-size') ?? '11');
+      const bold = element.getAttribute('font-weight') === 'bold';
+      const lines = Array.from(element.childNodes).filter((n): n is Element => n.nodeType === 1);
+      for (const line of lines.length === 0 ? [element] : lines) {
+        // a turned text (an axis title up the side) is as wide as its font is high
+        const width = moved.turned ? size : layoutWidth(line.textContent ?? '', size, bold);
+        const anchor = element.getAttribute('text-anchor') ?? 'start';
+        const from = moved.turned
+          ? at - size / 2
+          : at - (anchor === 'end' ? width : anchor === 'middle' ? width / 2 : 0);
+        reach(from, from + width);
+      }
+      return;
+    }
+    const frame = /^M([\d.-]+),[\d.-]+h([\d.]+)v/.exec(element.getAttribute('d') ?? '');
+    if (element.tagName === 'path' && frame !== null && Number(frame[2]) > 0)
+      reach(at + Number(frame[1]), at + Number(frame[1]) + Number(frame[2]));
+    if (element.tagName === 'line')
+      reach(at + Number(element.getAttribute('x1') ?? 0), at + Number(element.getAttribute('x2') ?? 0));
+    for (const child of Array.from(element.childNodes)) if (child.nodeType === 1) visit(child as Element, at);
+  };
+  visit(root, 0);
+  return { left, right };
+}
+
+/** An SVG's width fits what it draws: all of it inside, and no blank band on its right. */
+function assertFits(file: string): void {
+  const svg = parseSvg(file);
+  const width = Number(svg.getAttribute('width'));
+  const { left, right } = drawnExtent(svg);
+  assert.ok(left >= 0, `${file}: drawn from x=${left.toFixed(1)}, not cut off on the left`);
+  assert.ok(right <= width + 0.5, `${file}: drawn to x=${right.toFixed(1)}, within its width ${width}`);
+  // Vega-Lite's padding is 5: anything wider is a band of nothing
+  assert.ok(width - right <= 8, `${file}: drawn to x=${right.toFixed(1)} of ${width}, a blank band on the right`);
 }
 
 async function drawn<T>(body: (dir: string) => T | Promise<T>): Promise<T> {
@@ -103,6 +166,15 @@ test('every chart is an SVG with a white background, a title, and axes titled wi
       );
     }
   });
+});
+
+test('each chart is as wide as what it draws, with nothing cut off: from the fixture and in docs/charts', async () => {
+  await drawn((dir) => {
+    for (const file of readdirSync(dir).sort()) assertFits(join(dir, file));
+  });
+  const committed = readdirSync(join(ROOT, 'docs', 'charts')).filter((f) => f.endsWith('.svg'));
+  assert.equal(committed.sort(), ['append.svg', 'ratios.svg', 'replay-rate.svg', 'replay-rss.svg']);
+  for (const file of committed) assertFits(join(ROOT, 'docs', 'charts', file));
 });
 
 test('the ratio chart draws a bar per figure and a target tick on each, colored by whether it is met', async () => {

@@ -63,7 +63,7 @@ function binaries(): string {
   if (found === undefined) {
     throw new Refusal(
       `PostgreSQL's server binaries (initdb, pg_ctl) are not installed: looked in ${candidates.length === 0 ? '`pg_config --bindir` (no pg_config)' : candidates.join(', ')} and /usr/lib/postgresql/*/bin. ` +
-        'Install them (Debian or Ubuntu: apt-get install postgresql; .ci/run does so when it runs as root), or point LEDGERSTORE_PG_URL at a server of yours (postgres://user@host/db)',
+        'Install them (Debian or Ubuntu: apt-get install postgresql; `make test` does so when it runs as root, scripts/pg-server.sh), or point LEDGERSTORE_PG_URL at a server of yours (postgres://user@host/db)',
     );
   }
   return found;
