@@ -69,7 +69,9 @@ export function consumer(spec: 'pack' | string = 'pack'): Consumer {
     writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(CONSUMER_TSCONFIG, null, 2)}\n`);
     let source = spec;
     if (spec === 'pack') {
-      npm(['pack', '--pack-destination', dir], ROOT);
+      // The run built dist/ already; `prepare` would build it again under test files running
+      // beside this one (test/run.ts runs several at once), which then load half-written modules.
+      npm(['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
       const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
       if (tarball === undefined) throw new Error(`npm pack wrote no tarball into ${dir}`);
       source = join(dir, tarball);
