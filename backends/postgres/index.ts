@@ -7,7 +7,7 @@
  * const ledger = await Ledger.open(backend); // or Ledger.open('postgres://...') for Honcho records
  * ```
  *
- * - **Where**: see `uri.ts` (a node-postgres URI plus `log=` and `schema=`); the schema, its
+ * - **Where**: see `uri.ts` (a node-postgres URI plus `log=`, `schema=` and `timeout=`, the deadline); the schema, its
  *   versions and the append function: `schema.ts`; appends and lost connections: `append.ts`;
  *   reads: `read.ts`, and the open's read-through: `copy-out.ts` (its `COPY` read by `copy-stream.ts`); hearing of other writers' appends: `notify.ts`.
  * - **Durable**: an append resolves once its transaction has committed with

@@ -83,17 +83,19 @@ function stopped(pid: number): boolean {
   }
 }
 
+/** Sends `name` to process `pid`, if it is still there. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // it exited meanwhile
+  }
+}
+
 /** Runs `body` with every process of the cluster stopped, and lets them go on afterwards, whatever happens. */
 async function withServerStopped<T>(body: () => Promise<T>): Promise<T> {
   const { postmaster, children } = await clusterProcesses();
   const signalled = new Set<number>();
-  const signal = (pid: number, name: NodeJS.Signals): void => {
-    try {
-      process.kill(pid, name);
-    } catch {
-      // it exited meanwhile
-    }
-  };
   try {
     signal(postmaster, 'SIGSTOP');
     signalled.add(postmaster);
@@ -157,6 +159,75 @@ test('every process of the server stopped: an append is refused with LEDGER_IO a
   assert.equal((await all(again)).map(encodeRecord), lines);
   assert.equal(await again.append([record(2)]), { from: lines.length, head: lines.length + 1 });
   await again.close();
+});
+
+/** The pids of the sessions of application `name`. */
+async function sessionsOf(name: string): Promise<number[]> {
+  return withAdmin(async (admin) =>
+    (
+      await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [name])
+    ).rows.map((r) => r.pid),
+  );
+}
+
+/** Runs `body` with the server processes `pids` stopped, and lets them go on afterwards, whatever happens. */
+async function withStopped<T>(pids: readonly number[], body: () => Promise<T>): Promise<T> {
+  for (const pid of pids) signal(pid, 'SIGSTOP');
+  try {
+    await until(() => pids.every(stopped), 'the sessions to stop');
+    return await body();
+  } finally {
+    for (const pid of pids) signal(pid, 'SIGCONT');
+  }
+}
+
+test("one session's server process stopped: a read's pooled session that timed out is dropped, not reused; an append's outcome is looked up, and the record is there iff the look-up says so", async () => {
+  const log = freshLog('deadline');
+  const writing = `ledgerstore-test-${log}-w`;
+  const reading = `ledgerstore-test-${log}-r`;
+  const options = { codec: honchoCodec, timeouts: { resolveMs: 20_000 } };
+  const writer = await postgresBackend(await logUri(log, { timeout: '1s', application_name: writing }), options).open();
+  await writer.append([record(0)]);
+  const reader = await postgresBackend(await logUri(log, { timeout: '1s', application_name: reading }), options).open({
+    readOnly: true,
+  });
+  const readers = await sessionsOf(reading);
+  await withStopped(readers, () =>
+    rejects(reader.refresh(), 'LEDGER_IO', /reading the head failed: no answer from the server within 1000 ms/),
+  );
+  await sessionsGone(reading); // its socket was destroyed: the server's side ended once it went on
+  assert.is(await reader.refresh(), 1, 'the next read, on a new session');
+  const [old, ...others] = await sessionsOf(writing);
+  assert.ok(old !== undefined && others.length === 0, 'one appending session');
+  signal(old, 'SIGSTOP');
+  let appended: Error | { from: number; head: number };
+  try {
+    await until(() => stopped(old), 'the appending session to stop');
+    const appending = writer.append([record(1)]).catch((e: Error) => e);
+    // the look-up's new session is there once the append was given up: the old one may go on
+    await until(async () => (await sessionsOf(writing)).length === 2, 'the look-up to start');
+    signal(old, 'SIGCONT');
+    appended = await appending;
+  } finally {
+    signal(old, 'SIGCONT');
+  }
+  await until(async () => !(await sessionsOf(writing)).includes(old), 'the old appending session to end');
+  const lines = await linesOf(log);
+  if (appended instanceof Error) {
+    assert.ok(isLedgerError(appended, 'LEDGER_IO'), String(appended));
+    assert.match(
+      appended.message,
+      /an append got no answer in time, and its session was dropped \(no answer from the server within 1000 ms/,
+    );
+    assert.match(appended.message, /the batch was not written/);
+    assert.equal(lines, [encodeRecord(record(0))], 'refused as not written: absent');
+  } else {
+    assert.equal(appended, { from: 1, head: 2 });
+    assert.equal(lines, [record(0), record(1)].map(encodeRecord), 'resolved as written: there');
+  }
+  assert.equal(await writer.append([record(2)]), { from: lines.length, head: lines.length + 1 }, 'the log goes on');
+  await writer.close();
+  await reader.close();
 });
 
 test('a connect to a stopped server fails with LEDGER_IO at the deadline', async () => {
