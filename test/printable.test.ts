@@ -35,7 +35,7 @@ const cases: [string, string][] = [
   ['PostgreSQL:/u:s3cret@h/db', 'PostgreSQL:/u@h/db'],
   ['level:/tmp/folder', 'level:/tmp/folder'],
   ['memory:', 'memory:'],
-  ['/home/me/memory/honcho.jsonl', '/home/me/memory/honcho.jsonl'],
+  ['memory/honcho.jsonl', 'memory/honcho.jsonl'],
   ['jsonl:./a@b:c', 'jsonl:./a@b:c'],
 ];
 

@@ -83,7 +83,8 @@ export interface LedgerOptions {
   readonly index?: string | IndexDatabase;
   /**
    * Told, once, of what an operator should know that is not an error: that the read model was
-   * built or rebuilt from the log, and why. Default: a line on stderr.
+   * built or rebuilt from the log, and why. Default: dropped (a library's output is its
+   * caller's; the CLI prints them on stderr).
    */
   readonly onNotice?: (message: string) => void;
   /**
@@ -134,9 +135,8 @@ const REFUSED: Pending = {
   reject: settleNothing,
 };
 
-const noticeOnStderr = (message: string): void => {
-  process.stderr.write(`ledgerstore: ${message}\n`);
-};
+/** Where notices go when the caller names no `onNotice`: nowhere, as a library prints nothing. */
+const dropNotice = (_message: string): void => undefined;
 
 /**
  * An open Honcho ledger, on the backend it was given. (The public `Ledger`, `lib/ledger.ts`, is
@@ -217,7 +217,7 @@ export class HonchoLedger {
       index: options.index ?? null,
       projections: options.projections ?? [],
       readOnly,
-      onNotice: options.onNotice ?? noticeOnStderr,
+      onNotice: options.onNotice ?? dropNotice,
       waitForIndex: options.waitForIndex ?? false,
       worker: options.worker,
       backgroundFrom: options.backgroundFrom,
