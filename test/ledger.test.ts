@@ -117,6 +117,7 @@ test('a log of the caller’s own, not a LogBase, is handed records, never the c
     resumePoint: () => inner.resumePoint(),
     lease: (name) => inner.lease(name),
     close: () => inner.close(),
+    [Symbol.asyncDispose]: () => inner.close(),
   };
   const ledger = await Ledger.open({ name: inner.name, capabilities: inner.capabilities, open: async () => own });
   await Promise.all([ledger.append(decided(turn('chat-1', 1))), ledger.append(sent(turn('chat-1', 1)))]);
