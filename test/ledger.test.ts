@@ -538,7 +538,7 @@ test('an option that is none is refused before anything is opened: a misspelt re
       const e = await Ledger.open(home.path, options as unknown as { readOnly: boolean }).catch(
         (error: unknown) => error,
       );
-      assert.ok(e instanceof TypeError, String(e));
+      assert.ok(isLedgerError(e, 'LEDGER_BAD_ARGUMENT'), String(e));
       assert.match((e as Error).message, words);
     }
     const writer = await Ledger.open(home.path); // no lock was left behind
