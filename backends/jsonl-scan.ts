@@ -12,7 +12,8 @@
  *   (starting one costs more than it saves). Each worker keeps two runs in hand, so that it has
  *   the next to scan while this thread takes in what it gave.
  * - **Memory**: the buffers of the runs in hand, reused as their records are taken: at most
- *   two runs a worker and two more, a few MiB each.
+ *   two runs a worker and two more, a few MiB each, and none longer than the bytes to read (an
+ *   open of a small file costs what the file does).
  * - **A worker that fails** (its scan did not load or threw, it could not start, it died) gives
  *   its runs back: they are scanned here. A failing scan says so at once; a worker that dies
  *   without a word is given up after {@link GIVE_UP_MS}. A worker is no judge of a line: whatever it gives, a line it does not vouch for is
@@ -185,7 +186,9 @@ export function* scannedRuns<R>(
 ): Generator<ScannedRun<R> | OverlongLine> {
   const count = workersFor(to - from, options);
   const runBytes = count === 0 ? chunkSize : Math.min(chunkSize, RUN_BYTES);
-  const buffers = new RunBuffers(runBytes);
+  // no longer than what there is to read: a chunk of shared memory (8 MiB) an open, whatever the
+  // file's size, piled up over many opens of small files (300 took 1.3 GiB)
+  const buffers = new RunBuffers(Math.max(1, Math.min(runBytes, to - from)));
   const workers = Array.from({ length: count }, () => new ScanWorker(lineScan.module));
   const runs = lineRuns(io, fd, name, from, to, runBytes, false, (_done, least) => buffers.take(least));
   const pending: Pending[] = [];

@@ -31,6 +31,7 @@ export type LedgerErrorCode =
   | 'LEDGER_COPY_MISMATCH'
   | 'LEDGER_RESUME_MISMATCH'
   | 'LEDGER_BAD_TARGET'
+  | 'LEDGER_BAD_ARGUMENT'
   | 'LEDGER_NOT_A_FILE'
   | 'LEDGER_OLD_FORMAT'
   | 'LEDGER_BUILD_FAILED';
@@ -78,9 +79,42 @@ export abstract class LedgerError extends Error {
   }
 }
 
-/** Whether `error` is a ledgerstore error, optionally of the given code. */
+/** Every code of {@link LedgerErrorCode}, at run time: the compiler holds it to the union. */
+const CODES: ReadonlySet<string> = new Set(
+  Object.keys({
+    LEDGER_IO: true,
+    LEDGER_DAMAGED: true,
+    LEDGER_INVALID_RECORD: true,
+    LEDGER_DECODE: true,
+    LEDGER_ALREADY_DECIDED: true,
+    LEDGER_NOT_WAITING: true,
+    LEDGER_LOCKED: true,
+    LEDGER_CLOSED: true,
+    LEDGER_READ_ONLY: true,
+    LEDGER_STOPPED: true,
+    LEDGER_CONFLICT: true,
+    LEDGER_NOT_EMPTY: true,
+    LEDGER_COPY_MISMATCH: true,
+    LEDGER_RESUME_MISMATCH: true,
+    LEDGER_BAD_TARGET: true,
+    LEDGER_BAD_ARGUMENT: true,
+    LEDGER_NOT_A_FILE: true,
+    LEDGER_OLD_FORMAT: true,
+    LEDGER_BUILD_FAILED: true,
+  } satisfies { readonly [code in LedgerErrorCode]: true }),
+);
+
+/**
+ * Whether `error` is a ledgerstore error, optionally of the given code: a {@link LedgerError},
+ * or an `Error` whose `code` is one of {@link LedgerErrorCode}'s, so that an error of another
+ * copy of ledgerstore (a backend in another package that brought its own) is one too, as
+ * `instanceof` alone would not say.
+ */
 export function isLedgerError(error: unknown, code?: LedgerErrorCode): error is LedgerError {
-  return error instanceof LedgerError && (code === undefined || error.code === code);
+  if (!(error instanceof Error)) return false;
+  const its = (error as { code?: unknown }).code;
+  if (typeof its !== 'string' || !CODES.has(its)) return false;
+  return code === undefined || its === code;
 }
 
 /**
@@ -442,6 +476,28 @@ export class ForeignFolderError extends LedgerError {
     super(
       `${folder}: ${why}; a LevelDB ledger and a read model each need a folder of their own (a missing or empty one to start in); nothing was changed; ${runbookPointer('level-folder-damaged')}`,
     );
+  }
+}
+
+/**
+ * A call given an argument it cannot take: an item that is not one (`{ type: 'turn' }` with no
+ * session, `null`), a workspace that is none, an option of the wrong type (`index: 5`,
+ * `readOnly: 'yes'`). Refused before anything is read or changed: a bug in the caller, told
+ * with a stable code rather than as whatever a deeper call would have thrown.
+ */
+export class BadArgumentError extends LedgerError {
+  readonly code = 'LEDGER_BAD_ARGUMENT';
+  /**
+   * @param call the call refused (`isDecided`, `Ledger.open`)
+   * @param argument the argument, by name (`item`, `options.index`)
+   * @param why what is wrong with it, a sentence that starts with the argument's name
+   */
+  constructor(
+    readonly call: string,
+    readonly argument: string,
+    readonly why: string,
+  ) {
+    super(`${call}: ${why}`);
   }
 }
 

@@ -17,6 +17,10 @@
  * await ledger.close();
  * ```
  *
+ * Every ledger and log is `AsyncDisposable`: `await using ledger = await Ledger.open(...)` closes
+ * it as the scope ends. Every call on a closed one is refused with `LEDGER_CLOSED`, and an
+ * argument a call cannot take with `LEDGER_BAD_ARGUMENT` (`BadArgumentError`, naming it).
+ *
  * @module
  */
 

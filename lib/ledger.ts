@@ -9,6 +9,7 @@
  */
 import * as path from 'node:path';
 import { HonchoLedger, type LedgerOptions } from './honcho/ledger.js';
+import { checkLedgerOptions } from './honcho/options.js';
 import type { Loadable } from './projections/definition.js';
 import { backendFor, jsonlPathOf, type Target } from './target.js';
 
@@ -22,10 +23,10 @@ export class Ledger extends HonchoLedger {
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
    * @throws `LockedError` when another writer has it open (or another process the read model)
-   * @throws TypeError when `options` holds a key that is no option (`readonly` for `readOnly`)
+   * @throws `BadArgumentError` (LEDGER_BAD_ARGUMENT) when `options` is no object, holds a key that is no option (`readonly` for `readOnly`), or an option of the wrong type (`index: 5`)
    */
   static override async open(target: Target, options: LedgerOptions = {}): Promise<Ledger> {
-    checkOptions(options);
+    checkLedgerOptions('Ledger.open', options);
     const worker = options.worker ?? workerFor(target);
     return super.open(backendFor(target), worker === undefined ? options : { ...options, worker });
   }
@@ -45,29 +46,4 @@ function workerFor(target: Target): Loadable | undefined {
     export: 'backendFor',
     args: [`jsonl:${path.resolve(file)}`],
   };
-}
-
-/** Every option `Ledger.open` takes: the compiler holds this to `LedgerOptions`' keys. */
-const OPTIONS = {
-  readOnly: true,
-  index: true,
-  onNotice: true,
-  projections: true,
-  waitForIndex: true,
-  worker: true,
-  backgroundFrom: true,
-} as const satisfies { readonly [option in keyof Required<LedgerOptions>]: true };
-
-/**
- * Refuses a key that is no option: from JavaScript, `{ readonly: true }` would otherwise open a
- * ledger for writing, its lock taken, where a reader was meant.
- */
-function checkOptions(options: LedgerOptions): void {
-  for (const key of Object.keys(options)) {
-    if (Object.hasOwn(OPTIONS, key)) continue;
-    const meant = Object.keys(OPTIONS).find((option) => option.toLowerCase() === key.toLowerCase());
-    throw new TypeError(
-      `Ledger.open: ${JSON.stringify(key)} is no option${meant === undefined ? '' : ` (${meant}?)`}; the options are ${Object.keys(OPTIONS).join(', ')}`,
-    );
-  }
 }

@@ -34,6 +34,7 @@
  *   store found shorter than `head` stops the log ({@link LogWentBackError}).
  * - **Watches and leases end with the log**: a close stops every watch and gives up every
  *   lease first; with one writer, the writer holds every lease, one holder each.
+ * - **Disposal**: `[Symbol.asyncDispose]` is `close`, for `await using`.
  *
  * @module
  */
@@ -251,6 +252,11 @@ export abstract class LogBase<R> implements EventLog<R> {
     this.closed = true;
     this.closing ??= this.inFlight > 0 ? this.tail.then(() => this.closeNow()) : this.closeNow();
     return this.closing;
+  }
+
+  /** `await using log = await backend.open()`: the log is closed as the scope ends (see {@link LogBase.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /**

@@ -257,8 +257,13 @@ export interface EventLog<R> {
   lease(name: string): Promise<Lease | null>;
   /** The point at the head now, to resume an open from later (see {@link OpenOptions.resume}). */
   resumePoint(): Promise<ResumePoint>;
-  /** Releases the lock and the files. Later calls are refused with {@link ClosedError}. */
+  /** Releases the lock and the files. Later calls are refused with {@link ClosedError}; `close` again does nothing. */
   close(): Promise<void>;
+  /**
+   * `close`, for `await using log = await backend.open()`: every log built on `LogBase` has it; a
+   * log of one's own gives `[Symbol.asyncDispose]() { return this.close(); }`.
+   */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**

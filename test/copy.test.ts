@@ -155,6 +155,7 @@ test('a copy that does not read back as its source is reported', async () => {
           lease: (name: string) => log.lease(name),
           resumePoint: () => log.resumePoint(),
           close: () => log.close(),
+          [Symbol.asyncDispose]: () => log.close(),
         };
       },
     };
@@ -193,6 +194,7 @@ test('a copy whose records read back changed, in number and counts the same, is 
           lease: (name: string) => log.lease(name),
           resumePoint: () => log.resumePoint(),
           close: () => log.close(),
+          [Symbol.asyncDispose]: () => log.close(),
         };
       },
     };

@@ -117,6 +117,7 @@ test('a log of the caller’s own, not a LogBase, is handed records, never the c
     resumePoint: () => inner.resumePoint(),
     lease: (name) => inner.lease(name),
     close: () => inner.close(),
+    [Symbol.asyncDispose]: () => inner.close(),
   };
   const ledger = await Ledger.open({ name: inner.name, capabilities: inner.capabilities, open: async () => own });
   await Promise.all([ledger.append(decided(turn('chat-1', 1))), ledger.append(sent(turn('chat-1', 1)))]);
@@ -537,7 +538,7 @@ test('an option that is none is refused before anything is opened: a misspelt re
       const e = await Ledger.open(home.path, options as unknown as { readOnly: boolean }).catch(
         (error: unknown) => error,
       );
-      assert.ok(e instanceof TypeError, String(e));
+      assert.ok(isLedgerError(e, 'LEDGER_BAD_ARGUMENT'), String(e));
       assert.match((e as Error).message, words);
     }
     const writer = await Ledger.open(home.path); // no lock was left behind

@@ -36,7 +36,14 @@
  *
  * @module
  */
-import { ClosedError, ConflictError, IndexBehindError, isLedgerError, type LedgerError } from '../errors.js';
+import {
+  BadArgumentError,
+  ClosedError,
+  ConflictError,
+  IndexBehindError,
+  isLedgerError,
+  type LedgerError,
+} from '../errors.js';
 import {
   CheckedRecord,
   type EventLog,
@@ -47,11 +54,12 @@ import {
   type ResumePoint,
 } from '../log.js';
 import { LogBase } from '../log-base.js';
-import type { Db as IndexDatabase } from '../projections/database.js';
-import type { Loadable, ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
+import type { ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
+import { itemArgument, signalArgument, textArgument, wholeArgument, workspaceArgument } from './arguments.js';
 import { BatchItems } from './batch-items.js';
 import { honchoCodec } from './codec.js';
 import { Live, type LogEntry } from './live.js';
+import { checkLedgerOptions, type LedgerOptions } from './options.js';
 import { Others } from './others.js';
 import { type Conclusion, type Decision, Projection } from './projection.js';
 import { IndexedState } from './read-model/state.js';
@@ -61,53 +69,10 @@ import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } fro
 
 export type { Db as IndexDatabase } from '../projections/database.js';
 export type { LogEntry } from './live.js';
+export type { LedgerOptions } from './options.js';
 export { MAX_RETRY_MS } from './others.js';
 export type { Conclusion, Decision } from './projection.js';
 export type { OutboxCursor, OutboxPage } from './state.js';
-
-/** How to open a ledger. */
-export interface LedgerOptions {
-  /**
-   * Read without the writer's lock and change nothing of the log: a cut-off last line is
-   * ignored, not cut (`repair.cut` is `false`), and `append` is refused. (A read model given
-   * with `index` is still brought up to date: it is derived, and this ledgerstore's own.)
-   */
-  readonly readOnly?: boolean;
-  /**
-   * A folder for the read model (created if missing): the state is kept there in LevelDB,
-   * checkpointed, so that an open reads only what was appended since and queries do not hold
-   * the ledger in memory. One process at a time (LevelDB's lock). Or an abstract-level database
-   * of bytes the caller made (memory-level for tests), which the ledger leaves open. Default:
-   * none, the state is rebuilt in memory at every open, as memoryd's spec has it.
-   */
-  readonly index?: string | IndexDatabase;
-  /**
-   * Told, once, of what an operator should know that is not an error: that the read model was
-   * built or rebuilt from the log, and why. Default: dropped (a library's output is its
-   * caller's; the CLI prints them on stderr).
-   */
-  readonly onNotice?: (message: string) => void;
-  /**
-   * Projections to keep beside the ledger's own (`docs/read-model.md` says how to write one):
-   * in the read model with `index`, else in memory. Their queries: {@link HonchoLedger.projection}.
-   */
-  readonly projections?: readonly ProjectionDefinition<Record>[];
-  /**
-   * With `index`: the open returns only once the read model is ready, building what it must in
-   * the open, as `ledgerstore index build` does. Default `false`: a build of a long ledger runs in
-   * a worker thread while the ledger serves (answering from an older version of the rows, or from
-   * the ledger replayed in memory, meanwhile).
-   */
-  readonly waitForIndex?: boolean;
-  /**
-   * How a worker thread opens this ledger's log by itself, read-only, to build the read model
-   * there: a module's export that gives the backend. `Ledger.open` sets it for a JSONL file.
-   * Without it, builds run in the open.
-   */
-  readonly worker?: Loadable;
-  /** The fewest records a build of the read model runs in the background for. Default 50,000. */
-  readonly backgroundFrom?: number;
-}
 
 /** The most records one write carries. */
 const MAX_BATCH = 1024;
@@ -161,6 +126,9 @@ export class HonchoLedger {
    */
   private readonly takesChecked: boolean;
 
+  /** The close, once it was called: a second `close` (or dispose) waits for the same. */
+  private closing: Promise<void> | null = null;
+
   protected constructor(
     private readonly log: EventLog<Record>,
     private readonly state: LedgerState,
@@ -200,8 +168,10 @@ export class HonchoLedger {
    * @throws `DamagedError` when a line does not parse or breaks a rule (the log is unchanged)
    * @throws `LedgerIoError` when the file cannot be read
    * @throws `LockedError` when another writer has it open (or another process the read model)
+   * @throws `BadArgumentError` (LEDGER_BAD_ARGUMENT) when `options` is no object, holds a key that is no option, or an option of the wrong type
    */
   static async open(backend: LogBackend<Record>, options: LedgerOptions = {}): Promise<HonchoLedger> {
+    checkLedgerOptions('Ledger.open', options);
     const readOnly = options.readOnly ?? false;
     if (options.index === undefined && (options.projections ?? []).length === 0) {
       const projection = new Projection();
@@ -481,33 +451,70 @@ export class HonchoLedger {
     return refusedAny ? batch.filter((pending) => pending !== REFUSED) : batch;
   }
 
-  /** The item's state, as the rules see it: `undefined` when it is not decided. */
-  async stateOf(item: Item): Promise<ItemState | undefined> {
-    return (await this.state.statesOf([item]))[0];
+  /**
+   * Runs `query` on an open ledger: every query of a closed ledger is refused alike, and a bad
+   * argument (thrown by `query` as it checks them) rejects the promise rather than throwing.
+   */
+  private ask<T>(query: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new ClosedError(this.name));
+    try {
+      return query();
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
-  /** Whether the item has its `decided` record (a `skip` counts). */
+  /** `make`'s records, the ledger open and `check` passed when they are iterated (at no cost a record). */
+  private iterated<T>(make: () => AsyncIterable<T>, check?: () => void): AsyncIterable<T> {
+    return {
+      [Symbol.asyncIterator]: () => {
+        if (this.closed) throw new ClosedError(this.name);
+        check?.();
+        return make()[Symbol.asyncIterator]();
+      },
+    };
+  }
+
+  /** @throws {@link ClosedError} once `close` was called */
+  private assertOpen(): void {
+    if (this.closed) throw new ClosedError(this.name);
+  }
+
+  /**
+   * The item's state, as the rules see it: `undefined` when it is not decided.
+   * @throws `BadArgumentError` when `item` is no item; `ClosedError` once the ledger is closed
+   */
+  stateOf(item: Item): Promise<ItemState | undefined> {
+    return this.ask(async () => (await this.state.statesOf([itemArgument('stateOf', item)]))[0]);
+  }
+
+  /**
+   * Whether the item has its `decided` record (a `skip` counts).
+   * @throws `BadArgumentError` when `item` is no item (`null`, a turn without its session); `ClosedError` once the ledger is closed
+   */
   isDecided(item: Item): Promise<boolean> {
-    return this.state.isDecided(item);
+    return this.ask(() => this.state.isDecided(itemArgument('isDecided', item)));
   }
 
-  /** Every waiting item with its action, in the order of the `decided` records. */
+  /**
+   * Every waiting item with its action, in the order of the `decided` records.
+   * @throws `ClosedError` once the ledger is closed
+   */
   outbox(): Promise<Decision[]> {
-    return this.state.outbox();
+    return this.ask(() => this.state.outbox());
   }
 
   /**
    * The outbox a page at a time, oldest first: up to `limit` waiting items after `after` (a
    * page's `next`), from the start when it is absent.
-   * @throws RangeError when `limit` is not a whole number of at least 1, or `after` is not a cursor
+   * @throws `BadArgumentError` when `limit` is not a whole number of at least 1, or `after` is not a cursor; `ClosedError` once the ledger is closed
    */
   outboxPage(limit: number, after?: OutboxCursor): Promise<OutboxPage> {
-    if (!Number.isSafeInteger(limit) || limit < 1)
-      return Promise.reject(new RangeError(`outboxPage: the limit must be a whole number of at least 1, not ${limit}`));
-    if (after !== undefined && !(Number.isSafeInteger(after) && after >= 0 && after <= MAX_CURSOR)) {
-      return Promise.reject(new RangeError(`outboxPage: ${after} is not a cursor (a page's \`next\`)`));
-    }
-    return this.state.outboxPage(limit, after);
+    return this.ask(() => {
+      wholeArgument('outboxPage', 'limit', limit, 1, Number.MAX_SAFE_INTEGER);
+      if (after !== undefined) wholeArgument('outboxPage', 'after', after, 0, MAX_CURSOR);
+      return this.state.outboxPage(limit, after);
+    });
   }
 
   /**
@@ -516,62 +523,100 @@ export class HonchoLedger {
    * most of a ledger's bytes), so this reads the log there, a record's worth of I/O; with one,
    * it reads the item's row.
    * @throws `LedgerIoError` when the log (or the read model) cannot be read there, or the log holds another record there
+   * @throws `BadArgumentError` when `item` is no item; `ClosedError` once the ledger is closed
    */
   sentIds(item: Item): Promise<readonly string[] | null> {
-    return this.state.sentIds(item);
+    return this.ask(() => this.state.sentIds(itemArgument('sentIds', item)));
   }
 
   /**
    * The conclusion an undo must delete: of the `Conclude`s of this workspace and text that were
    * sent (with an id), in the order their `sent` records were appended, the latest that no sent
-   * `Unconclude` of the same workspace and text has taken off; `null` when none. Without a read
-   * model its id is read from that `sent` record in the log, as {@link HonchoLedger.sentIds}
-   * reads ids.
+   * `Unconclude` of the same workspace and text has taken off; `null` when none (memoryd's
+   * `None`), in any of the three workspaces. Without a read model its id is read from that
+   * `sent` record in the log, as {@link HonchoLedger.sentIds} reads ids.
    * @throws `LedgerIoError` when the log (or the read model) cannot be read there, or the log holds another record there
+   * @throws `BadArgumentError` when `workspace` is none of `trusted`, `untrusted`, `fleet` (memoryd's
+   *   `Workspace` has no other), or `text` is no string; `ClosedError` once the ledger is closed
    */
   conclusion(workspace: Workspace, text: string): Promise<Conclusion | null> {
-    return this.state.conclusion(workspace, text);
+    return this.ask(() =>
+      this.state.conclusion(workspaceArgument('conclusion', workspace), textArgument('conclusion', 'text', text)),
+    );
   }
 
-  /** How many items are decided, sent, waiting, failed and skipped. */
+  /**
+   * How many items are decided, sent, waiting, failed and skipped.
+   * @throws `ClosedError` once the ledger is closed
+   */
   counts(): Promise<Counts> {
-    return this.state.counts();
+    return this.ask(() => this.state.counts());
   }
 
-  /** Every decided item with its action, in decision order. */
+  /**
+   * Every decided item with its action, in decision order.
+   * @throws `ClosedError`, as it is iterated, once the ledger is closed
+   */
   decisions(): AsyncIterable<Decision> {
-    return this.state.decisions();
+    return this.iterated(() => this.state.decisions());
   }
 
   /**
    * Where each projection of the read model stands: ready, or building (how far, how fast, and
    * what answers meanwhile). Empty without a read model or projections.
+   * @throws `ClosedError` once the ledger is closed
    */
   projections(): readonly ProjectionProgress[] {
+    this.assertOpen();
     return this.state.projections();
   }
 
   /**
    * Resolves once the projection `name` (every projection, without a name) is ready: answered
    * by rows of its version. At once when it is.
-   * @throws the build's failure; `ClosedError` if the ledger closes first; `signal`'s reason
+   * @throws the build's failure; `ClosedError` if the ledger is closed or closes first; `signal`'s reason
+   * @throws `BadArgumentError` when the ledger was not opened with a projection `name`, or `signal` is no `AbortSignal`
    */
   whenReady(name?: string, signal?: AbortSignal): Promise<void> {
-    return this.state.whenReady(name, signal);
+    return this.ask(() => {
+      if (name !== undefined) this.projectionNamed('whenReady', 'name', name);
+      signalArgument('whenReady', signal);
+      return this.state.whenReady(name, signal);
+    });
   }
 
   /**
    * The queries of a projection the ledger was opened with (`projections`), answered by its
    * rows, or while they are built by what answers in their place.
-   * @throws TypeError when the ledger was not opened with it
+   * @throws `BadArgumentError` when the ledger was not opened with it; `ClosedError` once the ledger is closed
    */
   projection<Q extends object>(definition: ProjectionDefinition<Record, Q>): Q {
+    this.assertOpen();
+    this.projectionNamed('projection', 'definition', (definition as { name?: unknown } | null)?.name);
     return this.state.queriesOf(definition);
   }
 
-  /** The records from `from` (default 0), in order, as the log holds them. */
-  records(from = 0): AsyncIterable<Record> {
-    return this.log.read(from);
+  /** @throws {@link BadArgumentError} unless `name` is one of the ledger's projections (its read model's own among them) */
+  private projectionNamed(call: string, argument: string, name: unknown): void {
+    const names = this.state.projections().map((projection) => projection.name);
+    if (typeof name === 'string' && names.includes(name)) return;
+    const opened = names.join(', ') || 'none';
+    throw new BadArgumentError(
+      call,
+      argument,
+      `${argument} must be a projection the ledger was opened with (${opened}), not ${JSON.stringify(name) ?? String(name)}`,
+    );
+  }
+
+  /**
+   * The records from `from` (default 0), in order, as the log holds them.
+   * @throws `BadArgumentError`, as it is iterated, when `from` is not a whole number of at least 0; `ClosedError` once the ledger is closed
+   */
+  records(from: Position = 0): AsyncIterable<Record> {
+    return this.iterated(
+      () => this.log.read(from),
+      () => wholeArgument('records', 'from', from, 0, Number.MAX_SAFE_INTEGER),
+    );
   }
 
   /**
@@ -580,28 +625,53 @@ export class HonchoLedger {
    * soon as it is durable and in the state, until `signal` aborts or the ledger closes (after
    * the records `close` was still writing). A consumer that falls behind loses nothing: what is
    * appended while it works waits for it, in order. Ends with the error that stopped the ledger.
-   * @throws RangeError, as it is iterated, when `from` is not a whole number of at least 0
+   * @throws `BadArgumentError`, as it is iterated, when `from` is not a whole number of at least 0, or `signal` is no `AbortSignal`
+   * @throws `ClosedError`, as it is iterated, when the ledger was closed before `follow` was called
    */
   follow(from: Position = 0, signal?: AbortSignal): AsyncIterable<LogEntry> {
-    return this.live.follow(from, signal);
+    // a follow called before the close ends with it (its last records given), as said above
+    const closed = this.closed;
+    return {
+      [Symbol.asyncIterator]: () => {
+        if (closed) throw new ClosedError(this.name);
+        wholeArgument('follow', 'from', from, 0, Number.MAX_SAFE_INTEGER);
+        signalArgument('follow', signal);
+        return this.live.follow(from, signal)[Symbol.asyncIterator]();
+      },
+    };
   }
 
   /**
    * Resolves when the outbox holds an item: at once when it does now, else as soon as an append
    * puts one there, through this ledger or by another writer (which the log's watch tells of).
-   * Rejects with `ClosedError` if the ledger closes first, with the signal's reason when
+   * Rejects with `ClosedError` if the ledger is closed or closes first, with the signal's reason when
    * `signal` aborts, or with the error that stopped the ledger.
+   * @throws `BadArgumentError` when `signal` is no `AbortSignal`
    */
   waitForOutbox(signal?: AbortSignal): Promise<void> {
-    return this.live.waitForOutbox(signal);
+    return this.ask(() => {
+      signalArgument('waitForOutbox', signal);
+      return this.live.waitForOutbox(signal);
+    });
   }
 
   /**
    * Waits for queued appends (each resolves or rejects), then closes the log and the state, and
-   * ends live consumers once they have every record appended.
+   * ends live consumers once they have every record appended. From the call on, every other call
+   * is refused with `ClosedError` (LEDGER_CLOSED). A second call waits for the same close.
    */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.closed = true;
+    this.closing ??= this.closeNow();
+    return this.closing;
+  }
+
+  /** `await using ledger = await Ledger.open(...)`: the ledger is closed as the scope ends (see {@link HonchoLedger.close}). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private async closeNow(): Promise<void> {
     // the watch first: a head it hears while the last flush runs would start another flush
     await this.others.close();
     await this.flushing;

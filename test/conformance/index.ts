@@ -23,6 +23,7 @@ import { common, type LedgerSuiteOptions, run, type Subject, type SuiteOptions }
 import { durableTests } from './durable.js';
 import { guardTests } from './guards.js';
 import { ledgerTests } from './ledger.js';
+import { ledgerEdgeTests } from './ledger-edges.js';
 import { ledgerWriterTests } from './ledger-writers.js';
 import { othersTests } from './others.js';
 import { readThroughTests } from './read-through.js';
@@ -47,6 +48,7 @@ export function suite<S extends Subject>(options: SuiteOptions<S>): void {
   durableTests(backend);
   closedTrait(backend);
   ledgerTests(backend);
+  ledgerEdgeTests(backend);
   ledgerWriterTests(backend, backend.capabilities);
 }
 
@@ -58,5 +60,6 @@ export function suite<S extends Subject>(options: SuiteOptions<S>): void {
 export function ledgerSuite<S extends Subject>({ options, capabilities, ...rest }: LedgerSuiteOptions<S>): void {
   const backend = run(rest);
   ledgerTests(backend, options); // they hold on any backend: no capability is read
+  ledgerEdgeTests(backend, options);
   if (capabilities !== undefined) ledgerWriterTests(backend, capabilities, options);
 }
