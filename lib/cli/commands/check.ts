@@ -12,7 +12,7 @@ import { refusal } from '../../honcho/rules.js';
 import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { inputLines } from '../input.js';
-import { backendAt, readNotices, requireLedger } from '../open.js';
+import { backendAt, readNotices, requireLedgerThere } from '../open.js';
 import type { Stderr } from '../output.js';
 
 /**
@@ -21,7 +21,7 @@ import type { Stderr } from '../output.js';
  */
 async function stateOf(path: string, err: Stderr): Promise<Projection> {
   const backend = backendAt(path, err.progress);
-  requireLedger(path, 'check against');
+  await requireLedgerThere(path, 'check against');
   const projection = new Projection();
   const log = await err.progress.around(() =>
     backend.open({

@@ -13,7 +13,7 @@ import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
 import { countsJson, secondsJson } from '../json.js';
-import { backendAt, reading, readNotices, requireLedger } from '../open.js';
+import { backendAt, reading, readNotices, requireLedgerThere } from '../open.js';
 import { report } from '../output.js';
 
 /** What the progress line says of each phase of a copy to `to`. */
@@ -32,7 +32,7 @@ const PHASES: { readonly [phase in CopyPhase]: (to: string) => string } = {
 async function copy({ args: [from = '', to = ''], switches, out, err, signals }: Context): Promise<number> {
   const source = backendAt(from, err.progress);
   backendAt(to);
-  requireLedger(from, 'copy');
+  await requireLedgerThere(from, 'copy');
   const destination = await prepareDestination(
     to,
     err,

@@ -15,7 +15,7 @@ import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
 import { countsJson } from '../json.js';
-import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } from '../open.js';
+import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedgerThere } from '../open.js';
 
 /**
  * `index build|status|rebuild <ledger> --index <folder>`: bring the read model up to date, say
@@ -30,13 +30,14 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   // rebuild empties it first.
   backendAt(path);
   if (action === 'status') {
+    await requireLedgerThere(path, 'compare the index with');
     const standing = await standingOf(path, folder);
     if (switches.has('json')) out.line(standingJson(standing));
     else for (const line of standingLines(standing)) out.line(line);
     await out.flush();
     return 0;
   }
-  requireLedger(path, 'index');
+  await requireLedgerThere(path, 'index');
   if (action === 'rebuild') {
     makeIndexFolder(folder);
     await err.progress.around(async () => {

@@ -12,7 +12,7 @@ import { type AnswerDigests, answerDigests, differences, differingAnswers } from
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural, shellWord } from '../describe.js';
 import { countsJson, errorJson, secondsJson } from '../json.js';
-import { backendAt, openLedger, openToRead, requireLedger } from '../open.js';
+import { backendAt, openLedger, openToRead, requireLedgerThere } from '../open.js';
 
 /** What a read-through found: its size and counts, how long it took, and the answers' digests if asked. */
 interface Read {
@@ -67,7 +67,7 @@ async function verify(context: Context): Promise<number> {
   let read: Read;
   let differ: (keyof AnswerDigests)[] = [];
   try {
-    requireLedger(path, 'verify');
+    await requireLedgerThere(path, 'verify');
     read = await readThrough(path, context, index !== undefined);
     if (!json) {
       const rate = read.records > 0 && read.seconds > 0 ? ` (${grouped(read.records / read.seconds)} records/s)` : '';
