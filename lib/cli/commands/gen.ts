@@ -101,7 +101,7 @@ export const GEN: Command = {
     'stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, nothing is written. What an earlier',
     'gen or copy that was killed left beside it is removed first, and stderr says so.',
     'With --json, one JSON object once it is written ("bytes" is null but for a JSONL file):',
-    '  {"ledger":"demo.jsonl","records":200000,"bytes":33180000,"seconds":1.52}',
+    '  {"ledger":"demo.jsonl","records":200000,"bytes":33087130,"seconds":1.52}',
   ],
   args: ['<ledger>'],
   flags: ['records', 'seed', 'json'],

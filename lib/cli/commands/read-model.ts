@@ -256,7 +256,7 @@ export const INDEX: Command = {
     'status --json writes one JSON object:',
     '  {"index":"idx","exists":true,"schema":3,"ledgerstoreSchema":3,"checkpoint":{"position":11,',
     '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...},',
-    '   "projections":[{"name":"items","version":1,"state":"ready","why":null},...],"openIn":null}',
+    '   "projections":[{"name":"items","version":2,"state":"ready","why":null},...],"openIn":null}',
     '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint;',
     '  while another process has it open, "openIn" says which, and what that process moves, the',
     '  checkpoint, "behind", "counts" and "rebuildsAtNextOpen", is null)',
