@@ -58,7 +58,7 @@ test('verify: a line that does not parse is damage with serde text; other reader
   await withFixture(async (home) => {
     const damage = `ledgerstore: ${home.path}:11: EOF while parsing an object at line 2 column 0; ${RUNBOOK}\n`;
     expectRun(await ledgerstore(['verify', home.path]), 1, '', damage);
-    expectRun(await ledgerstore(['counts', home.path, '--json']), 1, '', damage);
+    expectRun(await ledgerstore(['counts', home.path]), 1, '', damage);
     expectRun(await ledgerstore(['outbox', home.path]), 1, '', damage);
     unchanged(home.path, text);
   }, text);
@@ -70,7 +70,7 @@ test('an unreadable ledger (the path is a directory) exits 1 naming the path', a
     for (const args of [
       ['verify', home.path],
       ['counts', home.path],
-      ['outbox', home.path, '--json'],
+      ['outbox', home.path],
     ]) {
       const run = await ledgerstore(args);
       assert.is(run.code, 1);

@@ -14,7 +14,7 @@ import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { secondsJson } from '../json.js';
+import { secondsJson, writeFailureJson } from '../json.js';
 import { report } from '../output.js';
 
 /** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
@@ -73,6 +73,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file)
       throw new LedgerExistsError(path, null, { cause: e });
     if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
+    if (switches.has('json')) await writeFailureJson(out, e, path);
     err.warn(report(e));
     err.warn(`${path}: gen stopped; ${what}`);
     return 1;

@@ -12,7 +12,7 @@ import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { countsJson, secondsJson } from '../json.js';
+import { countsJson, secondsJson, writeFailureJson } from '../json.js';
 import { backendAt, reading, readNotices, requireLedgerThere } from '../open.js';
 import { report } from '../output.js';
 
@@ -68,6 +68,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
     }
+    if (switches.has('json')) await writeFailureJson(out, e, undefined);
     err.warn(report(e));
     err.warn(`copy stopped; ${what}`);
     return 1;
