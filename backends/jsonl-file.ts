@@ -6,8 +6,16 @@
  * @module
  */
 import * as path from 'node:path';
-import { DamagedError, InvalidRecordError, LedgerIoError, LockedError, NotAFileError } from '../lib/errors.js';
-import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES } from '../lib/log.js';
+import {
+  DamagedError,
+  InvalidRecordError,
+  LedgerIoError,
+  LockedError,
+  NOT_A_LEDGER_SAMPLE,
+  NotAFileError,
+  NotALedgerError,
+} from '../lib/errors.js';
+import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../lib/log.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
@@ -182,12 +190,57 @@ export function refuseUnlessCutOff(
   if (starts === undefined || starts.length === 0) return;
   const first = Buffer.alloc(Math.min(size, Math.max(...starts.map((start) => start.length))));
   const head = first.subarray(0, readAt(io, fd, file, first, 0, first.length, 0));
-  if (starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]))) return;
+  if (beginsAsALine(head, starts)) return;
   throw new DamagedError(
     file,
     1,
     `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`,
   );
+}
+
+/** Whether `head`, a file's first bytes, begin as one of the lines that start with `starts` may: a NUL counts for any byte (one a power loss left unwritten). */
+function beginsAsALine(head: Buffer, starts: readonly Buffer[]): boolean {
+  return starts.some((start) => head.every((byte, at) => byte === 0 || at >= start.length || byte === start[at]));
+}
+
+/**
+ * What to say of damage at line 1 of the file (`damage`, which an open has just thrown, its
+ * descriptor closed): a {@link NotALedgerError} when the file is no ledger at all, else `damage`
+ * as it is. No ledger: it does not begin as a record's line does (with the codec's `lineStarts`;
+ * zeros, which a power loss leaves, count for any byte), and no whole line of its first
+ * {@link NOT_A_LEDGER_SAMPLE} bytes decodes as a record. Only a failed open pays for the look.
+ */
+export function notALedgerOr<R>(io: FileIO, file: string, codec: RecordCodec<R>, damage: DamagedError): DamagedError {
+  if (damage.line !== 1 || damage instanceof NotALedgerError) return damage;
+  let opened: OpenFile | null;
+  try {
+    opened = openRegular(io, file, true);
+  } catch {
+    return damage; // gone or changed since: the damage is what the open found
+  }
+  if (opened === null) return damage;
+  let sample: Buffer;
+  try {
+    const bytes = Buffer.alloc(NOT_A_LEDGER_SAMPLE);
+    sample = bytes.subarray(0, readAt(io, opened.fd, file, bytes, 0, bytes.length, 0));
+  } catch {
+    return damage;
+  } finally {
+    closeQuietly(io, opened.fd);
+  }
+  const starts = codec.lineStarts?.map((start) => Buffer.from(start, 'utf8'));
+  const newline = sample.indexOf(10);
+  const firstLine = sample.subarray(0, newline === -1 ? sample.length : newline);
+  if (starts !== undefined && starts.length > 0 && beginsAsALine(firstLine, starts)) return damage;
+  for (let start = 0, end = newline; end !== -1; start = end + 1, end = sample.indexOf(10, start)) {
+    try {
+      codec.decode(sample, start, end + 1);
+      return damage; // a record among the first lines: a ledger, damaged
+    } catch {
+      // not a record: look at the next line
+    }
+  }
+  return new NotALedgerError(file, damage.why, { cause: damage });
 }
 
 /** Cuts a torn tail and syncs, so that the next append follows the last whole line. */

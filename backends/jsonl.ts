@@ -64,6 +64,11 @@
  * with no complete line, when it begins as a line the codec writes begins (its `lineStarts`; a
  * NUL counts for any byte, one a power loss left unwritten). Other bytes with no newline (a
  * settings file named for the ledger) are no log's: damage at line 1, left as they are.
+
+Damage at line 1 of a file that is no ledger at all (a README, a binary: it does not begin as a
+record's line does, and no line of its first 64 KiB is a record) is told as a
+`NotALedgerError`, a `DamagedError` with a code and a runbook entry of its own: the fix is
+another path, not a repair. A ledger with records among its first lines stays damaged.
  *
  * ## Resuming
  *
@@ -107,6 +112,7 @@ import {
   cut,
   isMissing,
   lock,
+  notALedgerOr,
   openRegular,
   realPath,
   refuseUnlessCutOff,
@@ -280,10 +286,15 @@ class JsonlLog<R> extends StoredLog<R> {
     this.absolute = absolute;
   }
 
-  static open<R>(file: string, options: JsonlOptions<R>, openOptions: OpenOptions<R>): Promise<JsonlLog<R>> {
+  static async open<R>(file: string, options: JsonlOptions<R>, openOptions: OpenOptions<R>): Promise<JsonlLog<R>> {
     const log = new JsonlLog(file, options, openOptions.readOnly ?? false);
     log.sizeHint = openOptions.sizeHint;
-    return log.start(openOptions);
+    try {
+      return await log.start(openOptions);
+    } catch (e) {
+      // damage at line 1 may be a file that is no ledger at all: a README, a binary
+      throw e instanceof DamagedError ? notALedgerOr(log.io, file, options.codec, e) : e;
+    }
   }
 
   protected override _open(): void {

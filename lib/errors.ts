@@ -33,6 +33,7 @@ export type LedgerErrorCode =
   | 'LEDGER_BAD_TARGET'
   | 'LEDGER_BAD_ARGUMENT'
   | 'LEDGER_NOT_A_FILE'
+  | 'LEDGER_NOT_A_LEDGER'
   | 'LEDGER_OLD_FORMAT'
   | 'LEDGER_BUILD_FAILED';
 
@@ -42,6 +43,7 @@ export type RunbookAnchor =
   | 'ledger-unwritable'
   | 'ledger-unreadable'
   | 'ledger-not-a-file'
+  | 'ledger-not-a-ledger'
   | 'ledger-replaced'
   | 'ledger-locked'
   | 'ledger-index-behind'
@@ -99,6 +101,7 @@ const CODES: ReadonlySet<string> = new Set(
     LEDGER_BAD_TARGET: true,
     LEDGER_BAD_ARGUMENT: true,
     LEDGER_NOT_A_FILE: true,
+    LEDGER_NOT_A_LEDGER: true,
     LEDGER_OLD_FORMAT: true,
     LEDGER_BUILD_FAILED: true,
   } satisfies { readonly [code in LedgerErrorCode]: true }),
@@ -179,8 +182,9 @@ export class NotAFileError extends LedgerError {
  * replayed in order. The log is left exactly as it was.
  */
 export class DamagedError extends LedgerError {
-  readonly code = 'LEDGER_DAMAGED';
-  override readonly runbook = 'honcho-ledger-damaged';
+  // typed wide for NotALedgerError, the damage that says the file is no ledger at all
+  readonly code: 'LEDGER_DAMAGED' | 'LEDGER_NOT_A_LEDGER' = 'LEDGER_DAMAGED';
+  override readonly runbook: RunbookAnchor = 'honcho-ledger-damaged';
   /**
    * @param path the log's path (or name)
    * @param line the damaged line (or record), counted from 1
@@ -193,6 +197,29 @@ export class DamagedError extends LedgerError {
     options?: ErrorOptions,
   ) {
     super(`${path}:${line}: ${why}; ${RUNBOOK}`, options);
+  }
+}
+
+/** How much of a JSONL file's start is looked at to tell a file that is no ledger from a damaged one. */
+export const NOT_A_LEDGER_SAMPLE = 64 * 1024;
+
+/**
+ * A file at a JSONL ledger's path that is no ledger at all (a README, a settings file, a binary
+ * file): its first line is not a record, it does not begin as a record's line does, and no line
+ * of its first {@link NOT_A_LEDGER_SAMPLE} bytes is a record. It is damage at line 1 too (an
+ * instance of {@link DamagedError}, with its `line` and `why`), under a code and a runbook entry
+ * of its own: the fix is another path, not a restore. Nothing was changed.
+ */
+export class NotALedgerError extends DamagedError {
+  override readonly code = 'LEDGER_NOT_A_LEDGER';
+  override readonly runbook = 'ledger-not-a-ledger';
+  /** @param why why its first line is not a record */
+  constructor(path: string, why: string, options?: ErrorOptions) {
+    super(path, 1, why, options);
+    // DamagedError's message is memoryd's damage line; this one says what the file is, and so
+    // does the stack, which V8 began with the message given to the base
+    this.message = `${path}: not a ledger: no line of its first ${NOT_A_LEDGER_SAMPLE / 1024} KiB is a record (line 1: ${why}); a JSONL ledger holds one record a line, as memoryd writes them: name the ledger's file, or move this away`;
+    Error.captureStackTrace(this, new.target);
   }
 }
 

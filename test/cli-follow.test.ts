@@ -53,7 +53,7 @@ test('a follower process prints every record a writer process appends, as it lan
     // the file is not there yet: the follower waits for the writer to make it
     const follow = follower(home, '--json', '--from', '0');
     await until(
-      () => /no such file; read as an empty ledger/.test(follow.stderr),
+      () => /: no such file yet; waiting for it to be made/.test(follow.stderr),
       'the follower to open before the file is made',
     );
     const writer = new LineProcess(
@@ -96,7 +96,7 @@ test('a line is taken only once its newline is there: half a line written waits,
       await follow.exited;
     }
     assert.equal(follow.ended, { code: 143, signal: null }, follow.stderr);
-    assert.is(follow.stderr, '');
+    assert.is(follow.stderr, `ledgerstore: following ${home.path} from record 0 (Ctrl-C stops)\n`);
     assert.equal(printed(follow.lines), [
       `0 ${encodeRecord(decided(turn('h', 0), skip()))}`,
       `1 ${encodeRecord(decided(turn('h', 1)))}`,
@@ -138,7 +138,8 @@ test('follow: from the end by default, from --from N when given, each record in 
     ]);
     assert.equal(fromEnd.lines, ['2  sent turn 1 of session c (ids: m-1, "m 2")']);
     assert.is(fromOne.ended?.code, 130);
-    assert.is(fromOne.stderr, '', 'a --from within the ledger says nothing');
+    assert.is(fromOne.stderr, `ledgerstore: following ${home.path} from record 1 (Ctrl-C stops)\n`);
+    assert.is(fromEnd.stderr, `ledgerstore: following ${home.path} from record 2, its end (Ctrl-C stops)\n`);
   });
 });
 
@@ -148,7 +149,10 @@ test("follow --from past the ledger's end says so on stderr, then prints that re
     const ahead = follower(home, '--from', '2');
     try {
       await until(() => ahead.stderr !== '', 'the note');
-      assert.is(ahead.stderr, `ledgerstore: ${home.path} holds 1 record; waiting for record 2\n`);
+      assert.is(
+        ahead.stderr,
+        `ledgerstore: following ${home.path} from record 2: it holds 1 record; waiting for record 2 (Ctrl-C stops)\n`,
+      );
       appendFileSync(home.path, lineOf(decided(turn('e', 2))) + lineOf(decided(turn('e', 3))));
       await ahead.waitFor((lines) => lines.length === 1, 'record 2');
     } finally {

@@ -183,7 +183,7 @@ test('a LevelDB ledger or index held elsewhere: the refusal says readers are kep
     const index = join(home.dir, 'index');
     await whileHeld([home.path, index], async () => {
       expectRun(
-        await ledgerstore(['counts', home.path, '--json', '--index', index]),
+        await ledgerstore(['counts', home.path, '--index', index]),
         1,
         '',
         `ledgerstore: ${index}: the index is open elsewhere (another process, or another open in this one); LevelDB allows one open at a time, even to read; see docs/runbook.md#ledger-locked\n`,

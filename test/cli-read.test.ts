@@ -58,7 +58,7 @@ test('verify: a line that does not parse is damage with serde text; other reader
   await withFixture(async (home) => {
     const damage = `ledgerstore: ${home.path}:11: EOF while parsing an object at line 2 column 0; ${RUNBOOK}\n`;
     expectRun(await ledgerstore(['verify', home.path]), 1, '', damage);
-    expectRun(await ledgerstore(['counts', home.path, '--json']), 1, '', damage);
+    expectRun(await ledgerstore(['counts', home.path]), 1, '', damage);
     expectRun(await ledgerstore(['outbox', home.path]), 1, '', damage);
     unchanged(home.path, text);
   }, text);
@@ -70,7 +70,7 @@ test('an unreadable ledger (the path is a directory) exits 1 naming the path', a
     for (const args of [
       ['verify', home.path],
       ['counts', home.path],
-      ['outbox', home.path, '--json'],
+      ['outbox', home.path],
     ]) {
       const run = await ledgerstore(args);
       assert.is(run.code, 1);
@@ -81,35 +81,35 @@ test('an unreadable ledger (the path is a directory) exits 1 naming the path', a
   });
 });
 
-test('a missing ledger reads as empty, with a warning, and is not created', async () => {
+test('a missing ledger is refused (exit 1), not read as empty, and is not created', async () => {
   await withHome(async (home) => {
     expectRun(
-      await ledgerstore(['counts', home.path, '--json']),
-      0,
-      EMPTY_COUNTS,
-      `ledgerstore: ${home.path}: no such file; read as an empty ledger\n`,
+      await ledgerstore(['counts', home.path]),
+      1,
+      '',
+      `ledgerstore: ${home.path}: no such file; there is no ledger to read\n`,
     );
     assert.not.ok(existsSync(home.path));
   });
 });
 
-test('a missing LevelDB ledger (or a folder without one) reads as empty, with a notice, creating nothing', async () => {
+test('a missing LevelDB ledger (or a folder without one) is refused (exit 1), creating nothing', async () => {
   await withHome(async (home) => {
     const missing = `level:${join(home.dir, 'nolv')}`;
     expectRun(
-      await ledgerstore(['counts', missing, '--json']),
-      0,
-      EMPTY_COUNTS,
-      `ledgerstore: ${missing}: no such folder; read as an empty ledger\n`,
+      await ledgerstore(['counts', missing]),
+      1,
+      '',
+      `ledgerstore: ${missing}: no such folder; there is no ledger to read\n`,
     );
     assert.not.ok(existsSync(join(home.dir, 'nolv')));
     mkdirSync(join(home.dir, 'empty'));
     const empty = `level:${join(home.dir, 'empty')}`;
     expectRun(
-      await ledgerstore(['counts', empty, '--json']),
-      0,
-      EMPTY_COUNTS,
-      `ledgerstore: ${empty}: no ledger in the folder; read as an empty ledger\n`,
+      await ledgerstore(['counts', empty]),
+      1,
+      '',
+      `ledgerstore: ${empty}: no ledger in the folder; there is no ledger to read\n`,
     );
     assert.equal(readdirSync(join(home.dir, 'empty')), []);
   });

@@ -159,7 +159,7 @@ test('check: ok with the canonical line, or err with why, each with its line; ex
       'stdin:6: err unknown field `more`, expected one of `time`, `item`, `ids`',
       '',
     ].join('\n'),
-    'ledgerstore: 3 of 6 lines refused\n',
+    'checked 6 lines: 3 ok, 3 refused\n',
   );
 });
 
@@ -169,9 +169,9 @@ test('check: all accepted is exit 0; empty input is no lines', async () => {
     await ledgerstore(['check'], { input: `${line}\n${line}` }),
     0,
     `stdin:1: ok ${line}\nstdin:2: ok ${line}\n`,
-    '',
+    'checked 2 lines: 2 ok, 0 refused\n',
   );
-  expectRun(await ledgerstore(['check']), 0, '', '');
+  expectRun(await ledgerstore(['check']), 0, '', 'checked 0 lines: 0 ok, 0 refused\n');
 });
 
 test('check --ledger: each line as if appended after the ledger and the lines accepted before it; nothing changes', async () => {
@@ -197,7 +197,7 @@ test('check --ledger: each line as if appended after the ledger and the lines ac
         'stdin:7: err missing field `time`',
         '',
       ].join('\n'),
-      'ledgerstore: 5 of 7 lines refused\n',
+      'checked 7 lines: 2 ok, 5 refused\n',
     );
     unchanged(home.path, FIXTURE_TEXT);
     // A refused line changes nothing: the same sent goes through once the failed one is gone.
@@ -205,7 +205,7 @@ test('check --ledger: each line as if appended after the ledger and the lines ac
       await ledgerstore(['check', '--ledger', home.path], { input: `${lines[1]}\n` }),
       0,
       `stdin:1: ok ${lines[1]}\n`,
-      '',
+      'checked 1 line: 1 ok, 0 refused\n',
     );
   });
 });
@@ -356,7 +356,7 @@ test('copy, index build and rebuild, and --index refuse a ledger that is not the
       [['copy', home.path, `level:${target}`], 'copy'],
       [['index', 'build', home.path, '--index', index], 'index'],
       [['index', 'rebuild', home.path, '--index', index], 'index'],
-      [['counts', home.path, '--index', index], 'index'],
+      [['counts', home.path, '--index', index], 'read'],
       [['verify', home.path, '--index', index], 'verify'],
     ];
     for (const [args, verb] of runs) {

@@ -228,7 +228,7 @@ test("the runbook's fix step for a damaged line runs as written, and check --led
     const corrected = encodeRecord(decided(turn('chat-8', 1)));
     const script = `ledgerstore() { ${shQuote(process.execPath)} ${shQuote(CLI)} "$@"; }\nf=${shQuote(home.path)}\nn=4\n${block.replace("'<corrected line>'", shQuote(corrected))}`;
     const run = spawnSync('sh', ['-c', script], { encoding: 'utf8' });
-    assert.is(run.stderr, '');
+    assert.is(run.stderr, `checked ${1 + 1 + FIXTURE.length - 3} lines: ${1 + 1 + FIXTURE.length - 3} ok, 0 refused\n`);
     assert.is(run.status, 0);
     // the corrected line, then every line after the damaged one: all taken
     const verdicts = run.stdout

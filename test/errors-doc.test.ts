@@ -43,7 +43,7 @@ function carriers(): Carrier[] {
       const body = m[3] as string;
       classes.set(m[1] as string, {
         base: m[2] as string,
-        code: /^ {2}readonly code = '([A-Z_]+)';$/m.exec(body)?.[1] ?? null,
+        code: /^ {2}(?:override )?readonly code(?:: [^=]+)? = '([A-Z_]+)';$/m.exec(body)?.[1] ?? null,
         runbooks: runbooksOf(body),
       });
     }
@@ -64,7 +64,7 @@ function carriers(): Carrier[] {
 
 /** The runbook entries a class body sets: a constant field, or the anchors its constructor picks from; `null` when it sets none. */
 function runbooksOf(body: string): string[] | null {
-  const constant = /^ {2}override readonly runbook = '([\w-]+)';$/m.exec(body)?.[1];
+  const constant = /^ {2}override readonly runbook(?:: [^=]+)? = '([\w-]+)';$/m.exec(body)?.[1];
   if (constant !== undefined) return [constant];
   const chosen = /^ {4}this\.runbook = (.*);$/m.exec(body)?.[1];
   // the anchors, not the values the choice tests (`during === 'read'`): every anchor has a hyphen

@@ -28,6 +28,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
   CheckedRecord,
+  DamagedError,
   type EventLog,
   encodeRecord,
   type FileIO,
@@ -195,27 +196,43 @@ async function damaged(home: Home, content: string | Buffer, lineNumber: number,
   await ledger.close();
 }
 
-test('a file with no newline that no writer could have left is damage at line 1, read-only or not, and is not cut', async () => {
+/** The words of a file that is no ledger, with `why` its first line is not a record. */
+const notALedgerWords = (path: string, why: string): string =>
+  `${path}: not a ledger: no line of its first 64 KiB is a record (line 1: ${why}); a JSONL ledger holds one record a line, as memoryd writes them: name the ledger's file, or move this away`;
+
+/** Writes `content`, expects the open to refuse it as no ledger (damage at line 1 with `why`), and the file unchanged. */
+async function notALedger(home: Home, content: string | Buffer, why: string): Promise<void> {
+  writeFileSync(home.path, content);
+  for (const readOnly of [false, true]) {
+    const e = await rejects(
+      Ledger.open(home.path, { readOnly }),
+      'LEDGER_NOT_A_LEDGER',
+      notALedgerWords(home.path, why),
+    );
+    assert.instance(e, DamagedError, 'damage too, for code that catches damage');
+    assert.is((e as DamagedError).line, 1);
+    assert.is((e as DamagedError).why, why);
+    assert.equal(readFileSync(home.path), Buffer.from(content), 'the file is left as it was');
+  }
+}
+
+test('a file with no newline that no writer could have left is no ledger (damage at line 1), read-only or not, and is not cut', async () => {
   const settings = '{"theme":"dark","size":1234}';
   assert.is(settings.length, 28);
   const notCutOff = (size: number): string =>
     `${size} bytes with no newline, which do not begin as a record's line does: not a line cut off by a crash`;
   await withHome(async (home) => {
-    await damaged(home, settings, 1, notCutOff(28));
-    await damaged(home, 'hello', 1, notCutOff(5));
-    await damaged(home, '{"type":"nope"', 1, notCutOff(14));
-    await damaged(home, `${'\u0000'.repeat(20)}{"type":"decided"`, 1, notCutOff(37)); // zeros, then not what follows zeros in a record's line
-    await damaged(home, '\r', 1, notCutOff(1));
+    await notALedger(home, settings, notCutOff(28));
+    await notALedger(home, 'hello', notCutOff(5));
+    await notALedger(home, '{"type":"nope"', notCutOff(14));
+    await notALedger(home, `${'\u0000'.repeat(20)}{"type":"decided"`, notCutOff(37)); // zeros, then not what follows zeros in a record's line
+    await notALedger(home, '\r', notCutOff(1));
     // through a symbolic link: the file it leads to is left as it is
     const settingsFile = join(home.dir, 'settings.json');
     writeFileSync(settingsFile, settings);
     const link = join(home.dir, 'link.jsonl');
     symlinkSync(settingsFile, link);
-    await rejects(
-      Ledger.open(link),
-      'LEDGER_DAMAGED',
-      `${link}:1: ${notCutOff(28)}; see docs/runbook.md#honcho-ledger-damaged`,
-    );
+    await rejects(Ledger.open(link), 'LEDGER_NOT_A_LEDGER', notALedgerWords(link, notCutOff(28)));
     assert.is(readFileSync(settingsFile, 'utf8'), settings);
   });
 });

@@ -58,6 +58,7 @@ import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
 
 export type { Unwatch } from '../../lib/log.js';
+export { type LogPresence, postgresLogPresence } from './exists.js';
 export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 export type { Timeouts } from './timeouts.js';
 export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';

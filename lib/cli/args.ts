@@ -26,6 +26,8 @@ export interface Args {
   readonly values: ReadonlyMap<Flag, string>;
   /** The first mistake in the flags, reported once the command is known (for its usage). */
   readonly mistake: string | undefined;
+  /** The flag that mistake is about when it is an unknown one, as typed: the command's flags say what it was meant to be. */
+  readonly unknownFlag: string | undefined;
 }
 
 /** A mistake in the command line: exit 2, with the usage of `command` (or of every command). */
@@ -54,7 +56,7 @@ function isFlag(name: string): name is Flag {
 
 /**
  * Splits `argv` into positionals and flags. Flags may come anywhere; `--` ends them, so that a
- * text that starts with `-` can be given.
+ * text that starts with `-` can be given. `-h` is `--help`, `-V` is `--version`.
  */
 export function parseArgs(argv: readonly string[]): Args {
   const positionals: string[] = [];
@@ -62,6 +64,7 @@ export function parseArgs(argv: readonly string[]): Args {
   const values = new Map<Flag, string>();
   let flagsEnded = false;
   let mistake: string | undefined;
+  let unknownFlag: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (flagsEnded || arg === '-' || !arg.startsWith('-')) {
@@ -70,11 +73,15 @@ export function parseArgs(argv: readonly string[]): Args {
       flagsEnded = true;
     } else if (arg === '-h') {
       switches.add('help');
+    } else if (arg === '-V') {
+      switches.add('version');
     } else {
       const equals = arg.indexOf('=');
       const name = arg.slice(2, equals === -1 ? undefined : equals);
       if (!arg.startsWith('--') || !isFlag(name)) {
-        mistake ??= `unknown flag ${shownFlag(equals === -1 ? arg : arg.slice(0, equals))}`;
+        const typed = equals === -1 ? arg : arg.slice(0, equals);
+        if (mistake === undefined) unknownFlag = typed;
+        mistake ??= `unknown flag ${shownFlag(typed)}`;
       } else if (FLAGS[name] === 'switch') {
         if (equals !== -1) mistake ??= `--${name} takes no value`;
         switches.add(name);
@@ -86,7 +93,7 @@ export function parseArgs(argv: readonly string[]): Args {
       }
     }
   }
-  return { positionals, switches, values, mistake };
+  return { positionals, switches, values, mistake, unknownFlag };
 }
 
 /** A flag's value as a whole number from 0 to 2^53-1. */

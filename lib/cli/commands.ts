@@ -61,6 +61,11 @@ const INDEX_WORDS = [
   'made if missing, not its parents): an open reads only what was appended since, and the',
   'queries answer from it.',
 ];
+/** What --json does of a failure: the help of the commands that take --json says it. */
+const JSON_WORDS = [
+  'With --json, a failure (exit 1) is also one JSON object on stdout, after what went before:',
+  '  {"ledger":"honcho.jsonl","ok":false,"error":{"code":"LEDGER_DAMAGED","message":"..."}}',
+];
 /** How flags are read, and the exit statuses: every command's help ends with it. */
 const ENDING = [
   'Flags may come before or after the arguments; -- ends the flags.',
@@ -75,12 +80,15 @@ export function help(): string {
     'append record lines to it, check record lines, write a synthetic one.',
     '',
     ...NAMES.flatMap((name) => [`  ${synopsisOf(name)}`, `      ${COMMANDS[name].summary}`]),
-    '  ledgerstore --version',
+    '  ledgerstore --version (or -V, or ledgerstore version)',
     '',
     'ledgerstore <command> --help (or ledgerstore help <command>) says more of one command.',
     '--json makes a command write JSON for programs: one JSON value (counts, sent-ids, conclusion,',
     'verify, index status, append, copy, gen) or JSON Lines, one object a line (outbox, check,',
-    'follow).',
+    'follow). A failure (exit 1) is then one JSON object on stdout too, after what went before:',
+    '  {"ledger":"honcho.jsonl","ok":false,"error":{"code":"LEDGER_DAMAGED","message":"..."}}',
+    '("ledger" when the command names one; "code" is null for a failure that is no ledger',
+    'error); a usage error (exit 2) is on stderr only.',
     ...LEDGER_WORDS,
     ...INDEX_WORDS,
     ...ENDING,
@@ -90,8 +98,12 @@ export function help(): string {
 /** `<command> --help`: the command's usage, its own help, and what every command's help says. */
 export function commandHelp(name: CommandName): string {
   const command = COMMANDS[name];
-  const index = (command.flags as readonly string[]).includes('index') ? INDEX_WORDS : [];
-  return [`usage: ${synopsisOf(name)}`, '', ...command.help, '', ...LEDGER_WORDS, ...index, ...ENDING].join('\n');
+  const flags = command.flags as readonly string[];
+  const index = flags.includes('index') ? INDEX_WORDS : [];
+  const json = flags.includes('json') ? JSON_WORDS : [];
+  return [`usage: ${synopsisOf(name)}`, '', ...command.help, '', ...LEDGER_WORDS, ...index, ...json, ...ENDING].join(
+    '\n',
+  );
 }
 
 /** `ledgerstore <version>`, from the package's own package.json (it ships with every install). */

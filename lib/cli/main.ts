@@ -19,11 +19,13 @@
 import { performance } from 'node:perf_hooks';
 import { printableTarget } from '../printable.js';
 import { describeSystemError } from '../system-errors.js';
-import { parseArgs, UsageError } from './args.js';
+import { type Args, FLAGS, parseArgs, UsageError } from './args.js';
 import { COMMANDS, commandHelp, help, isCommand, synopsisOf, usage, version } from './commands.js';
 import type { Command } from './context.js';
 import type { CliIo } from './io.js';
+import { writeFailureJson } from './json.js';
 import { Output, OutputClosed, report, Stderr } from './output.js';
+import { didYouMean } from './suggest.js';
 
 /** A word of the command line, quoted, as a usage error repeats it: a target in it without its password. */
 function quoted(word: string): string {
@@ -37,22 +39,47 @@ async function say(out: Output, text: string): Promise<number> {
   return 0;
 }
 
+/** What `version --help` says: it is `--version`'s other name. */
+const VERSION_HELP = 'usage: ledgerstore --version (or -V, or ledgerstore version)\n\nSays which ledgerstore this is.';
+
+/** The words a first positional may be: every command, and `help` and `version`. */
+const WORDS = [...Object.keys(COMMANDS), 'help', 'version'];
+
+/** An unknown command, with the nearest known word if one is near. */
+function unknownCommand(name: string): UsageError {
+  return new UsageError(`unknown command ${quoted(name)}${didYouMean(name, WORDS)}`, undefined);
+}
+
+/** The first mistake in the flags, with the flag of `command` (or any) an unknown one was likely meant to be. */
+function flagMistake({ mistake, unknownFlag }: Args, command: Command | undefined): string | undefined {
+  if (mistake === undefined || unknownFlag === undefined) return mistake;
+  const flags = command === undefined ? Object.keys(FLAGS) : [...command.flags, 'help'];
+  return `${mistake}${didYouMean(unknownFlag.replace(/^-+/, ''), flags, '--')}`;
+}
+
 /** Checks the command line against the command and runs it. */
-async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr): Promise<number> {
-  const { positionals, switches, values, mistake } = parseArgs(argv);
+async function run(parsed: Args, io: CliIo, out: Output, err: Stderr): Promise<number> {
+  const { positionals, switches, values } = parsed;
   const [name, ...args] = positionals;
-  if (switches.has('version') && name === undefined) return say(out, version());
+  if (name === 'version' || (name === undefined && switches.has('version'))) {
+    // `version` is `--version` (and `-V`) by another name
+    if (switches.has('help')) return say(out, VERSION_HELP);
+    if (args[0] !== undefined) throw new UsageError(`version takes no argument ${JSON.stringify(args[0])}`, undefined);
+    return say(out, version());
+  }
   if (switches.has('help') || name === 'help') {
     // `help <command>` and `<command> --help` give the command's own help
     const about = name === 'help' ? args[0] : name;
     if (about === undefined) return say(out, help());
-    if (!isCommand(about)) throw new UsageError(`unknown command ${quoted(about)}`, undefined);
+    if (about === 'version') return say(out, VERSION_HELP);
+    if (!isCommand(about)) throw unknownCommand(about);
     return say(out, commandHelp(about));
   }
-  if (name === undefined) throw new UsageError(mistake ?? 'no command given', undefined);
-  if (!isCommand(name)) throw new UsageError(`unknown command ${quoted(name)}`, undefined);
-  if (mistake !== undefined) throw new UsageError(mistake, name);
+  if (name === undefined) throw new UsageError(flagMistake(parsed, undefined) ?? 'no command given', undefined);
+  if (!isCommand(name)) throw unknownCommand(name);
   const command: Command = COMMANDS[name];
+  const mistake = flagMistake(parsed, command);
+  if (mistake !== undefined) throw new UsageError(mistake, name);
   for (const flag of [...switches, ...values.keys()]) {
     if (!command.flags.includes(flag)) throw new UsageError(`${name} takes no --${flag}`, name);
   }
@@ -83,14 +110,32 @@ async function run(argv: readonly string[], io: CliIo, out: Output, err: Stderr)
 }
 
 /**
+ * The ledger a command line names, for a `--json` failure to say: the command's `<ledger>`, or
+ * its `--ledger`; `undefined` when it names none (or not as one ledger: `copy`).
+ */
+function ledgerOf({ positionals: [name = '', ...args], values }: Args): string | undefined {
+  if (!isCommand(name)) return undefined;
+  const at = COMMANDS[name].args.indexOf('<ledger>');
+  return at === -1 ? values.get('ledger') : args[at];
+}
+
+/** Whether the command line asks for JSON of a command that writes it: a failure is written as JSON too. */
+function wantsJson({ positionals: [name = ''], switches }: Args): boolean {
+  return switches.has('json') && isCommand(name) && (COMMANDS[name].flags as readonly string[]).includes('json');
+}
+
+/**
  * Runs the command line `argv` (the arguments after the program's name) and gives the exit
- * status; every failure is reported on `io.stderr` here, none is thrown.
+ * status; every failure is reported on `io.stderr` here, none is thrown. With `--json`, a
+ * failure (exit 1) is also one JSON object on stdout (`json.ts`, `failureJson`); a usage error
+ * (exit 2) is on stderr only.
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const err = new Stderr(io.stderr, io.stderrIsTTY, io.now ?? (() => performance.now()), io.stderrColumns);
   const out = new Output(io.stdout);
+  const parsed = parseArgs(argv);
   try {
-    return await run(argv, io, out, err);
+    return await run(parsed, io, out, err);
   } catch (e) {
     if (e instanceof UsageError) {
       err.warn(e.message);
@@ -110,6 +155,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       err.warn(`stdout: ${describeSystemError(e.failure)}`);
       return 1;
     }
+    if (wantsJson(parsed)) await writeFailureJson(out, e, ledgerOf(parsed));
     err.warn(report(e));
     return 1;
   }

@@ -5,8 +5,10 @@
  * @module
  */
 import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { jsonlBackend } from '../../backends/jsonl.js';
 import { levelFolder } from '../../backends/level.js';
+import { isPostgresUri, postgresLogPresence } from '../../backends/postgres/index.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
 import { honchoCodec } from '../honcho/codec.js';
 import type { Record } from '../honcho/record.js';
@@ -85,11 +87,47 @@ export function backendAt(target: string, progress?: Progress): LogBackend<Recor
  * folder, that is not there (or a folder that holds no database); else `null`.
  */
 function absence(target: string): string | null {
+  return localAbsence(target)?.why ?? null;
+}
+
+/** Why a ledger argument names nothing there, and whether it may yet appear where it names (for `follow`). */
+export interface Absence {
+  readonly why: string;
+  /** A JSONL file whose folder is there, a PostgreSQL log a writer's first open makes: a follower may wait for it. */
+  readonly mayAppear: boolean;
+}
+
+/** {@link Absence} of a JSONL file or a LevelDB folder, from the file system; `null` for any other target, or one that is there. */
+function localAbsence(target: string): Absence | null {
   const file = jsonlPathOf(target);
-  if (file !== null) return statSync(file, { throwIfNoEntry: false }) === undefined ? 'no such file' : null;
+  if (file !== null) {
+    if (statSync(file, { throwIfNoEntry: false }) !== undefined) return null;
+    const folder = dirname(file);
+    return statSync(folder, { throwIfNoEntry: false }) === undefined
+      ? { why: `no such file, nor its folder ${folder}`, mayAppear: false }
+      : { why: 'no such file', mayAppear: true };
+  }
   if (!target.startsWith('level:')) return null;
   const there = levelFolder(target.slice('level:'.length));
-  return there === 'missing' ? 'no such folder' : there === 'empty' ? 'no ledger in the folder' : null;
+  if (there === 'database') return null;
+  return { why: there === 'missing' ? 'no such folder' : 'no ledger in the folder', mayAppear: false };
+}
+
+/**
+ * Why `target` names no ledger, `null` when it names one: a JSONL file or a LevelDB folder that
+ * is not there, or a PostgreSQL log that has no row in its schema's `logs` table (looked at on a
+ * read-only session, which makes neither schema nor log). `memory:` is always there.
+ * @throws `LedgerIoError` when the PostgreSQL server cannot be reached
+ */
+export async function ledgerAbsence(target: string): Promise<Absence | null> {
+  if (!isPostgresUri(target)) return localAbsence(target);
+  const { found, log, schema } = await postgresLogPresence(target);
+  if (found === 'there') return null;
+  return {
+    why:
+      found === 'no log' ? `no log ${log} in the schema ${schema}` : `no ledgerstore schema ${schema} in the database`,
+    mayAppear: true,
+  };
 }
 
 /**
@@ -137,6 +175,17 @@ export function requireLedger(target: string, verb: string): void {
 }
 
 /**
+ * {@link requireLedger} for a command that only reads, on any backend: a PostgreSQL log with no
+ * row is refused too (a typo in `log=`), after a look that changes nothing.
+ * @param verb what the command does with the ledger: `read`, `verify`, `check against`, ...
+ * @throws {@link NoLedgerError}
+ */
+export async function requireLedgerThere(target: string, verb: string): Promise<void> {
+  const missing = await ledgerAbsence(target);
+  if (missing !== null) throw new NoLedgerError(target, missing.why, verb);
+}
+
+/**
  * Makes the read model's folder when it is missing, mode 0700, and not its parents: a missing
  * parent is a typo to report, not a path to make up. A recursive `mkdir` would also say ENOENT
  * where the file system is read-only; `mkdir` of the folder itself says EROFS.
@@ -165,7 +214,7 @@ export async function openLedger(
 ): Promise<Ledger> {
   const backend = backendAt(path, err.progress);
   if (index === undefined) return err.progress.around(() => Ledger.open(backend, { readOnly }));
-  if (readOnly) requireLedger(path, 'index');
+  if (readOnly) await requireLedgerThere(path, 'index');
   makeIndexFolder(index);
   return err.progress.around(() =>
     Ledger.open(backend, { readOnly, index, waitForIndex: true, onNotice: (message) => err.warn(message) }),
@@ -179,11 +228,17 @@ export async function openToRead(path: string, err: Stderr, index: string | unde
   return ledger;
 }
 
-/** Runs `body` on the ledger opened to read (with the read model of `--index`, if given), and closes it. */
+/**
+ * Runs `body` on the ledger opened to read (with the read model of `--index`, if given), and
+ * closes it. A ledger that is not there is refused (exit 1): a query's answer of a typo would be
+ * an empty ledger's.
+ */
 export async function reading<T>(
   { args: [path = ''], values, err }: Context,
   body: (ledger: Ledger) => Promise<T>,
 ): Promise<T> {
+  backendAt(path); // a target that names nothing is a usage error, before anything is looked at
+  await requireLedgerThere(path, 'read');
   const ledger = await openToRead(path, err, values.get('index'));
   try {
     return await body(ledger);

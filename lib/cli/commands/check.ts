@@ -12,7 +12,7 @@ import { refusal } from '../../honcho/rules.js';
 import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { inputLines } from '../input.js';
-import { backendAt, readNotices, requireLedger } from '../open.js';
+import { backendAt, readNotices, requireLedgerThere } from '../open.js';
 import type { Stderr } from '../output.js';
 
 /**
@@ -21,7 +21,7 @@ import type { Stderr } from '../output.js';
  */
 async function stateOf(path: string, err: Stderr): Promise<Projection> {
   const backend = backendAt(path, err.progress);
-  requireLedger(path, 'check against');
+  await requireLedgerThere(path, 'check against');
   const projection = new Projection();
   const log = await err.progress.around(() =>
     backend.open({
@@ -40,8 +40,8 @@ async function stateOf(path: string, err: Stderr): Promise<Projection> {
 
 /**
  * `check [--ledger <ledger>] [--json]`: each record line on stdin, as `stdin:<n>: ok <canonical
- * line>` or `stdin:<n>: err <why>` (with `--json`, one JSON object a line); exit 1 when any is
- * refused.
+ * line>` or `stdin:<n>: err <why>` (with `--json`, one JSON object a line), then a summary on
+ * stderr; exit 1 when any is refused.
  */
 async function check({ values, switches, out, err, stdin }: Context): Promise<number> {
   const ledger = values.get('ledger');
@@ -72,9 +72,9 @@ async function check({ values, switches, out, err, stdin }: Context): Promise<nu
     if (out.full) await out.flush();
   }
   await out.flush();
-  if (refused === 0) return 0;
-  err.warn(`${refused} of ${plural(line, 'line')} refused`);
-  return 1;
+  // the end of a check: how many, where the verdicts may have scrolled past
+  err.write(`checked ${plural(line, 'line')}: ${line - refused} ok, ${refused} refused\n`);
+  return refused === 0 ? 0 : 1;
 }
 
 export const CHECK: Command = {
@@ -86,7 +86,9 @@ export const CHECK: Command = {
     '  stdin:<n>: ok <the line as it would be written>    or    stdin:<n>: err <why>',
     'With --ledger <ledger>, each line is also checked against the rules as if it were appended',
     "after the ledger's records and after the lines before it that were ok (a refused line counts",
-    'for nothing). Nothing is written anywhere. Exit 1 when any line is refused.',
+    'for nothing). Nothing is written anywhere. Ends with a summary on stderr:',
+    '  checked 6 lines: 4 ok, 2 refused',
+    'Exit 1 when any line is refused.',
     'With --json, JSON Lines: one JSON object a line,',
     '  {"line":1,"ok":true,"record":{...}}    or    {"line":3,"ok":false,"code":"LEDGER_DECODE","error":"..."}',
   ],

@@ -14,23 +14,45 @@
  */
 import { encodeRecord } from '../../honcho/codec.js';
 import type { LogEntry } from '../../honcho/ledger.js';
+import type { Position } from '../../log.js';
 import { printableTarget } from '../../printable.js';
 import { wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeRecord, plural } from '../describe.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { openToRead } from '../open.js';
+import { type Absence, backendAt, ledgerAbsence, NoLedgerError, openLedger, readNotices } from '../open.js';
 
 /** A record's line: `{"position":N,"record":{...}}` for programs, else its position and the record in words. */
 function lineOf({ position, record }: LogEntry, json: boolean): string {
   return json ? `{"position":${position},"record":${encodeRecord(record)}}` : `${position}  ${describeRecord(record)}`;
 }
 
+/**
+ * What stderr says as the follower starts (it prints nothing until a record lands, and would
+ * look hung): what it follows, from which record, and why it waits when it does.
+ */
+function startWords(name: string, from: Position, size: Position, absent: Absence | null, fromGiven: boolean): string {
+  const start = `following ${name} from record ${from}`;
+  if (absent !== null) return `${start}: ${absent.why} yet; waiting for it to be made (Ctrl-C stops)`;
+  if (from > size) return `${start}: it holds ${plural(size, 'record')}; waiting for record ${from} (Ctrl-C stops)`;
+  return `${start}${fromGiven ? '' : ', its end'} (Ctrl-C stops)`;
+}
+
 async function follow({ args: [path = ''], switches, values, out, err, signals }: Context): Promise<number> {
   const fromText = values.get('from');
   const from = fromText === undefined ? undefined : wholeNumber('follow', 'from', fromText);
   const json = switches.has('json');
-  const ledger = await openToRead(path, err, values.get('index'));
+  const index = values.get('index');
+  backendAt(path);
+  // A file not made yet, in a folder that is there, or a PostgreSQL log no writer has made yet,
+  // may be followed: memoryd makes its ledger at its first record. Anything else that is not
+  // there is a typo, and a read model is not made of nothing.
+  const absent = await ledgerAbsence(path);
+  if (absent !== null && (!absent.mayAppear || index !== undefined))
+    throw new NoLedgerError(path, absent.why, 'follow');
+  const ledger = await openLedger(path, err, { readOnly: true, index });
+  if (absent === null) readNotices(err, path, ledger);
+  err.warn(startWords(printableTarget(path), from ?? ledger.size, ledger.size, absent, from !== undefined));
   try {
     return await stoppable(signals, async (signal) => {
       // stopped by a signal, or by stdout failing under a flush that runs on its own
@@ -50,8 +72,6 @@ async function follow({ args: [path = ''], switches, values, out, err, signals }
             flushing = null;
           });
       };
-      if (from !== undefined && from > ledger.size)
-        err.warn(`${printableTarget(path)} holds ${plural(ledger.size, 'record')}; waiting for record ${from}`);
       for await (const entry of ledger.follow(from ?? ledger.size, stop.signal)) {
         out.line(lineOf(entry, json));
         if (out.full) await out.flush();
@@ -76,8 +96,12 @@ export const FOLLOW: Command = {
     'SIGTERM: exit 130 or 143, or a reader that goes away: exit 0, at the next record it would',
     'print): those memoryd appends beside it to a JSONL file, those any process appends to a',
     'PostgreSQL ledger. From the end of the ledger when it opens, or with --from N from position',
-    "N (0 is the first record; past the ledger's end, stderr says so and it waits for that",
-    'record). Each line is the position and the record in words:',
+    "N (0 is the first record; past the ledger's end, it waits for that record). As it starts,",
+    'stderr says what it follows and from which record. A JSONL file that is not there yet, in a',
+    'folder that is, and a PostgreSQL log that no writer has made yet are followed from record 0',
+    'once made, and stderr says it waits for them; any other ledger that is not there (a missing',
+    'folder, a level: folder without a ledger, or with --index) is exit 1.',
+    'Each line is the position and the record in words:',
     '  12  decided turn 3 of session chat-1 -> turn to trusted as kyle',
     'With --json, JSON Lines: the position and the record in its canonical form:',
     '  {"position":12,"record":{"type":"decided",...}}',

@@ -15,7 +15,7 @@ import type { Command, Context } from '../context.js';
 import { plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { secondsJson } from '../json.js';
+import { secondsJson, writeFailureJson } from '../json.js';
 import { report } from '../output.js';
 
 /** `gen <ledger> --records N [--seed S]`: a synthetic ledger, for demos and benchmarks. */
@@ -75,6 +75,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
     if (e instanceof LedgerIoError && e.errno === 'EEXIST' && e.path === file)
       throw new LedgerExistsError(name, null, { cause: e });
     if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(name, e.records, { cause: e });
+    if (switches.has('json')) await writeFailureJson(out, e, path);
     err.warn(report(e));
     err.warn(`${name}: gen stopped; ${what}`);
     return 1;
@@ -103,7 +104,7 @@ export const GEN: Command = {
     'stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, nothing is written. What an earlier',
     'gen or copy that was killed left beside it is removed first, and stderr says so.',
     'With --json, one JSON object once it is written ("bytes" is null but for a JSONL file):',
-    '  {"ledger":"demo.jsonl","records":200000,"bytes":33180000,"seconds":1.52}',
+    '  {"ledger":"demo.jsonl","records":200000,"bytes":33087130,"seconds":1.52}',
   ],
   args: ['<ledger>'],
   flags: ['records', 'seed', 'json'],

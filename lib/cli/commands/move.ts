@@ -13,8 +13,8 @@ import type { Command, Context } from '../context.js';
 import { describeOutcomes, plural } from '../describe.js';
 import { prepareDestination } from '../destination.js';
 import { Interrupted, stoppable } from '../interrupt.js';
-import { countsJson, secondsJson } from '../json.js';
-import { backendAt, reading, readNotices, requireLedger } from '../open.js';
+import { countsJson, secondsJson, writeFailureJson } from '../json.js';
+import { backendAt, reading, readNotices, requireLedgerThere } from '../open.js';
 import { report } from '../output.js';
 
 /** What the progress line says of each phase of a copy to `to`. */
@@ -33,7 +33,7 @@ const PHASES: { readonly [phase in CopyPhase]: (to: string) => string } = {
 async function copy({ args: [from = '', to = ''], switches, out, err, signals }: Context): Promise<number> {
   const source = backendAt(from, err.progress);
   backendAt(to);
-  requireLedger(from, 'copy');
+  await requireLedgerThere(from, 'copy');
   const fromName = printableTarget(from);
   const toName = printableTarget(to);
   const destination = await prepareDestination(
@@ -71,6 +71,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
     }
+    if (switches.has('json')) await writeFailureJson(out, e, undefined);
     err.warn(report(e));
     err.warn(`copy stopped; ${what}`);
     return 1;

@@ -16,7 +16,7 @@ import { UsageError } from '../args.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural } from '../describe.js';
 import { countsJson } from '../json.js';
-import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedger } from '../open.js';
+import { backendAt, makeIndexFolder, openLedger, readNotices, requireLedgerThere } from '../open.js';
 
 /**
  * `index build|status|rebuild <ledger> --index <folder>`: bring the read model up to date, say
@@ -31,13 +31,14 @@ async function indexCommand({ args: [action = '', path = ''], values, switches, 
   // rebuild empties it first.
   backendAt(path);
   if (action === 'status') {
+    await requireLedgerThere(path, 'compare the index with');
     const standing = await standingOf(path, folder);
     if (switches.has('json')) out.line(standingJson(standing));
     else for (const line of standingLines(standing)) out.line(line);
     await out.flush();
     return 0;
   }
-  requireLedger(path, 'index');
+  await requireLedgerThere(path, 'index');
   if (action === 'rebuild') {
     makeIndexFolder(folder);
     await err.progress.around(async () => {
@@ -258,7 +259,7 @@ export const INDEX: Command = {
     'status --json writes one JSON object:',
     '  {"index":"idx","exists":true,"schema":3,"ledgerstoreSchema":3,"checkpoint":{"position":11,',
     '   "log":"honcho.jsonl"},"building":false,"behind":0,"rebuildsAtNextOpen":false,"counts":{...},',
-    '   "projections":[{"name":"items","version":1,"state":"ready","why":null},...],"openIn":null}',
+    '   "projections":[{"name":"items","version":2,"state":"ready","why":null},...],"openIn":null}',
     '  ("exists":false comes with "why"; "behind" is null where the log does not hold the checkpoint;',
     '  while another process has it open, "openIn" says which, and what that process moves, the',
     '  checkpoint, "behind", "counts" and "rebuildsAtNextOpen", is null)',

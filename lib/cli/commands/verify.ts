@@ -5,15 +5,14 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { LedgerError } from '../../errors.js';
 import type { HonchoLedger } from '../../honcho/ledger.js';
 import type { Counts } from '../../honcho/record.js';
 import { printableTarget } from '../../printable.js';
 import { type AnswerDigests, answerDigests, differences, differingAnswers } from '../../verify.js';
 import type { Command, Context } from '../context.js';
 import { describeOutcomes, grouped, plural, shellWord } from '../describe.js';
-import { countsJson, errorJson, secondsJson } from '../json.js';
-import { backendAt, openLedger, openToRead, requireLedger } from '../open.js';
+import { countsJson, secondsJson } from '../json.js';
+import { backendAt, openLedger, openToRead, requireLedgerThere } from '../open.js';
 
 /** What a read-through found: its size and counts, how long it took, and the answers' digests if asked. */
 interface Read {
@@ -66,46 +65,38 @@ async function verify(context: Context): Promise<number> {
   const name = printableTarget(path);
   const json = switches.has('json');
   const index = values.get('index');
-  let read: Read;
+  // A failure, with --json, is written as JSON by main (json.ts, failureJson), as every command's is.
   let differ: (keyof AnswerDigests)[] = [];
-  try {
-    requireLedger(path, 'verify');
-    read = await readThrough(path, context, index !== undefined);
-    if (!json) {
-      const rate = read.records > 0 && read.seconds > 0 ? ` (${grouped(read.records / read.seconds)} records/s)` : '';
-      out.line(
-        `${name}: ok, ${plural(read.records, 'record')}, ${plural(read.counts.decided, 'item')} decided ` +
-          `${describeOutcomes(read.counts)}; read in ${read.seconds.toFixed(2)} s${rate}`,
-      );
+  await requireLedgerThere(path, 'verify');
+  const read = await readThrough(path, context, index !== undefined);
+  if (!json) {
+    const rate = read.records > 0 && read.seconds > 0 ? ` (${grouped(read.records / read.seconds)} records/s)` : '';
+    out.line(
+      `${name}: ok, ${plural(read.records, 'record')}, ${plural(read.counts.decided, 'item')} decided ` +
+        `${describeOutcomes(read.counts)}; read in ${read.seconds.toFixed(2)} s${rate}`,
+    );
+  }
+  if (read.digests !== null && index !== undefined) {
+    // one after the other: a LevelDB log admits one open at a time
+    const withIndex = await openLedger(path, err, { readOnly: true, index });
+    let fromIndex: AnswerDigests;
+    try {
+      fromIndex = await digestsOf(withIndex, index, context);
+    } finally {
+      await withIndex.close();
     }
-    if (read.digests !== null && index !== undefined) {
-      // one after the other: a LevelDB log admits one open at a time
-      const withIndex = await openLedger(path, err, { readOnly: true, index });
-      let fromIndex: AnswerDigests;
-      try {
-        fromIndex = await digestsOf(withIndex, index, context);
-      } finally {
-        await withIndex.close();
-      }
-      differ = differingAnswers(read.digests, fromIndex);
-      if (differ.length > 0) {
-        // what stdout holds so far goes first, where both go to one terminal
-        await out.flush();
-        // the password, if any, is the operator's to give (PGPASSWORD), not this line's
-        const rebuild = ['ledgerstore', 'index', 'rebuild', name, '--index', index].map(shellWord).join(' ');
-        err.warn(
-          `${index}: the index does not answer as a fresh replay of ${name}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`,
-        );
-      } else if (!json) {
-        out.line(`${index}: ok, the index answers every query as a fresh replay does`);
-      }
-    }
-  } catch (e) {
-    if (json && e instanceof LedgerError) {
-      out.line(`{"ledger":${JSON.stringify(name)},"ok":false,"error":${errorJson(e)}}`);
+    differ = differingAnswers(read.digests, fromIndex);
+    if (differ.length > 0) {
+      // what stdout holds so far goes first, where both go to one terminal
       await out.flush();
+      // the password, if any, is the operator's to give (PGPASSWORD), not this line's
+      const rebuild = ['ledgerstore', 'index', 'rebuild', name, '--index', index].map(shellWord).join(' ');
+      err.warn(
+        `${index}: the index does not answer as a fresh replay of ${name}: ${differences(read.digests, fromIndex).join(', ')} differ; rebuild it (${rebuild})`,
+      );
+    } else if (!json) {
+      out.line(`${index}: ok, the index answers every query as a fresh replay does`);
     }
-    throw e;
   }
   if (json) {
     const indexJson =
