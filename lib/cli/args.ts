@@ -10,6 +10,7 @@ export const FLAGS = {
   json: 'switch',
   help: 'switch',
   version: 'switch',
+  yes: 'switch',
   records: 'value',
   seed: 'value',
   index: 'value',

@@ -8,6 +8,7 @@ import { writeJsonlFile } from '../../../backends/jsonl-write-whole.js';
 import { fillLedger } from '../../copy.js';
 import { DestinationNotEmptyError, LedgerExistsError, LedgerIoError } from '../../errors.js';
 import { syntheticLines, workload } from '../../honcho/synthetic.js';
+import { printableTarget } from '../../printable.js';
 import { jsonlPathOf } from '../../target.js';
 import { UsageError, wholeNumber } from '../args.js';
 import type { Command, Context } from '../context.js';
@@ -33,7 +34,9 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   );
   const progress = err.progress;
   const started = performance.now();
+  const shown = printableTarget(path);
   let done = 0;
+  let unfinished = false;
   const onProgress = (n: number): void => {
     done = n;
     progress.update(n);
@@ -41,7 +44,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   let written: { records: number; bytes: number | null };
   try {
     written = await stoppable(signals, async (signal) => {
-      progress.start(`writing ${path}`, records);
+      progress.start(`writing ${shown}`, records);
       const made = await progress.around(async () =>
         // A JSONL file is written directly, much faster than through appends; other backends are filled.
         destination.file !== null
@@ -51,7 +54,9 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
               builtFor: path,
             })
           : {
-              records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal),
+              records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal, () => {
+                unfinished = true;
+              }),
               bytes: null,
             },
       );
@@ -62,11 +67,13 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
     });
   } catch (e) {
     const removed = destination.discard();
-    const what = !destination.aside
-      ? `the ${plural(done, 'record')} written before it stay in the ledger`
-      : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
+    const what = unfinished
+      ? `${shown} is left an unfinished copy (${plural(done, 'record')}), which every open refuses: run ledgerstore drop ${shown} --yes, then gen again`
+      : !destination.aside
+        ? `the ${plural(done, 'record')} written before it stay in the ledger`
+        : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
     if (e instanceof Interrupted) {
-      err.warn(`${path}: gen stopped by ${e.signal}; ${what}`);
+      err.warn(`${shown}: gen stopped by ${e.signal}; ${what}`);
       return e.status;
     }
     // A file that appeared meanwhile: say what gen refuses, not what the file system said.
@@ -74,17 +81,17 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
       throw new LedgerExistsError(path, null, { cause: e });
     if (e instanceof DestinationNotEmptyError) throw new LedgerExistsError(path, e.records, { cause: e });
     err.warn(report(e));
-    err.warn(`${path}: gen stopped; ${what}`);
+    err.warn(`${shown}: gen stopped; ${what}`);
     return 1;
   }
   const seconds = (performance.now() - started) / 1000;
   if (switches.has('json')) {
     out.line(
-      `{"ledger":${JSON.stringify(path)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`,
+      `{"ledger":${JSON.stringify(shown)},"records":${written.records},"bytes":${written.bytes ?? 'null'},"seconds":${secondsJson(seconds)}}`,
     );
   } else {
     const size = written.bytes === null ? '' : `, ${plural(written.bytes, 'byte')}`;
-    out.line(`${path}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
+    out.line(`${shown}: wrote ${plural(written.records, 'record')}${size}, in ${seconds.toFixed(2)} s`);
   }
   await out.flush();
   return 0;
@@ -99,7 +106,9 @@ export const GEN: Command = {
     'the same bytes. The ledger must be new, an empty file, an empty folder or an empty ledger.',
     'A file or folder is built beside it (<ledger>.tmp-<pid>) and given its name once whole:',
     'stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, nothing is written. What an earlier',
-    'gen or copy that was killed left beside it is removed first, and stderr says so.',
+    'gen or copy that was killed left beside it is removed first, and stderr says so. A',
+    'PostgreSQL log is written in place, marked unfinished until its last record is: stopped or',
+    'killed, gen leaves a log every command refuses; ledgerstore drop <ledger> --yes removes it.',
     'With --json, one JSON object once it is written ("bytes" is null but for a JSONL file):',
     '  {"ledger":"demo.jsonl","records":200000,"bytes":33180000,"seconds":1.52}',
   ],
