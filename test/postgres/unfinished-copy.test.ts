@@ -62,7 +62,7 @@ test('a copy killed half-way leaves a log every open refuses; drop --yes removes
     assert.is(left?.unfinished, 'copy', 'marked unfinished');
 
     const words = new RegExp(
-      `an unfinished copy: a ledgerstore copy into this log did not finish .*remove it with ledgerstore drop ${escape(uri)} --yes, then run the copy again`,
+      `an unfinished copy: a ledgerstore copy into this log did not finish .*remove it with ledgerstore drop ${escaped(uri)} --yes, then run the copy again`,
     );
     await rejects(Ledger.open(uri), 'LEDGER_UNFINISHED_COPY', words);
     await rejects(Ledger.open(uri, { readOnly: true }), 'LEDGER_UNFINISHED_COPY', words);
@@ -134,7 +134,7 @@ test('a copy stopped by Ctrl-C says its log is an unfinished copy and to drop it
     assert.match(
       stopped.stderr,
       new RegExp(
-        `^ledgerstore: copy stopped by SIGINT; ${escape(uri)} is left an unfinished copy \\([\\d,]+ records of ${escape(home.path)}\\), which every open refuses: run ledgerstore drop ${escape(uri)} --yes, then the copy again\\n$`,
+        `^ledgerstore: copy stopped by SIGINT; ${escaped(uri)} is left an unfinished copy \\([\\d,]+ records of ${escaped(home.path)}\\), which every open refuses: run ledgerstore drop ${escaped(uri)} --yes, then the copy again\\n$`,
       ),
     );
     assert.is((await ledgerstore(['drop', uri, '--yes'])).code, 0);
@@ -190,7 +190,7 @@ test('a follower of an empty log refuses it once a copy begins to fill it', asyn
   await after.close();
 });
 
-function escape(text: string): string {
+function escaped(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
