@@ -4,9 +4,15 @@
  * be empty, and the copy is checked by reading the destination through again: the same counts and the
  * same records, in the same order.
  *
+ * A destination that is written in place, a PostgreSQL log, is marked unfinished while it is
+ * filled ({@link PostgresBackend.fill}): from before its first record is written until its last
+ * is, and checked. A copy (or gen) stopped, killed or cut off from its server in between leaves
+ * a log that every open refuses, never one that reads as a ledger of part of the source.
+ *
  * @module
  */
 import { createHash } from 'node:crypto';
+import type { FillKind, PostgresBackend } from '../backends/postgres/index.js';
 import { ConflictError, CopyMismatchError, DestinationNotEmptyError } from './errors.js';
 import { encodeRecord } from './honcho/codec.js';
 import { HonchoLedger } from './honcho/ledger.js';
@@ -47,6 +53,11 @@ export interface CopyOptions {
   readonly onProgress?: (phase: CopyPhase, done: number, total: number) => void;
   /** Stops the copy at its next batch when aborted: it fails with the signal's reason. */
   readonly signal?: AbortSignal;
+  /**
+   * Called once the destination is marked unfinished (a PostgreSQL log): from then on, a copy
+   * that does not end whole leaves it refused by every open, to be dropped before a copy again.
+   */
+  readonly onUnfinished?: () => void;
 }
 
 /** What a copy wrote. */
@@ -61,8 +72,10 @@ export interface Copied {
  * Copies every record of `from` to `to`, which must be empty, then checks that `to` reads
  * through to the same counts and the same records. A copy that fails or is stopped leaves in
  * `to` what it appended: to have nothing there, build it aside and give it its name after (as
- * `ledgerstore copy` does).
+ * `ledgerstore copy` does for a file or folder). A PostgreSQL log is marked unfinished until the
+ * copy is checked: left so, every open refuses it (`UnfinishedCopyError`) until it is dropped.
  * @throws {@link DestinationNotEmptyError} when `to` holds records (nothing is written)
+ * @throws `UnfinishedCopyError` when `to` is a log an earlier copy or gen left unfinished (nothing is written)
  * @throws {@link CopyMismatchError} when the copy does not read back as its source
  */
 export async function copyLedger(
@@ -78,8 +91,10 @@ export async function copyLedger(
     const total = source.size;
     const told = (phase: CopyPhase) => (done: number) => options.onProgress?.(phase, done, total);
     told('copying')(0);
-    await fillLedger(to, digested(source.records(), digests), told('copying'), signal);
-    await verifyCopy(source, digests, heeding(to, signal), signal, told);
+    const fill = await begin(to, 'copy', options.onUnfinished);
+    await fillOnce(fill.backend, digested(source.records(), digests), told('copying'), signal);
+    await verifyCopy(source, digests, heeding(fill.backend, signal), signal, told);
+    await fill.finish();
     return { records: source.size, counts: await source.counts(), sourceRepair: source.repaired };
   } finally {
     await source.close();
@@ -102,15 +117,51 @@ async function* digested(records: AsyncIterable<Record>, digests: string[]): Asy
   if (inBatch > 0) digests.push(hash.digest('hex'));
 }
 
+/** Where a fill writes, and what ends it whole: a PostgreSQL log's mark, or nothing. */
+interface Filling {
+  readonly backend: LogBackend<Record>;
+  finish(): Promise<void>;
+}
+
+/** Whether `to` is a log that is marked unfinished while it is filled (a PostgreSQL log). */
+function marksUnfinished(to: LogBackend<Record>): to is PostgresBackend<Record> {
+  return typeof (to as Partial<PostgresBackend<Record>>).fill === 'function';
+}
+
+/** Marks `to` unfinished, if it is of a backend that does (telling `onUnfinished`), and gives where to fill it. */
+async function begin(to: LogBackend<Record>, by: FillKind, onUnfinished: (() => void) | undefined): Promise<Filling> {
+  if (!marksUnfinished(to)) return { backend: to, finish: async () => undefined };
+  const fill = await to.fill(by);
+  onUnfinished?.();
+  return fill;
+}
+
 /**
  * Appends `records` to `to`, which must be empty, in large batches, each expecting the head the
- * one before left: if another writer gets into the destination meanwhile, the fill stops.
+ * one before left: if another writer gets into the destination meanwhile, the fill stops. A
+ * PostgreSQL log is marked unfinished until the last batch is written (as {@link copyLedger}).
  * @param onProgress called with the number of records appended so far, after each batch
  * @param signal stops the fill at its next batch when aborted: it fails with the signal's reason
+ * @param onUnfinished called once `to` is marked unfinished, as {@link CopyOptions.onUnfinished}
  * @returns the number of records appended
  * @throws {@link DestinationNotEmptyError} when `to` holds records (nothing is written)
+ * @throws `UnfinishedCopyError` when `to` is a log an earlier copy or gen left unfinished (nothing is written)
  */
 export async function fillLedger(
+  to: LogBackend<Record>,
+  records: AsyncIterable<Record> | Iterable<Record>,
+  onProgress?: (appended: number) => void,
+  signal?: AbortSignal,
+  onUnfinished?: () => void,
+): Promise<number> {
+  const fill = await begin(to, 'gen', onUnfinished);
+  const appended = await fillOnce(fill.backend, records, onProgress, signal);
+  await fill.finish();
+  return appended;
+}
+
+/** {@link fillLedger}'s appends, into a destination already marked if it is to be. */
+async function fillOnce(
   to: LogBackend<Record>,
   records: AsyncIterable<Record> | Iterable<Record>,
   onProgress?: (appended: number) => void,

@@ -28,6 +28,7 @@ export type LedgerErrorCode =
   | 'LEDGER_STOPPED'
   | 'LEDGER_CONFLICT'
   | 'LEDGER_NOT_EMPTY'
+  | 'LEDGER_UNFINISHED_COPY'
   | 'LEDGER_COPY_MISMATCH'
   | 'LEDGER_RESUME_MISMATCH'
   | 'LEDGER_BAD_TARGET'
@@ -48,6 +49,7 @@ export type RunbookAnchor =
   | 'ledger-locked'
   | 'ledger-index-behind'
   | 'ledger-went-back'
+  | 'ledger-unfinished-copy'
   | 'level-folder-damaged'
   | 'level-format-upgrade'
   | 'index-build-failed'
@@ -102,6 +104,7 @@ const CODES: ReadonlySet<string> = new Set(
     LEDGER_BAD_ARGUMENT: true,
     LEDGER_NOT_A_FILE: true,
     LEDGER_NOT_A_LEDGER: true,
+    LEDGER_UNFINISHED_COPY: true,
     LEDGER_OLD_FORMAT: true,
     LEDGER_BUILD_FAILED: true,
   } satisfies { readonly [code in LedgerErrorCode]: true }),
@@ -438,6 +441,33 @@ export class LedgerExistsError extends LedgerError {
   ) {
     const what = records === null ? 'exists already' : `holds ${records} record${records === 1 ? '' : 's'} already`;
     super(`${target}: ${what}; gen writes only a new file or an empty ledger, never over an existing one`, options);
+  }
+}
+
+/**
+ * A log that a copy or gen into it did not finish (stopped, killed, its server lost): it is
+ * marked unfinished from before its first record is written until its last is (and, for a copy,
+ * checked), so it holds part of a ledger at most. Every open refuses it: it is never read as a
+ * ledger. `ledgerstore drop <target> --yes` removes it; then the copy can run again.
+ */
+export class UnfinishedCopyError extends LedgerError {
+  readonly code = 'LEDGER_UNFINISHED_COPY';
+  override readonly runbook = 'ledger-unfinished-copy';
+  /**
+   * @param path the log's name (a target with no password in it)
+   * @param by what was filling it: `copy` or `gen`
+   * @param records how many records it holds
+   */
+  constructor(
+    readonly path: string,
+    readonly by: string,
+    readonly records: number,
+  ) {
+    super(
+      `${path}: an unfinished copy: a ledgerstore ${by} into this log did not finish (stopped, killed, or its server lost), ` +
+        `and the ${records} record${records === 1 ? '' : 's'} it holds are not a whole ledger, so it is not read as one; ` +
+        `remove it with ledgerstore drop ${path} --yes, then run the ${by} again`,
+    );
   }
 }
 

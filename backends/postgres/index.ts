@@ -27,6 +27,10 @@
  * - **Leases** (`lease.ts`): an advisory lock on a session of its own, which dies with it.
  * - **One writer?** No lock is taken: `severalWriters` is the point. A read-only open runs
  *   every transaction read-only and never writes, not even the schema.
+ * - **Unfinished** (`lifecycle.ts`): a log that a copy or gen is filling, or that one left
+ *   half-filled, is refused by every open ({@link UnfinishedCopyError}), and by a refresh of a
+ *   log open already: never read as a ledger. {@link PostgresBackend.fill} marks it;
+ *   {@link PostgresBackend.drop} removes a log.
  * - `repaired` is always `null`: there is no torn tail to cut.
  *
  * @module
@@ -51,14 +55,25 @@ import { type Answer, UnknownOutcome, Writer } from './append.js';
 import { Connector, connectFailure, type ReadPool, serverFailure } from './connection.js';
 import { copyOut } from './copy-out.js';
 import { takeLease } from './lease.js';
+import {
+  dropLog,
+  type FillKind,
+  lookAt,
+  markFinished,
+  markUnfinished,
+  openLockKey,
+  refuseUnfinished,
+} from './lifecycle.js';
 import { watchHead } from './notify.js';
 import { decodePassed, lineAt, readPages } from './read.js';
-import { checkServer, headOf, lookToRead, prepareToWrite } from './schema.js';
+import { checkServer, type LogState, lookToRead, prepareToWrite, stateOf } from './schema.js';
 import type { Timeouts } from './timeouts.js';
 import { type PostgresPlace, type PostgresServer, placeOf } from './uri.js';
 
 export type { Unwatch } from '../../lib/log.js';
 export { type LogPresence, postgresLogPresence } from './exists.js';
+export type { FillKind } from './lifecycle.js';
+export type { LogState } from './schema.js';
 export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
 export type { Timeouts } from './timeouts.js';
 export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';
@@ -100,10 +115,33 @@ export interface PostgresLog<R> extends EventLog<R> {
   watch(watcher: HeadWatcher): Promise<Unwatch>;
 }
 
+/** A log being filled by a copy or gen ({@link PostgresBackend.fill}): marked unfinished until {@link finish}. */
+export interface Fill<R> {
+  /** The log, whose opens go past the mark: for the fill's appends, and the read that checks them. */
+  readonly backend: LogBackend<R>;
+  /** Clears the mark: from now on the log is a ledger, which every open reads. */
+  finish(): Promise<void>;
+}
+
 /** A PostgreSQL log's backend. */
 export interface PostgresBackend<R> extends LogBackend<R> {
   readonly capabilities: PostgresCapabilities;
   open(options?: OpenOptions<R>): Promise<PostgresLog<R>>;
+  /**
+   * For a copy or gen into the log, which must be empty: marks it unfinished, so that every
+   * other open refuses it until the fill's {@link Fill.finish}. A fill that never finishes
+   * (stopped, killed, its server lost) leaves it refused until it is dropped.
+   * @throws `DestinationNotEmptyError` when it holds records; `UnfinishedCopyError` when an earlier fill left it unfinished
+   */
+  fill(by: FillKind): Promise<Fill<R>>;
+  /** The log's head and whether it is unfinished, looked at without writing; `null` when there is no such log. */
+  look(): Promise<LogState | null>;
+  /**
+   * Removes the log, its records and its row, in one transaction.
+   * @returns what it removed, or `null` when there was no such log
+   * @throws `LockedError` when a writer has the log open (nothing is removed)
+   */
+  drop(): Promise<LogState | null>;
 }
 
 /**
@@ -113,10 +151,31 @@ export interface PostgresBackend<R> extends LogBackend<R> {
  */
 export function postgresBackend<R>(target: string | PostgresServer, options: PostgresOptions<R>): PostgresBackend<R> {
   const place = placeOf(target);
+  const connector = (): Connector => new Connector(place, false, options.timeouts ?? {});
   return {
     name: place.name,
     capabilities: CAPABILITIES,
-    open: (openOptions) => PgLog.open(place, options, openOptions ?? {}),
+    open: (openOptions) => PgLog.open(place, options, openOptions ?? {}, false),
+    fill: async (by) => {
+      await markUnfinished(connector(), place, by);
+      return {
+        backend: {
+          name: place.name,
+          capabilities: CAPABILITIES,
+          open: (openOptions) => PgLog.open(place, options, openOptions ?? {}, true),
+        },
+        finish: () => markFinished(connector(), place, by),
+      };
+    },
+    look: async () => {
+      const pool = await new Connector(place, true, options.timeouts ?? {}).pool(1);
+      try {
+        return await lookAt(pool, place);
+      } finally {
+        await pool.end();
+      }
+    },
+    drop: () => dropLog(connector(), place),
   };
 }
 
@@ -138,6 +197,8 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     private readonly codec: RecordCodec<R>,
     timeouts: Timeouts,
     readOnly: boolean,
+    /** Whether this is a fill's open, which reads and writes a log it marked unfinished. */
+    private readonly pastMark: boolean,
   ) {
     // several writers: the server's lock on the log's row keeps them apart, not this process
     super({ name: place.name, capabilities: CAPABILITIES, codec, readOnly, writerKey: null });
@@ -148,8 +209,9 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
     place: PostgresPlace,
     { codec, timeouts = {} }: PostgresOptions<R>,
     options: OpenOptions<R>,
+    pastMark: boolean,
   ): Promise<PgLog<R>> {
-    const log = new PgLog(place, codec, timeouts, options.readOnly ?? false);
+    const log = new PgLog(place, codec, timeouts, options.readOnly ?? false, pastMark);
     log.sizeHint = options.sizeHint;
     return log.start(options);
   }
@@ -165,13 +227,25 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
         throw connectFailure(place.name, e);
       }
       await checkServer(pool, place, false);
-      this.opened = await lookToRead(pool, place);
+      this.opened = this.checked(await lookToRead(pool, place));
     } else {
       const session = await connector.session('append');
       this.writer = new Writer(connector, place, session);
       await checkServer(session, place, true);
-      this.opened = await prepareToWrite(session, place);
+      try {
+        // held by the session while the log is open: a drop is refused meanwhile (lifecycle.ts)
+        await session.query(`SELECT pg_advisory_lock_shared(${openLockKey(place)})`);
+      } catch (e) {
+        throw serverFailure(place.name, 'taking the lock that keeps a drop out', e);
+      }
+      this.opened = this.checked(await prepareToWrite(session, place));
     }
+  }
+
+  /** The head of `state`, unless the log is unfinished and this is not its fill's open. */
+  private checked(state: LogState): Position {
+    if (!this.pastMark) refuseUnfinished(this.place, state);
+    return state.head;
   }
 
   private get readPool(): ReadPool {
@@ -240,11 +314,14 @@ class PgLog<R> extends StoredLog<R> implements PostgresLog<R> {
   }
 
   private async databaseHead(): Promise<Position> {
+    let state: LogState;
     try {
-      return await headOf(this.readPool, this.place);
+      state = await stateOf(this.readPool, this.place);
     } catch (e) {
       throw serverFailure(this.name, 'reading the head', e);
     }
+    // marked since this log opened (a copy began filling it while it was empty): not a ledger
+    return this.checked(state);
   }
 
   /** The database's head; the base moves `head` there, unless it is lower (the log went back). */

@@ -8,7 +8,7 @@
  * | table | one row per | columns |
  * |---|---|---|
  * | `meta` | format (one row) | `format` = `ledgerstore/pg`, `version` |
- * | `logs` | log | `name`, `head`: the number of records, moved only by `append` |
+ * | `logs` | log | `name`, `head`: the number of records, moved only by `append`; `unfinished`: what fills it (`copy`, `gen`) while a copy or gen does, else null (version 5) |
  * | `records` | record | `log`, `position` (from 0, no gaps), `line`: the record's canonical line, as `text`; `batch`: on a batch's first record, the uuid the client made for it (else null); `key`: a hash of the record's key |
  * | `waiting` (unlogged) | batch waiting for the append lock | the call's arguments, then its answer |
  *
@@ -452,6 +452,9 @@ export const MIGRATIONS: readonly Migration[] = [
         `DROP PROCEDURE ${s}.append(text, bigint, bigint, uuid, text[], text[], boolean, bigint, bigint, text)`,
         // a batch waits only while its writer does: the waiter holds its batch's lock
         `ALTER TABLE ${s}.waiting ADD COLUMN locked boolean NOT NULL DEFAULT false`,
+        // a log that a copy or gen is filling: what fills it (copy, gen), until its last
+        // record is written and checked; every other open refuses it (lifecycle.ts)
+        `ALTER TABLE ${s}.logs ADD COLUMN unfinished text`,
         `CREATE OR REPLACE FUNCTION ${s}.settle(p_log text, p_expected bigint, p_known bigint, p_batch uuid, p_lines text[], p_keys text[],
                                      OUT ok boolean, OUT "from" bigint, OUT head bigint, OUT passed text)
          LANGUAGE plpgsql AS $fn$
@@ -708,7 +711,7 @@ export async function checkServer(db: Queryable, place: PostgresPlace, writable:
 }
 
 /** The schema's version, or `null` when it has no `meta` table (no ledgerstore schema yet). */
-async function versionOf(db: Queryable, place: PostgresPlace): Promise<number | null> {
+export async function versionOf(db: Queryable, place: PostgresPlace): Promise<number | null> {
   const s = identifier(place.schema);
   const {
     rows: [present],
@@ -726,7 +729,7 @@ async function versionOf(db: Queryable, place: PostgresPlace): Promise<number | 
 }
 
 /** Damage: a schema of a version that this ledgerstore cannot read as it is. */
-function otherVersion(place: PostgresPlace, version: number, writable: boolean): DamagedError {
+export function otherVersion(place: PostgresPlace, version: number, writable: boolean): DamagedError {
   const what =
     version > SCHEMA_VERSION
       ? 'a later ledgerstore made it; use that version, or a later one'
@@ -742,11 +745,11 @@ function otherVersion(place: PostgresPlace, version: number, writable: boolean):
 
 /**
  * For a writable open, in one transaction: makes the schema, or migrates it, checks that the
- * role may write the log, and adds the log's row. Gives the log's head. On any refusal the
- * transaction rolls back and nothing is changed.
+ * role may write the log, and adds the log's row. Gives the log's {@link LogState}. On any
+ * refusal the transaction rolls back and nothing is changed.
  * @throws {@link DamagedError} for a schema of another version; {@link LedgerIoError} for a role that may not write, or a server failure
  */
-export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promise<Position> {
+export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promise<LogState> {
   const s = identifier(place.schema);
   let doing = 'opening a transaction';
   try {
@@ -778,10 +781,10 @@ export async function prepareToWrite(db: Queryable, place: PostgresPlace): Promi
       await db.query(`DELETE FROM ${s}.waiting WHERE log = $1 AND ok IS NOT NULL AND at < now() - interval '1 hour'`, [
         place.log,
       ]);
-      const head = await headOf(db, place);
+      const state = await stateOf(db, place);
       doing = 'committing';
       await db.query('COMMIT');
-      return head;
+      return state;
     } catch (e) {
       await db.query('ROLLBACK').catch(() => undefined);
       throw e;
@@ -826,20 +829,26 @@ async function checkMayWrite(db: Queryable, place: PostgresPlace): Promise<void>
 }
 
 /**
- * For a read-only open: looks, writes nothing. Gives the log's head, 0 when the database has no
+ * For a read-only open: looks, writes nothing. Gives the log's {@link LogState}, head 0 when the database has no
  * ledgerstore schema or no such log.
  * @throws {@link DamagedError} for a schema of another version
  */
-export async function lookToRead(db: Queryable, place: PostgresPlace): Promise<Position> {
+export async function lookToRead(db: Queryable, place: PostgresPlace): Promise<LogState> {
   try {
     const version = await versionOf(db, place);
-    if (version === null) return 0;
+    if (version === null) return { head: 0, unfinished: null };
     if (version !== SCHEMA_VERSION) throw otherVersion(place, version, false);
-    return await headOf(db, place);
+    return await stateOf(db, place);
   } catch (e) {
     if (e instanceof DamagedError) throw e;
     throw serverFailure(place.name, `looking at the schema ${place.schema}`, e);
   }
+}
+
+/** A log's row: its head, and what fills it while a copy or gen does (`null` once it is a ledger). */
+export interface LogState {
+  readonly head: Position;
+  readonly unfinished: string | null;
 }
 
 /**
@@ -847,15 +856,23 @@ export async function lookToRead(db: Queryable, place: PostgresPlace): Promise<P
  * before any writer made the schema) no table.
  */
 export async function headOf(db: Queryable, place: PostgresPlace): Promise<Position> {
+  return (await stateOf(db, place)).head;
+}
+
+/** The log's {@link LogState} in the database now: as {@link headOf}, and whether it is unfinished. */
+export async function stateOf(db: Queryable, place: PostgresPlace): Promise<LogState> {
   try {
     const {
       rows: [row],
-    } = await db.query<{ head: string }>(`SELECT head FROM ${identifier(place.schema)}.logs WHERE name = $1`, [
-      place.log,
-    ]);
-    return row === undefined ? 0 : positionOf(place.name, row.head);
+    } = await db.query<{ head: string; unfinished: string | null }>(
+      `SELECT head, unfinished FROM ${identifier(place.schema)}.logs WHERE name = $1`,
+      [place.log],
+    );
+    return row === undefined
+      ? { head: 0, unfinished: null }
+      : { head: positionOf(place.name, row.head), unfinished: row.unfinished };
   } catch (e) {
-    if (sqlState(e) === '42P01') return 0;
+    if (sqlState(e) === '42P01') return { head: 0, unfinished: null };
     throw e;
   }
 }

@@ -11,6 +11,7 @@ export const FLAGS = {
   json: 'switch',
   help: 'switch',
   version: 'switch',
+  yes: 'switch',
   records: 'value',
   seed: 'value',
   index: 'value',

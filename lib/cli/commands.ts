@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { APPEND } from './commands/append.js';
 import { CHECK } from './commands/check.js';
+import { DROP } from './commands/drop.js';
 import { FOLLOW } from './commands/follow.js';
 import { GEN } from './commands/gen.js';
 import { COPY, EXPORT } from './commands/move.js';
@@ -28,6 +29,7 @@ export const COMMANDS = {
   export: EXPORT,
   index: INDEX,
   gen: GEN,
+  drop: DROP,
 } satisfies { readonly [name: string]: Command };
 
 export type CommandName = keyof typeof COMMANDS;
@@ -53,7 +55,7 @@ export function usage(): string {
 const LEDGER_WORDS = [
   "A <ledger> is a path to a JSONL file (memoryd's), jsonl:<path>, level:<folder> (LevelDB),",
   'memory: or a PostgreSQL URI (postgres://user@host/db?log=honcho). Only append, copy (its',
-  'target) and gen write; the others never change a ledger.',
+  'target), gen and drop write; the others never change a ledger.',
 ];
 /** What --index does: the help of the commands that take it says it. */
 const INDEX_WORDS = [

@@ -203,6 +203,11 @@ test('a version-4 schema, written by its procedure: a writable open migrates it 
         [{ ok: true, from: '3', head: '4' }],
         'its answer kept for its writer to take',
       );
+      assert.equal(
+        (await admin.query(`SELECT unfinished FROM "${schema}".logs WHERE name = $1`, [log])).rows,
+        [{ unfinished: null }],
+        'a log of version 4 is finished: no copy is filling it',
+      );
       const e = await admin.query(callV4, [log, 6, 6, randomUUID(), [encodeRecord(record(6))], ['k6']]).then(
         () => null,
         (failure: unknown) => failure,

@@ -36,6 +36,7 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
   const progress = err.progress;
   const started = performance.now();
   let done = 0;
+  let unfinished = false;
   const onProgress = (n: number): void => {
     done = n;
     progress.update(n);
@@ -53,7 +54,9 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
               builtFor: path,
             })
           : {
-              records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal),
+              records: await fillLedger(destination.backend, workload({ records, seed }), onProgress, signal, () => {
+                unfinished = true;
+              }),
               bytes: null,
             },
       );
@@ -64,9 +67,11 @@ async function gen({ args: [path = ''], values, switches, out, err, signals }: C
     });
   } catch (e) {
     const removed = destination.discard();
-    const what = !destination.aside
-      ? `the ${plural(done, 'record')} written before it stay in the ledger`
-      : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
+    const what = unfinished
+      ? `${name} is left an unfinished copy (${plural(done, 'record')}), which every open refuses: run ledgerstore drop ${name} --yes, then gen again`
+      : !destination.aside
+        ? `the ${plural(done, 'record')} written before it stay in the ledger`
+        : `nothing was written${removed ? ' (what gen had built beside it is removed)' : ''}`;
     if (e instanceof Interrupted) {
       err.warn(`${name}: gen stopped by ${e.signal}; ${what}`);
       return e.status;
@@ -102,7 +107,9 @@ export const GEN: Command = {
     'the same bytes. The ledger must be new, an empty file, an empty folder or an empty ledger.',
     'A file or folder is built beside it (<ledger>.tmp-<pid>) and given its name once whole:',
     'stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, nothing is written. What an earlier',
-    'gen or copy that was killed left beside it is removed first, and stderr says so.',
+    'gen or copy that was killed left beside it is removed first, and stderr says so. A',
+    'PostgreSQL log is written in place, marked unfinished until its last record is: stopped or',
+    'killed, gen leaves a log every command refuses; ledgerstore drop <ledger> --yes removes it.',
     'With --json, one JSON object once it is written ("bytes" is null but for a JSONL file):',
     '  {"ledger":"demo.jsonl","records":200000,"bytes":33087130,"seconds":1.52}',
   ],

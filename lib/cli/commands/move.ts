@@ -28,7 +28,9 @@ const PHASES: { readonly [phase in CopyPhase]: (to: string) => string } = {
  * `copy <from> <to>`: every record of one ledger into another, empty one (any backends), then
  * the copy read through again and compared with the source. A JSONL or LevelDB target is built
  * beside its name and given it only once checked: stopped (SIGINT, SIGTERM) or failed, the copy
- * removes what it built, and nothing is at the target.
+ * removes what it built, and nothing is at the target. A PostgreSQL log is written in place,
+ * marked unfinished until checked: stopped or failed, it is left refused by every open, and
+ * stderr says to drop it and copy again.
  */
 async function copy({ args: [from = '', to = ''], switches, out, err, signals }: Context): Promise<number> {
   const source = backendAt(from, err.progress);
@@ -45,6 +47,7 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
   const started = performance.now();
   let copied: Copied;
   let appended = 0;
+  let unfinished = false;
   try {
     copied = await stoppable(signals, async (signal) => {
       let shown: CopyPhase | null = null;
@@ -54,7 +57,15 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
         if (phase === 'copying') appended = done;
         progress.update(done);
       };
-      const made = await progress.around(() => copyLedger(source, destination.backend, { signal, onProgress }));
+      const made = await progress.around(() =>
+        copyLedger(source, destination.backend, {
+          signal,
+          onProgress,
+          onUnfinished: () => {
+            unfinished = true;
+          },
+        }),
+      );
       // The last point at which stopping leaves nothing behind: once published, the copy is whole.
       signal.throwIfAborted();
       destination.publish();
@@ -64,9 +75,11 @@ async function copy({ args: [from = '', to = ''], switches, out, err, signals }:
     const removed = destination.discard();
     const what = destination.aside
       ? `${toName} was not written${removed ? ' (what the copy had built beside it is removed)' : ''}`
-      : appended === 0
-        ? `nothing was appended to ${toName}`
-        : `the ${plural(appended, 'record')} it appended stay in ${toName}, which holds only part of ${fromName}: do not open it as the ledger`;
+      : unfinished
+        ? `${toName} is left an unfinished copy (${plural(appended, 'record')} of ${fromName}), which every open refuses: run ledgerstore drop ${toName} --yes, then the copy again`
+        : appended === 0
+          ? `nothing was appended to ${toName}`
+          : `the ${plural(appended, 'record')} it appended stay in ${toName}, which holds only part of ${fromName}: do not open it as the ledger`;
     if (e instanceof Interrupted) {
       err.warn(`copy stopped by ${e.signal}; ${what}`);
       return e.status;
@@ -128,8 +141,10 @@ export const COPY: Command = {
     'records in the same order. A file or folder is built beside <to> (<to>.tmp-<pid>) and given',
     'its name only once checked: stopped (Ctrl-C, SIGTERM: exit 130, 143) or failed, the copy',
     'removes what it built and <to> is not written. What an earlier copy or gen that was killed',
-    'left beside <to> is removed first, and stderr says so. A PostgreSQL log is written in place:',
-    'a copy stopped or failed leaves what it appended there, and stderr says how many records.',
+    'left beside <to> is removed first, and stderr says so. A PostgreSQL log is written in place,',
+    'marked unfinished until the copy is checked: a copy stopped, killed or failed leaves a log',
+    'that every command refuses (an unfinished copy); ledgerstore drop <to> --yes removes it, and',
+    'the copy can run again.',
     'With --json, one JSON object once the copy is made:',
     '  {"from":"honcho.jsonl","to":"level:copy","records":10,"counts":{...},"seconds":0.05}',
   ],
