@@ -4,7 +4,17 @@
  * imports, the runbook its errors point at, the license, and the sources its source maps name.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -39,6 +49,10 @@ function checkInstalled(project: Consumer): void {
     'docs/runbook.md',
     'docs/format.md',
     'docs/spec/memoryd-honcho-ledger.md',
+    'docs/charts/replay-rate.svg',
+    'examples/generic-log.ts',
+    'examples/memoryd-consumer.ts',
+    'examples/turns-per-session.ts',
     'dist/lib/index.js',
     'dist/lib/index.d.ts',
     'dist/lib/cli.js',
@@ -174,6 +188,74 @@ pack('a git URL: npm builds the package with prepare, and it works as the tarbal
     checkInstalled(project);
   } finally {
     project.remove();
+  }
+});
+
+/** The fenced blocks of `language` in the README's section `heading`, in order. */
+function readmeBlocks(heading: string, language: string): string[] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  assert.ok(start !== -1, `the README has a section "${heading}"`);
+  const end = readme.indexOf('\n## ', start + 1);
+  const text = readme.slice(start, end === -1 ? readme.length : end);
+  return [...text.matchAll(new RegExp(`^\`\`\`${language}\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((m) => m[1] ?? '');
+}
+
+pack("the README's four lines and tsconfig make a project that type-checks and runs it, examples too", () => {
+  const [lines] = readmeBlocks('Adding it to a project', 'sh');
+  const [tsconfig] = readmeBlocks('Adding it to a project', 'json');
+  const [program] = readmeBlocks('Adding it to a project', 'ts');
+  assert.ok(lines !== undefined && tsconfig !== undefined && program !== undefined, 'the sh, json and ts blocks');
+  assert.is(lines.trim().split('\n').length, 4, `four lines:\n${lines}`);
+  const options = (JSON.parse(tsconfig) as { compilerOptions: { [option: string]: unknown } }).compilerOptions;
+  assert.equal([options.module, options.moduleResolution, options.types], ['NodeNext', 'NodeNext', ['node']]);
+
+  // the checkout packed into ../ledgerstore, beside where the lines make the project, as the README says
+  const dir = mkdtempSync(join(tmpdir(), 'ledgerstore-readme-'));
+  try {
+    mkdirSync(join(dir, 'ledgerstore'));
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', join(dir, 'ledgerstore')], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const shell = (script: string, cwd: string): string => {
+      try {
+        return execFileSync('bash', ['-euo', 'pipefail', '-c', script], {
+          cwd,
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          timeout: 600_000,
+          // the dependencies npm ci has just cached, as the other installs here take them
+          env: {
+            ...process.env,
+            npm_config_prefer_offline: 'true',
+            npm_config_audit: 'false',
+            npm_config_fund: 'false',
+          },
+        });
+      } catch (e) {
+        const { stdout, stderr } = e as { stdout?: string; stderr?: string };
+        throw new Error(`${script}\nfailed: ${String(e)}\n${stdout ?? ''}\n${stderr ?? ''}`);
+      }
+    };
+    shell(lines, dir);
+    const project = join(dir, 'my-project');
+    writeFileSync(join(project, 'tsconfig.json'), tsconfig);
+    writeFileSync(join(project, 'index.ts'), program);
+    // an example from the package, as a user would copy it: it opens LevelDB, whose install script npm skipped
+    copyFileSync(
+      join(project, 'node_modules', 'ledgerstore', 'examples', 'generic-log.ts'),
+      join(project, 'generic-log.ts'),
+    );
+    shell('npx tsc', project);
+    assert.is(
+      shell('node out/index.js', project),
+      '{ decided: 1, sent: 0, waiting: 0, failed: 0, skipped: 1 }\n',
+      'the README example, compiled and run',
+    );
+    shell('node out/generic-log.js', project);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -25,11 +25,12 @@
  * (`{"error": ...}`), and exits 2.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { binaryCandidates, serverBinaries } from './pg-binaries.js';
 
 /** The name of the socket file, `.s.PGSQL.<port>`: no TCP port is opened. */
 const PORT = 5432;
@@ -42,24 +43,10 @@ const say = (what: unknown): void => {
 
 class Refusal extends Error {}
 
-/** The folder of `initdb` and `pg_ctl`: `pg_config --bindir`, else the newest `/usr/lib/postgresql/<version>/bin`. */
+/** The folder of `initdb` and `pg_ctl` (`pg-binaries.ts`). */
 function binaries(): string {
-  const candidates: string[] = [];
-  try {
-    candidates.push(
-      execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
-    );
-  } catch {
-    // no pg_config: look where Debian puts the server
-  }
-  const debian = '/usr/lib/postgresql';
-  if (existsSync(debian)) {
-    const versions = readdirSync(debian)
-      .filter((v) => /^\d+$/.test(v))
-      .sort((a, b) => Number(b) - Number(a));
-    candidates.push(...versions.map((v) => join(debian, v, 'bin')));
-  }
-  const found = candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
+  const candidates = binaryCandidates();
+  const found = serverBinaries(candidates);
   if (found === undefined) {
     throw new Refusal(
       `PostgreSQL's server binaries (initdb, pg_ctl) are not installed: looked in ${candidates.length === 0 ? '`pg_config --bindir` (no pg_config)' : candidates.join(', ')} and /usr/lib/postgresql/*/bin. ` +
