@@ -9,13 +9,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ROOT } from './support/packed.js';
 
-/** README.md, every page of docs/ (docs/spec/ too) and examples/, relative to the checkout. */
+/** README.md, CHANGELOG.md and every page of docs/ (docs/spec/ too), relative to the checkout. */
 function pages(): string[] {
   const under = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { recursive: true, encoding: 'utf8' })
       .filter((file) => file.endsWith('.md'))
       .map((file) => `${dir}/${file}`);
-  return ['README.md', ...under('docs')];
+  return ['README.md', 'CHANGELOG.md', ...under('docs')];
 }
 
 test('no page of the docs names an issue by its number, or reads a path beside the checkout', () => {

@@ -46,6 +46,7 @@ function checkInstalled(project: Consumer): void {
   for (const file of [
     'LICENSE',
     'README.md',
+    'CHANGELOG.md',
     'docs/runbook.md',
     'docs/format.md',
     'docs/spec/memoryd-honcho-ledger.md',
