@@ -52,12 +52,13 @@ async function follow({ args: [path = ''], switches, values, out, err, signals }
     throw new NoLedgerError(path, absent.why, 'follow');
   const ledger = await openLedger(path, err, { readOnly: true, index });
   if (absent === null) readNotices(err, path, ledger);
-  err.warn(startWords(printableTarget(path), from ?? ledger.size, ledger.size, absent, from !== undefined));
   try {
     return await stoppable(signals, async (signal) => {
       // stopped by a signal, or by stdout failing under a flush that runs on its own
       const stop = new AbortController();
       signal.addEventListener('abort', () => stop.abort(signal.reason), { once: true });
+      // said once a stop is heeded, so that Ctrl-C on reading it is never lost
+      err.warn(startWords(printableTarget(path), from ?? ledger.size, ledger.size, absent, from !== undefined));
       let flushing: Promise<void> | null = null;
       let failure: unknown = null;
       // once the records at hand are gathered: what a page of a catch-up holds goes out in one write
