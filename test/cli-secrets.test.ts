@@ -80,6 +80,13 @@ class Place {
     logs++;
     return this.target(`fresh${logs}`);
   }
+  /** A log of its own that holds the fixture (copied with the right password, whatever this run's). */
+  async filled(): Promise<string> {
+    logs++;
+    const log = `fresh${logs}`;
+    await copyLedger(backendFor(this.file), backendFor(uriOf(this.server, this.form, PASSWORD, log)));
+    return this.target(log);
+  }
   /** A database that is not there. */
   noDatabase(): string {
     return uriOf(this.server, this.form, this.password === 'right' ? PASSWORD : WRONG, FULL, `${DB}_none`);
@@ -133,7 +140,7 @@ const saidWaiting = (_: string, stderr: string): boolean => /waiting for record/
 const FORMS: readonly Form[] = [
   { name: 'verify', args: (p) => ['verify', p.target()], code: 0, json: true },
   { name: 'verify --index', args: (p) => ['verify', p.target(), '--index', p.path('index')], code: 0, json: true },
-  { name: 'verify, a log nobody wrote', args: (p) => ['verify', p.fresh()], code: 0, json: true },
+  { name: 'verify, a log nobody wrote', args: (p) => ['verify', p.fresh()], code: 1, json: true },
   { name: 'verify, no such database', args: (p) => ['verify', p.noDatabase()], code: 1, json: true },
   { name: 'counts', args: (p) => ['counts', p.target()], code: 0, json: true },
   { name: 'counts --index', args: (p) => ['counts', p.target(), '--index', p.path('index')], code: 0, json: true },
@@ -192,6 +199,9 @@ const FORMS: readonly Form[] = [
     code: 1,
     json: true,
   },
+  { name: 'drop without --yes', args: (p) => ['drop', p.target()], code: 2 },
+  { name: 'drop, a log nobody wrote', args: (p) => ['drop', p.fresh(), '--yes'], code: 1 },
+  { name: 'drop --yes', args: async (p) => ['drop', await p.filled(), '--yes'], code: 0 },
   // usage mistakes that quote what was typed
   { name: 'an unknown command', args: (p) => [p.target()], code: 2, wrong: 2 },
   { name: 'help of an unknown command', args: (p) => ['help', p.target()], code: 2, wrong: 2 },
