@@ -322,7 +322,7 @@ export function isStatementError(error: unknown): boolean {
 
 /** What to tell an operator about a server's SQLSTATE, by its class or code. */
 const ADVICE: { readonly [state: string]: string } = {
-  '28P01': 'check the user and password in the URI (or PGPASSWORD, ~/.pgpass)',
+  '28P01': 'check the user, and the password in PGPASSWORD, ~/.pgpass or the URI',
   '28000': "the server's pg_hba.conf does not let this user in from here",
   '3D000': 'create the database, or name one that exists',
   '53300': 'the server has no connection left; raise max_connections or close other clients',
@@ -346,7 +346,7 @@ export function plainly(error: unknown): string {
     return `${error.message} (SQLSTATE ${state})${ADVICE[state] === undefined ? '' : `; ${ADVICE[state]}`}`;
   // node-postgres's words when the server asks for a password (SCRAM) and none was given
   if (/client password must be a string/.test(error.message))
-    return 'the server asks for a password and none was given; put it in the URI (postgres://user:password@host/db), PGPASSWORD or ~/.pgpass';
+    return 'the server asks for a password and none was given; put it in PGPASSWORD or ~/.pgpass (or in the URI, postgres://user:password@host/db, where ps shows it)';
   if (code === 'ECONNREFUSED' || code === 'ENOENT')
     return `no server answers there (${String(code)}); check that PostgreSQL runs and that the URI's host and port name it`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')

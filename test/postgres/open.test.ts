@@ -92,7 +92,7 @@ test("a wrong password: LEDGER_IO with the server's words and what to check; the
   const e = await rejects(backendAt(wrong).open(), 'LEDGER_IO');
   assert.match(
     e.message,
-    /password authentication failed for user "lst_pw" \(SQLSTATE 28P01\); check the user and password/,
+    /password authentication failed for user "lst_pw" \(SQLSTATE 28P01\); check the user, and the password in PGPASSWORD/,
   );
   assert.not.match(e.message, /hunter2/);
   const bare = new URL(uri);
@@ -101,7 +101,7 @@ test("a wrong password: LEDGER_IO with the server's words and what to check; the
   const none = await rejects(backendAt(bare.href).open(), 'LEDGER_IO');
   assert.match(
     none.message,
-    /cannot connect to PostgreSQL: the server asks for a password and none was given; put it in the URI/,
+    /cannot connect to PostgreSQL: the server asks for a password and none was given; put it in PGPASSWORD or ~\/\.pgpass/,
   );
   const reader = await backendAt(uri).open({ readOnly: true });
   assert.is(reader.head, 0);
