@@ -165,18 +165,8 @@ export class NoLedgerError extends LedgerError {
 
 /**
  * Refuses a ledger argument that names nothing there, for a command that would otherwise take
- * the typo for an empty ledger and say ok, or build something for it (`verify`, `copy`, `--index`).
- * @param verb what the command does with the ledger, for the message: `verify`, `copy`, `index`
- * @throws {@link NoLedgerError}
- */
-export function requireLedger(target: string, verb: string): void {
-  const missing = absence(target);
-  if (missing !== null) throw new NoLedgerError(target, missing, verb);
-}
-
-/**
- * {@link requireLedger} for a command that only reads, on any backend: a PostgreSQL log with no
- * row is refused too (a typo in `log=`), after a look that changes nothing.
+ * the typo for an empty ledger and say ok, or build something for it: a file, a folder, or a
+ * PostgreSQL log with no row (a typo in `log=`), after a look that changes nothing.
  * @param verb what the command does with the ledger: `read`, `verify`, `check against`, ...
  * @throws {@link NoLedgerError}
  */
