@@ -10,7 +10,8 @@
  * A process a file keeps its state its own (a PostgreSQL test file starts its own throwaway
  * cluster, so one file's server restart never ends another's sessions). A file's output is
  * printed whole when it ends, so files never interleave. A file that dies without uvu's totals
- * (a crash, a signal) counts as one failed test.
+ * (a crash, a signal) counts as one failed test, and so does one still running after 20 minutes
+ * (`LEDGERSTORE_TEST_FILE_MS`), which is killed.
  *
  * The files start longest first, by the times of the last run in this build (`dist/test/.times.json`),
  * so that the slowest do not start last.
@@ -64,6 +65,12 @@ function totals(printed: string): { total: number; passed: number } | null {
   return total && passed ? { total: Number(total[1]), passed: Number(passed[1]) } : null;
 }
 
+/** A file still running after this long hangs: it is killed and counts as failed. */
+function fileDeadlineMs(): number {
+  const given = Number(process.env.LEDGERSTORE_TEST_FILE_MS);
+  return Number.isInteger(given) && given > 0 ? given : 20 * 60_000;
+}
+
 function runFile(file: string): Promise<Outcome> {
   const name = relative(here, file);
   const started = performance.now();
@@ -73,6 +80,11 @@ function runFile(file: string): Promise<Outcome> {
       env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
     });
     let printed = '';
+    let hung = false;
+    const deadline = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, fileDeadlineMs());
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       printed += chunk;
     });
@@ -80,7 +92,10 @@ function runFile(file: string): Promise<Outcome> {
       printed += chunk;
     });
     child.on('close', (code, signal) => {
+      clearTimeout(deadline);
       const ms = performance.now() - started;
+      if (hung)
+        printed += `\n${name}: still running after ${fileDeadlineMs() / 1000} s (LEDGERSTORE_TEST_FILE_MS), killed\n`;
       const t = totals(printed);
       const died = t === null || (code !== 0 && t.total === t.passed);
       const passed = t?.passed ?? 0;
