@@ -12,13 +12,14 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type Consumer, consumer, ROOT, TSC } from './support/packed.js';
+import { type Consumer, consumer, packInto, ROOT, TSC } from './support/packed.js';
 
 const USE = `import { Ledger, isLedgerError, type Counts } from 'ledgerstore';
 import { memoryBackend } from 'ledgerstore/backends/memory';
@@ -215,10 +216,10 @@ pack("the README's four lines and tsconfig make a project that type-checks and r
   const dir = mkdtempSync(join(tmpdir(), 'ledgerstore-readme-'));
   try {
     mkdirSync(join(dir, 'ledgerstore'));
-    execFileSync('npm', ['pack', '--silent', '--pack-destination', join(dir, 'ledgerstore')], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const built = statSync(join(ROOT, 'dist', 'lib', 'index.js')).mtimeMs;
+    packInto(join(dir, 'ledgerstore'));
+    // files running beside this one load dist/: packing must not build it again
+    assert.is(statSync(join(ROOT, 'dist', 'lib', 'index.js')).mtimeMs, built, 'npm pack left dist/ as it was');
     const shell = (script: string, cwd: string): string => {
       try {
         return execFileSync('bash', ['-euo', 'pipefail', '-c', script], {

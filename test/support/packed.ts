@@ -55,6 +55,18 @@ const npm = (args: readonly string[], cwd: string): string =>
   });
 
 /**
+ * Packs the checkout into `dir` as `npm pack` does, and gives the tarball's path. Without its
+ * scripts: the run built dist/ already, and `prepare` would build it again under the test files
+ * running beside this one (test/run.ts runs several at once), which then load half-written modules.
+ */
+export function packInto(dir: string): string {
+  npm(['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
+  const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
+  if (tarball === undefined) throw new Error(`npm pack wrote no tarball into ${dir}`);
+  return join(dir, tarball);
+}
+
+/**
  * A fresh project with ledgerstore installed from `spec`: `'pack'` installs the tarball
  * `npm pack` makes of the checkout; any other string is handed to `npm install` as it is (a git
  * URL, say).
@@ -68,14 +80,7 @@ export function consumer(spec: 'pack' | string = 'pack'): Consumer {
     );
     writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(CONSUMER_TSCONFIG, null, 2)}\n`);
     let source = spec;
-    if (spec === 'pack') {
-      // The run built dist/ already; `prepare` would build it again under test files running
-      // beside this one (test/run.ts runs several at once), which then load half-written modules.
-      npm(['pack', '--ignore-scripts', '--pack-destination', dir], ROOT);
-      const tarball = readdirSync(dir).find((name) => name.endsWith('.tgz'));
-      if (tarball === undefined) throw new Error(`npm pack wrote no tarball into ${dir}`);
-      source = join(dir, tarball);
-    }
+    if (spec === 'pack') source = packInto(dir);
     // @types/node, so that a user's code that touches Node's API type-checks as it would for them.
     npm(['install', '--prefer-offline', source, `@types/node@${typesNodeVersion()}`], dir);
   } catch (e) {
