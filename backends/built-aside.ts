@@ -16,8 +16,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LedgerIoError, LockedError } from '../lib/errors.js';
+import { type FileIO, nodeFileIO } from '../lib/file-io.js';
 import { systemError } from '../lib/system-errors.js';
-import { type FileIO, nodeFileIO } from './file-io.js';
 
 /**
  * The file-system calls made here: `node:fs`'s own, and the JSONL backend's folder sync and lock,

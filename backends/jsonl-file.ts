@@ -15,8 +15,8 @@ import {
   NotAFileError,
   NotALedgerError,
 } from '../lib/errors.js';
+import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from '../lib/file-io.js';
 import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../lib/log.js';
-import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from './file-io.js';
 import { readAt } from './jsonl-lines.js';
 
 /** The most a batch's buffer keeps between appends; a larger batch has a buffer of its own. */

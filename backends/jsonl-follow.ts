@@ -34,8 +34,8 @@ import {
   LedgerIoError,
   LogWentBackError,
 } from '../lib/errors.js';
+import type { Fd, FileIO } from '../lib/file-io.js';
 import type { HeadWatcher, Position, Unwatch } from '../lib/log.js';
-import type { Fd, FileIO } from './file-io.js';
 import { closeQuietly, isMissing, openRegular } from './jsonl-file.js';
 import { isOverlong, lineChunks, overlongWhy, sizeOf } from './jsonl-lines.js';
 

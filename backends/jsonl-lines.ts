@@ -6,8 +6,8 @@
  * @module
  */
 import { LedgerIoError } from '../lib/errors.js';
+import type { Fd, FileIO } from '../lib/file-io.js';
 import { MAX_LINE_BYTES } from '../lib/log.js';
-import type { Fd, FileIO } from './file-io.js';
 
 /** The size of the chunks a file is read in, unless a log is told another. */
 export const DEFAULT_CHUNK = 8 << 20;

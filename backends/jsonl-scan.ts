@@ -23,8 +23,8 @@
  */
 import * as os from 'node:os';
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from 'node:worker_threads';
+import type { Fd, FileIO } from '../lib/file-io.js';
 import type { LineScan, Scanned, ScannedLines } from '../lib/line-scan.js';
-import type { Fd, FileIO } from './file-io.js';
 import { isOverlong, type LineRun, lineRuns, type OverlongLine } from './jsonl-lines.js';
 import type { ScanReply, ScanRequest, ScanWorkerData } from './jsonl-worker.js';
 

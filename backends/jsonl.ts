@@ -91,6 +91,7 @@ import {
   ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
+import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../lib/file-io.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import {
   type CheckedRecord,
@@ -105,7 +106,6 @@ import {
   type Unwatch,
 } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
-import { type Fd, type FileIO, type FileStatus, nodeFileIO } from './file-io.js';
 import {
   BatchLines,
   closeQuietly,

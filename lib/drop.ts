@@ -18,9 +18,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { nodeFileIO } from '../backends/file-io.js';
 import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
 import { LedgerError, LedgerIoError, LockedError, NotAFileError } from './errors.js';
+import { nodeFileIO } from './file-io.js';
 import { honchoCodec } from './honcho/codec.js';
 import {
   assertNotInUse,

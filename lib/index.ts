@@ -38,13 +38,13 @@ export {
   type RandomDelay,
   type RandomFaults,
 } from '../backends/faults.js';
-export { type Fd, type FileIO, type FileKind, type FileStatus, nodeFileIO } from '../backends/file-io.js';
 export { type JsonlOptions, jsonlBackend } from '../backends/jsonl.js';
 export { type LevelOptions, levelBackend } from '../backends/level.js';
 export { type MemoryOptions, memoryBackend } from '../backends/memory.js';
 export { type Copied, copyLedger } from './copy.js';
 export * from './errors.js';
 export { assertExpectedHead, headMatches } from './expected-head.js';
+export { type Fd, type FileIO, type FileKind, type FileStatus, nodeFileIO } from './file-io.js';
 export { fingerprintOf } from './fingerprint.js';
 export {
   decodeItemText,

@@ -35,8 +35,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
-import { nodeFileIO } from '../backends/file-io.js';
 import { type LedgerError, LedgerIoError, LevelFolderDamagedError, LockedError, type LockHolder } from './errors.js';
+import { nodeFileIO } from './file-io.js';
 import {
   batchPuts,
   batchSequence,

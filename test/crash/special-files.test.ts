@@ -24,7 +24,7 @@ import { SCALE } from '../support/scale.js';
 
 const OPEN = fileURLToPath(new URL('../support/open-huge.js', import.meta.url));
 const CLI = fileURLToPath(new URL('../../lib/cli.js', import.meta.url));
-const FILE_IO = pathToFileURL(fileURLToPath(new URL('../../backends/file-io.js', import.meta.url))).href;
+const FILE_IO = pathToFileURL(fileURLToPath(new URL('../../lib/file-io.js', import.meta.url))).href;
 /** A child that has not answered by then is taken for blocked: a hang guard only. */
 const HANG_GUARD_MS = 30_000 * SCALE;
 

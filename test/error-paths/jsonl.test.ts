@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Fd } from '../../backends/file-io.js';
+import type { Fd } from '../../lib/file-io.js';
 import {
   encodeRecord,
   honchoCodec,

@@ -16,7 +16,7 @@
 
 import { constants } from 'node:os';
 import { getSystemErrorMap } from 'node:util';
-import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../backends/file-io.js';
+import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../../lib/file-io.js';
 import { systemError } from '../../lib/system-errors.js';
 
 /** Whether libuv has a name for `code` (else Node reports it as `UNKNOWN`). */

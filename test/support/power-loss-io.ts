@@ -51,7 +51,7 @@
  */
 
 import * as path from 'node:path';
-import type { Fd, FileIO, FileStatus } from '../../backends/file-io.js';
+import type { Fd, FileIO, FileStatus } from '../../lib/file-io.js';
 import type { Random } from '../../lib/random.js';
 import { systemError } from '../../lib/system-errors.js';
 
