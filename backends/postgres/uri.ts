@@ -90,13 +90,11 @@ function placeOfUri(uri: string): PostgresPlace {
   const log = single(uri, url, 'log', DEFAULT_LOG);
   const schema = single(uri, url, 'schema', DEFAULT_SCHEMA);
   const timeout = url.searchParams.has('timeout') ? single(uri, url, 'timeout', '') : null;
+  const name = printableTarget(typedName(uri, url));
   url.searchParams.delete('log');
   url.searchParams.delete('schema');
   url.searchParams.delete('timeout');
   const connectionString = url.href;
-  url.searchParams.set('log', log);
-  if (schema !== DEFAULT_SCHEMA) url.searchParams.set('schema', schema);
-  const name = printableTarget(url.href);
   checkNames(name, log, schema);
   if (timeout === null) return { connection: { connectionString }, log, schema, name };
   return { connection: { connectionString }, log, schema, name, deadlineMs: deadlineOf(name, timeout) };
@@ -119,12 +117,32 @@ function deadlineOf(name: string, timeout: string): number {
 
 function placeOfParts({ log = DEFAULT_LOG, schema = DEFAULT_SCHEMA, ...connection }: PostgresServer): PostgresPlace {
   const host = connection.host ?? '';
-  const at = host.startsWith('/') ? `?host=${encodeURIComponent(host)}` : '';
+  const at = host.startsWith('/') ? `?host=${readable(host)}` : '';
   const authority = `${connection.user === undefined ? '' : `${encodeURIComponent(connection.user)}@`}${host.startsWith('/') ? '' : host}${connection.port === undefined ? '' : `:${connection.port}`}`;
   const query = `${at === '' ? '?' : `${at}&`}log=${encodeURIComponent(log)}${schema === DEFAULT_SCHEMA ? '' : `&schema=${encodeURIComponent(schema)}`}`;
   const name = `postgres://${authority}/${encodeURIComponent(connection.database ?? '')}${query}`;
   checkNames(name, log, schema);
   return { connection, log, schema, name };
+}
+
+/**
+ * The log's name: the URI as it was typed, without `timeout=` (not part of the name) and with
+ * the default `log=` where none is given, so that it reads as the CLI prints the target typed
+ * (a socket folder stays `host=/run/pg` or `host=%2Frun%2Fpg`, whichever was typed).
+ */
+function typedName(uri: string, url: URL): string {
+  const hash = uri.indexOf('#');
+  const beforeHash = hash < 0 ? uri : uri.slice(0, hash);
+  const q = beforeHash.indexOf('?');
+  const pairs = q < 0 ? [] : beforeHash.slice(q + 1).split('&');
+  const kept = pairs.filter((pair) => pair !== '' && new URLSearchParams(pair).keys().next().value !== 'timeout');
+  if (!url.searchParams.has('log')) kept.push(`log=${DEFAULT_LOG}`);
+  return `${q < 0 ? beforeHash : beforeHash.slice(0, q)}?${kept.join('&')}${hash < 0 ? '' : uri.slice(hash)}`;
+}
+
+/** A query key or value percent-encoded but for `/` and `:`, which a query may hold as they are (RFC 3986, 3.4). */
+function readable(text: string): string {
+  return encodeURIComponent(text).replace(/%2F/g, '/').replace(/%3A/g, ':');
 }
 
 /** The one value of parameter `key` of `uri` (read as `url`), or `fallback`; a parameter given twice is refused. */

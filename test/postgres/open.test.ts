@@ -11,6 +11,7 @@ import { type PostgresBackend, postgresBackend } from '../../backends/postgres/i
 import { checkServer, SCHEMA_VERSION } from '../../backends/postgres/schema.js';
 import { placeOf } from '../../backends/postgres/uri.js';
 import { backendFor, encodeRecord, honchoCodec, Ledger, type Record } from '../../lib/index.js';
+import { printableTarget } from '../../lib/printable.js';
 import { all, decided, rejects, skip, turn } from '../support/ledger.js';
 import { freshLog, logUri, otherSchema, pgBackend, pgServer, roleUri, withAdmin } from '../support/pg-cluster.js';
 
@@ -58,7 +59,15 @@ test("a log's name is its URI without the password, with its log", () => {
       { host: '/run/postgresql', user: 'bx', password: 'hunter2', database: 'bx', log: 'ops' },
       { codec: honchoCodec },
     ).name,
-    'postgres://bx@/bx?host=%2Frun%2Fpostgresql&log=ops',
+    'postgres://bx@/bx?host=/run/postgresql&log=ops',
+  );
+  // The CLI prints the target as typed: the backend's name of a socket URI must read the same.
+  const typed = 'postgresql:///memoryd?host=/tmp/pg sock&port=5433&user=memoryd&password=pw&log=honcho';
+  assert.is(backendFor(typed).name, 'postgresql:///memoryd?host=/tmp/pg sock&port=5433&user=memoryd&log=honcho');
+  assert.is(backendFor('postgresql:///m?host=%2Ftmp%2Fpg&log=x').name, 'postgresql:///m?host=%2Ftmp%2Fpg&log=x');
+  assert.is(
+    backendFor('postgresql:///memoryd?host=/tmp/pg&port=5433&user=memoryd&timeout=5s').name,
+    printableTarget('postgresql:///memoryd?host=/tmp/pg&port=5433&user=memoryd&log=honcho'),
   );
   assert.equal(placeOf('postgres://bx:hunter2@db/bx?log=ops&sslmode=disable').connection, {
     connectionString: 'postgres://bx:hunter2@db/bx?sslmode=disable',
