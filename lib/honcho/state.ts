@@ -63,8 +63,8 @@ export interface LedgerState {
 export interface RecordSource {
   /** A name for messages (the log's). */
   readonly name: string;
-  /** The records from `from`, in order. */
-  read(from?: Position): AsyncIterable<Record>;
+  /** The records from `from` up to `to` (default: the end), in order. */
+  read(from?: Position, to?: Position): AsyncIterable<Record>;
 }
 
 /**
@@ -110,9 +110,13 @@ export class MemoryState implements LedgerState {
     return position === null ? null : this.idsAt(position, item);
   }
 
-  /** The ids of the item's `sent` record, at `position` in the log. */
+  /**
+   * The ids of the item's `sent` record, at `position` in the log: a read of that one position,
+   * since a read open to the end costs a backend what is after it (a LevelDB iterator decodes
+   * ahead, a JSONL read fills a buffer).
+   */
   private async idsAt(position: Position, item: Item): Promise<readonly string[]> {
-    for await (const record of this.source.read(position)) {
+    for await (const record of this.source.read(position, position + 1)) {
       if (record.type === 'sent' && sameItem(record.item, item)) return record.ids;
       break;
     }
