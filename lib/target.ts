@@ -21,7 +21,7 @@ import { jsonlBackend } from '../backends/jsonl.js';
 import { levelBackend } from '../backends/level.js';
 import { memoryBackend } from '../backends/memory.js';
 import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
-import { LedgerError } from './errors.js';
+import { TargetError } from './errors.js';
 import { honchoCodec } from './honcho/codec.js';
 import type { Record } from './honcho/record.js';
 import type { LogBackend } from './log.js';
@@ -33,22 +33,7 @@ export type Target = string | LogBackend<Record>;
 /** The schemes a target string may start with. */
 export const SCHEMES = ['jsonl', 'level', 'memory', 'postgres', 'postgresql'] as const;
 
-/**
- * A target string that names no ledger: an empty path, or a scheme with nothing after it. Its
- * message and its `target` hold the target's printable name (`printable.ts`): no password.
- */
-export class TargetError extends LedgerError {
-  readonly code = 'LEDGER_BAD_TARGET';
-  /** The target, its password left out. */
-  readonly target: string;
-  constructor(target: string, why: string) {
-    const shown = printableTarget(target);
-    super(
-      `${JSON.stringify(shown)}: ${why}; a ledger is a path, jsonl:<path>, level:<folder>, memory: or postgres://<user>@<host>/<db>?log=<name>`,
-    );
-    this.target = shown;
-  }
-}
+export { TargetError } from './errors.js';
 
 /** The file a target string names when it is a JSONL ledger (a path or `jsonl:<path>`), else `null`. */
 export function jsonlPathOf(target: string): string | null {

@@ -108,7 +108,7 @@ test('projection() and whenReady() refuse a projection the ledger was not opened
 
 test("isLedgerError knows an error of another copy of ledgerstore by its code, and nothing else's", async () => {
   // a second instance of the module, as a backend in another package bringing its own copy makes
-  const other = (await import(new URL('../lib/errors.js?another-copy', import.meta.url).href)) as {
+  const other = (await import(new URL('../lib/errors/state.js?another-copy', import.meta.url).href)) as {
     ClosedError: typeof ClosedError;
   };
   const foreign = new other.ClosedError('elsewhere.jsonl');

@@ -19,8 +19,9 @@
  *
  * @module
  */
+
+import { TargetError } from '../../lib/errors.js';
 import { printableTarget } from '../../lib/printable.js';
-import { TargetError } from '../../lib/target.js';
 
 /** The log a URI names when it has no `log=`. */
 export const DEFAULT_LOG = 'honcho';
