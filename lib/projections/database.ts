@@ -11,7 +11,8 @@
  *
  * @module
  */
-import type { AbstractLevel } from 'abstract-level';
+import { createRequire } from 'node:module';
+import { AbstractChainedBatch, type AbstractLevel } from 'abstract-level';
 import { ClassicLevel } from 'classic-level';
 import { IndexDamagedError, LedgerError, LedgerIoError } from '../errors.js';
 import { writeMarker } from '../level-folder.js';
@@ -43,13 +44,52 @@ export interface DbBatch {
  * classic-level's chained batch below abstract-level's public one: the calls abstract-level's
  * `put` makes once it has checked and encoded its arguments. The public `put` spends about 3 µs
  * a row on options, encodings and events a read model never uses (measured against 0.45 µs for
- * these), which is most of a build's time; the keys and values here are bytes already.
+ * these), which is most of a build's time (a cold 200k build: 1.55-1.6x as long through the
+ * public batch); the keys and values here are bytes already.
+ *
+ * A reach below a public API, so it is guarded ({@link nativeBatchOf}): taken only under the
+ * versions it was written for ({@link NATIVE_BATCH_VERSIONS}, which package.json pins and
+ * test/public-paths.test.ts holds to the installed ones) and only where classic-level's batch
+ * class defines the three calls itself; anywhere else the public chained batch is used.
  */
-interface NativeBatch {
+export interface NativeBatch {
   _put(key: Bytes, value: Bytes): void;
   _del(key: Bytes): void;
   _write(options: { readonly sync: boolean }): Promise<void>;
   close(): Promise<void>;
+}
+
+/** The versions of abstract-level and classic-level whose batch {@link NativeBatch} was written against. */
+export const NATIVE_BATCH_VERSIONS = { 'abstract-level': '3.1.1', 'classic-level': '3.0.0' } as const;
+
+/** The installed version of `name` (its package.json), or `null` when it cannot be read. */
+export function installedVersion(name: keyof typeof NATIVE_BATCH_VERSIONS): string | null {
+  try {
+    const version = (createRequire(import.meta.url)(`${name}/package.json`) as { version?: unknown }).version;
+    return typeof version === 'string' ? version : null;
+  } catch {
+    return null;
+  }
+}
+
+const nativeVersions =
+  installedVersion('abstract-level') === NATIVE_BATCH_VERSIONS['abstract-level'] &&
+  installedVersion('classic-level') === NATIVE_BATCH_VERSIONS['classic-level'];
+
+/**
+ * `batch` as a {@link NativeBatch} when its calls can be taken: the installed versions are the
+ * ones it was written for (`versions`, by default what is installed), and its class defines
+ * `_put`, `_del` and `_write` itself (abstract-level's base class has do-nothing ones); else
+ * `null`, and the caller uses the public batch.
+ */
+export function nativeBatchOf(batch: object, versions: boolean = nativeVersions): NativeBatch | null {
+  if (!versions) return null;
+  const base = AbstractChainedBatch.prototype as unknown as { readonly [call: string]: unknown };
+  for (const call of ['_put', '_del', '_write']) {
+    const its = (batch as { readonly [call: string]: unknown })[call];
+    if (typeof its !== 'function' || its === base[call]) return null;
+  }
+  return batch as NativeBatch;
 }
 
 /** The error LevelDB gives when it finds its files damaged. */
@@ -136,8 +176,9 @@ export class Database {
   batch(): DbBatch {
     this.assertSound();
     const db = this.db;
-    if (db instanceof ClassicLevel) {
-      const native = db.batch() as unknown as NativeBatch;
+    const made = db.batch();
+    const native = db instanceof ClassicLevel ? nativeBatchOf(made) : null;
+    if (native !== null) {
       return {
         // LevelDB's write batch holds its own copy of every key and value
         copies: true,
@@ -154,7 +195,12 @@ export class Database {
         },
       };
     }
-    const batch = db.batch();
+    return this.publicBatch(made);
+  }
+
+  /** abstract-level's public chained `batch`: for any database, and where {@link nativeBatchOf} refuses. */
+  publicBatch(batch: ReturnType<Db['batch']> = this.db.batch()): DbBatch {
+    this.assertSound();
     return {
       copies: false,
       put: (key, value) => void batch.put<Bytes, Bytes>(key, value, VIEW),
