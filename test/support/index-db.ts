@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../lib/level-files.js';
-import { inspectFolder } from '../../lib/level-folder.js';
+import { crc32c } from '../../lib/leveldb/crc32c.js';
+import { inspectFolder } from '../../lib/leveldb/folder.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 

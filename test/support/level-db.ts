@@ -9,9 +9,9 @@ import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { type ByteEncodings, levelBackend } from '../../backends/level.js';
+import { type ByteEncodings, levelBackend } from '../../backends/level/index.js';
 import { honchoCodec, type Record } from '../../lib/index.js';
-import { crc32c } from '../../lib/level-files.js';
+import { crc32c } from '../../lib/leveldb/crc32c.js';
 
 /** Keys and values as bytes, as the backend reads and writes them. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };
