@@ -1,6 +1,6 @@
 /**
  * What the LevelDB tests share: the byte encodings the backend uses, its keys and values as the
- * format lays them out (`backends/level.ts`: a record's CBOR, then its CRC-32C as a 4-byte CBOR
+ * format lays them out (`backends/level/index.ts`: a record's CBOR, then its CRC-32C as a 4-byte CBOR
  * byte string), a plain CBOR decoder to read its values as another program would, and direct
  * access to a folder's database with classic-level, under the backend.
  */
