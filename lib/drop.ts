@@ -21,15 +21,10 @@ import * as path from 'node:path';
 import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
 import { LedgerError, LedgerIoError, LockedError, NotAFileError } from './errors.js';
 import { nodeFileIO } from './file-io.js';
+import { assertNotInUse, withFolderLocked } from './folder-lock.js';
 import { honchoCodec } from './honcho/codec.js';
-import {
-  assertNotInUse,
-  inspectFolder,
-  isLevelDbName,
-  isMarkerTemporary,
-  MARKER,
-  withFolderLocked,
-} from './level-folder.js';
+import { inspectFolder, isLevelDbName } from './leveldb/folder.js';
+import { isMarkerTemporary, MARKER } from './leveldb/marker.js';
 import { jsonlPathOf } from './target.js';
 
 /** What a look at a target found. */

@@ -39,7 +39,7 @@ export {
   type RandomFaults,
 } from '../backends/faults.js';
 export { type JsonlOptions, jsonlBackend } from '../backends/jsonl.js';
-export { type LevelOptions, levelBackend } from '../backends/level.js';
+export { type LevelOptions, levelBackend } from '../backends/level/index.js';
 export { type MemoryOptions, memoryBackend } from '../backends/memory.js';
 export { type Copied, copyLedger } from './copy.js';
 export * from './errors.js';
@@ -74,6 +74,7 @@ export { HONCHO_PROJECTIONS } from './honcho/read-model/state.js';
 export * from './honcho/record.js';
 export { type ItemState, refusal, stateAfter } from './honcho/rules.js';
 export { Ledger } from './ledger.js';
+export { LevelDbVersionError } from './leveldb/version.js';
 export type * from './log.js';
 export { CheckedRecord, checkedEncoder, lineTooLong, MAX_LINE_BYTES } from './log.js';
 export { type Batches, LogBase, type LogSpec, StoredLog } from './log-base.js';

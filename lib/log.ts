@@ -307,7 +307,7 @@ export interface RecordCodec<R> {
   readonly lineScan?: LineScan<R>;
   /**
    * How to read many stored values at once (`value-scan.ts`): the LevelDB log's records, as
-   * `level-values.ts` stores them. Without it, each value is decoded and given to `normalize`.
+   * `backends/level/values.ts` stores them. Without it, each value is decoded and given to `normalize`.
    */
   readonly valueScan?: ValueScan<R>;
 }

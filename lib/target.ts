@@ -18,7 +18,7 @@
  * @module
  */
 import { jsonlBackend } from '../backends/jsonl.js';
-import { levelBackend } from '../backends/level.js';
+import { levelBackend } from '../backends/level/index.js';
 import { memoryBackend } from '../backends/memory.js';
 import { isPostgresUri, postgresBackend } from '../backends/postgres/index.js';
 import { TargetError } from './errors.js';

@@ -10,8 +10,8 @@ import * as fc from 'fast-check';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { levelBackend } from '../backends/level.js';
-import { decodeValue, encodeRecord, sealed } from '../backends/level-values.js';
+import { levelBackend } from '../backends/level/index.js';
+import { decodeValue, encodeRecord, sealed } from '../backends/level/values.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import { DamagedError, honchoCodec, Ledger, type Record } from '../lib/index.js';
 import type { RecordCodec } from '../lib/log.js';
@@ -211,7 +211,7 @@ test('damage read through the scan is reported at its position, in the general d
     ['a changed byte', (value) => Uint8Array.from(value, (b, n) => (n === 3 ? b ^ 1 : b))],
     ['a value without its checksum', (value) => value.subarray(0, value.length - 5)],
   ];
-  // the read-through asks for 1,000 values at a time (backends/level-database.ts): damage at
+  // the read-through asks for 1,000 values at a time (backends/level/database.ts): damage at
   // the first of a call, at the last of one, and past the first call
   const cases = [0, 1_000].flatMap((at) => damages.map((damage) => [at, damage] as const));
   cases.push([999, damages[0] as (typeof damages)[number]], [11_999, damages[1] as (typeof damages)[number]]);

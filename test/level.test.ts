@@ -13,7 +13,7 @@ import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { levelBackend } from '../backends/level.js';
+import { levelBackend } from '../backends/level/index.js';
 import {
   copyLedger,
   DamagedError,
@@ -27,7 +27,7 @@ import {
   OldFormatError,
   type Record,
 } from '../lib/index.js';
-import { crc32c } from '../lib/level-files.js';
+import { crc32c } from '../lib/leveldb/crc32c.js';
 import { vectorBytes } from './conformance/records.js';
 import { FaultyLevel } from './support/faulty-level.js';
 import {

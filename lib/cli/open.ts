@@ -7,7 +7,7 @@
 import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { jsonlBackend } from '../../backends/jsonl.js';
-import { levelFolder } from '../../backends/level.js';
+import { levelFolder } from '../../backends/level/index.js';
 import { isPostgresUri, postgresLogPresence } from '../../backends/postgres/index.js';
 import { LedgerError, LedgerIoError } from '../errors.js';
 import { honchoCodec } from '../honcho/codec.js';

@@ -1,6 +1,6 @@
 /**
  * The canonical shape of a ledger record's CBOR (the one a LevelDB log stores,
- * `backends/level-values.ts`), checked byte by byte: a pass over a run of values that says, of
+ * `backends/level/values.ts`), checked byte by byte: a pass over a run of values that says, of
  * each, when it has exactly that shape with valid values, where each of its values is, in the
  * layout of the JSON lines' scan (`scan.ts`), so that the same reader (`canonical.ts`) and the
  * same state (`Projection.replayLine`) take both. It builds no string and no object. A value it

@@ -14,8 +14,8 @@
 import { createRequire } from 'node:module';
 import { AbstractChainedBatch, type AbstractLevel } from 'abstract-level';
 import { ClassicLevel } from 'classic-level';
+import { writeMarker } from '../database-folder.js';
 import { IndexDamagedError, LedgerError, LedgerIoError } from '../errors.js';
-import { writeMarker } from '../level-folder.js';
 import { MODEL_MARKER } from './layout.js';
 
 export type Bytes = Uint8Array;

@@ -2,7 +2,7 @@
  * A read model's folder (`layout.ts`): looked at before anything in it is written, refused when
  * it holds anything else, its lock taken for as long as it is open, its registry read from its
  * marker; a read model of an older layout (or of ledgerstore 0.1) adopted and thrown away, to be
- * built again; its databases (`db-<n>/`) prepared as `lib/level-folder.ts` prepares any of
+ * built again; its databases (`db-<n>/`) prepared as `lib/leveldb/folder.ts` looks at any of
  * ledgerstore's LevelDB folders (damage seen from their files discarded, the folder marked
  * first), opened, and removed once nothing in them is used.
  *
@@ -12,24 +12,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { tryLock } from 'fs-native-extensions';
+import { discardDatabase, makeFolder, writeMarker } from '../database-folder.js';
 import { ForeignFolderError, LedgerIoError, LevelFolderDamagedError, LockedError } from '../errors.js';
-import {
-  discardDatabase,
-  inspectFolder,
-  isLevelDbName,
-  isMarkerTemporary,
-  levelFailure,
-  MARKER,
-  type Marker,
-  makeFolder,
-  markerOf,
-  peekDatabase,
-  reserveFolder,
-  type TableStamp,
-  verifyTables,
-  withFolderLocked,
-  writeMarker,
-} from '../level-folder.js';
+import { reserveFolder, withFolderLocked } from '../folder-lock.js';
+import { peekDatabase } from '../folder-snapshot.js';
+import { levelFailure } from '../level-failure.js';
+import { inspectFolder, isLevelDbName, type TableStamp, verifyTables } from '../leveldb/folder.js';
+import { isMarkerTemporary, MARKER, type Marker, markerOf } from '../leveldb/marker.js';
 import { type Bytes, Database, type Db, VIEW } from './database.js';
 import type { ProjectionProgress } from './definition.js';
 import { MODEL_MARKER, SCHEMA } from './layout.js';

@@ -7,7 +7,7 @@
  *
  * | entry | what it is |
  * |---|---|
- * | `LEDGERSTORE` | the marker (`lib/level-folder.ts`: a line of JSON, then its CRC-32C): `{"format": "ledgerstore/read-model", "schema": 3, "registry": ...}`, the registry below; rewritten (synced, by rename) whenever it changes |
+ * | `LEDGERSTORE` | the marker (`lib/leveldb/marker.ts`: a line of JSON, then its CRC-32C): `{"format": "ledgerstore/read-model", "schema": 3, "registry": ...}`, the registry below; rewritten (synced, by rename) whenever it changes |
  * | `LOCK` | held (an open-file-description lock) by the one process that has the read model open |
  * | `STATUS` | what that process says of each projection, rewritten as a build goes (JSON, not synced): for `ledgerstore index status` from another process |
  * | `db-<n>/` | a LevelDB database (classic-level), with a marker of its own: `{"format": "ledgerstore/read-model", "schema": 3}`, the stamps of its tables checked already (`tables`), and while it is being thrown away, why (`discard`) |
@@ -43,15 +43,16 @@
  * @module
  */
 import { Decoder, Encoder } from 'cbor-x';
-import { crc32c, sealValue, unsealValue } from '../level-files.js';
-import type { Marker } from '../level-folder.js';
+import { crc32c } from '../leveldb/crc32c.js';
+import type { Marker } from '../leveldb/marker.js';
 import type { ResumePoint } from '../log.js';
+import { sealValue, unsealValue } from '../sealed-value.js';
 import type { Bytes } from './database.js';
 
 /** The version of the layout above. A read model of another version is built again. */
 export const SCHEMA = 3;
 
-/** What the marker of a read model's database folder says (see `lib/level-folder.ts`). */
+/** What the marker of a read model's database folder says (see `lib/leveldb/marker.ts`). */
 export const MODEL_MARKER: Marker = { format: 'ledgerstore/read-model', schema: SCHEMA };
 
 /** The key of the registry in a caller's database. */

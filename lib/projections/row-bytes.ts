@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { CHECKSUM_LENGTH, crc32c, sealAt } from '../level-files.js';
+import { crc32c } from '../leveldb/crc32c.js';
+import { CHECKSUM_LENGTH, sealAt } from '../sealed-value.js';
 import type { Bytes, DbBatch } from './database.js';
 import { NO_ROOM, NOT_SIMPLE, writeCbor } from './row-cbor.js';
 

@@ -6,7 +6,8 @@
  *
  * @module
  */
-import { levelFolder, markerOf } from '../level-folder.js';
+import { levelFolder } from '../leveldb/folder.js';
+import { markerOf } from '../leveldb/marker.js';
 import type { ProjectionDefinition, ProjectionProgress } from './definition.js';
 import { heldElsewhere, ModelFolder, readStatus, type StatusFile } from './folder.js';
 import { Generation } from './generation.js';

@@ -7,7 +7,7 @@
  * @module
  */
 import { LedgerIoError } from '../errors.js';
-import { levelFailure } from '../level-folder.js';
+import { levelFailure } from '../level-failure.js';
 import { Database, type Db } from './database.js';
 import type { ModelFolder, StatusFile } from './folder.js';
 import { cbor, REGISTRY_KEY, SCHEMA, seal, unseal } from './layout.js';

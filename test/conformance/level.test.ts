@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { MemoryLevel } from 'memory-level';
 import { suite as uvuSuite } from 'uvu';
-import { levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level/index.js';
 import { honchoCodec } from '../../lib/index.js';
 import { Home } from '../support/ledger.js';
 import { suite } from './index.js';

@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level/index.js';
 import { workload } from '../../lib/honcho/synthetic.js';
 import {
   honchoCodec,

@@ -14,10 +14,11 @@ import { encode as cborEncode } from 'cbor-x';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { levelBackend } from '../../backends/level.js';
-import { encodeRecord } from '../../backends/level-values.js';
+import { levelBackend } from '../../backends/level/index.js';
+import { encodeRecord } from '../../backends/level/values.js';
+import { writeMarker } from '../../lib/database-folder.js';
 import { honchoCodec, LedgerIoError } from '../../lib/index.js';
-import { MARKER, writeMarker } from '../../lib/level-folder.js';
+import { MARKER } from '../../lib/leveldb/marker.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';
 import {
   backendAt,

@@ -13,7 +13,7 @@ import { ClassicLevel } from 'classic-level';
 import { MemoryLevel } from 'memory-level';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level/index.js';
 import { DecodeError, honchoCodec, InvalidRecordError, isLedgerError, type RecordCodec } from '../../lib/index.js';
 import { FaultyLevel, storeError } from '../support/faulty-level.js';
 import { all, decided, rejects, sent, skip, turn, withHome } from '../support/ledger.js';

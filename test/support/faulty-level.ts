@@ -6,7 +6,7 @@
  * close can fail the reads it holds, as a store that aborts pending reads when it closes does;
  * and which records every batch written.
  */
-import type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from '../../backends/level.js';
+import type { ByteEncodings, ByteRange, LevelBatch, LevelDatabase, LevelIterator } from '../../backends/level/index.js';
 
 /** An error as a disk's failure reaches a caller: a message and a system error code. */
 export function storeError(code: string, message: string): Error {

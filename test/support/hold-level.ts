@@ -8,7 +8,7 @@
  * - `once <folder> <n>`: opens the log, appends one batch of n records, says `appended <head>`
  *   and closes it.
  */
-import { levelBackend } from '../../backends/level.js';
+import { levelBackend } from '../../backends/level/index.js';
 import { honchoCodec, Ledger } from '../../lib/index.js';
 import { decided, edit, skip } from './ledger.js';
 

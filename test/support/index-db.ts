@@ -10,8 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Encoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { crc32c } from '../../lib/level-files.js';
-import { inspectFolder } from '../../lib/level-folder.js';
+import { crc32c } from '../../lib/leveldb/crc32c.js';
+import { inspectFolder } from '../../lib/leveldb/folder.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -97,7 +97,7 @@ export async function withIndexDb<T>(
   }
 }
 
-/** The text of a marker file holding `fields` (`lib/level-folder.ts`: the JSON, then its CRC-32C in hex). */
+/** The text of a marker file holding `fields` (`lib/leveldb/marker.ts`: the JSON, then its CRC-32C in hex). */
 export function markerText(fields: object): string {
   const line = JSON.stringify(fields);
   return `${line}\n${crc32c(Buffer.from(line, 'utf8')).toString(16).padStart(8, '0')}\n`;

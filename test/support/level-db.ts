@@ -1,6 +1,6 @@
 /**
  * What the LevelDB tests share: the byte encodings the backend uses, its keys and values as the
- * format lays them out (`backends/level.ts`: a record's CBOR, then its CRC-32C as a 4-byte CBOR
+ * format lays them out (`backends/level/index.ts`: a record's CBOR, then its CRC-32C as a 4-byte CBOR
  * byte string), a plain CBOR decoder to read its values as another program would, and direct
  * access to a folder's database with classic-level, under the backend.
  */
@@ -9,9 +9,9 @@ import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decoder } from 'cbor-x';
 import { ClassicLevel } from 'classic-level';
-import { type ByteEncodings, levelBackend } from '../../backends/level.js';
+import { type ByteEncodings, levelBackend } from '../../backends/level/index.js';
 import { honchoCodec, type Record } from '../../lib/index.js';
-import { crc32c } from '../../lib/level-files.js';
+import { crc32c } from '../../lib/leveldb/crc32c.js';
 
 /** Keys and values as bytes, as the backend reads and writes them. */
 export const VIEW: ByteEncodings = { keyEncoding: 'view', valueEncoding: 'view' };

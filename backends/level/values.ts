@@ -1,5 +1,5 @@
 /**
- * A LevelDB log's values (`level.ts`, whose top documents them): a record's CBOR, in the form
+ * A LevelDB log's values (`index.ts`, whose top documents them): a record's CBOR, in the form
  * any CBOR reader takes as the record, sealed with its checksum; and read back, checked and
  * decoded, damage at its position when it holds no record.
  *
@@ -7,9 +7,10 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { type Options as CborOptions, Decoder, Encoder } from 'cbor-x';
-import { asDamage, DamagedError, InvalidRecordError } from '../lib/errors.js';
-import { crc32c, sealValue, unsealValue } from '../lib/level-files.js';
-import type { Position, RecordCodec } from '../lib/log.js';
+import { asDamage, DamagedError, InvalidRecordError } from '../../lib/errors.js';
+import { crc32c } from '../../lib/leveldb/crc32c.js';
+import type { Position, RecordCodec } from '../../lib/log.js';
+import { sealValue, unsealValue } from '../../lib/sealed-value.js';
 
 export const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
 export const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {

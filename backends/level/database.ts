@@ -1,11 +1,11 @@
 /**
- * The part of an abstract-level database the LevelDB backend (`level.ts`, whose top documents
+ * The part of an abstract-level database the LevelDB backend (`index.ts`, whose top documents
  * the log's keys) uses, and how it reads one: ranges of keys as bytes, a chunk at a time.
  *
  * @module
  */
-import { LedgerIoError } from '../lib/errors.js';
-import { causeOf, levelFailure } from '../lib/level-folder.js';
+import { LedgerIoError } from '../../lib/errors.js';
+import { causeOf, levelFailure } from '../../lib/level-failure.js';
 
 /**
  * Records read from LevelDB at a time, at open and by `read`. Measured on a replay of 1M records:

@@ -1,11 +1,10 @@
 /**
- * A LevelDB log's record keys (`level.ts`, whose top documents the format): `0x01` and the
- * position, 8 bytes big-endian. Shared by the backend and its read from a folder's files
- * (`level-read.ts`).
+ * A LevelDB log's record keys (`index.ts`, whose top documents the format): `0x01` and the
+ * position, 8 bytes big-endian.
  *
  * @module
  */
-import type { Position } from '../lib/log.js';
+import type { Position } from '../../lib/log.js';
 
 /** The first byte of every record key. */
 export const RECORD_PREFIX = 0x01;
@@ -35,7 +34,7 @@ export function writeRecordKey(key: Uint8Array, position: Position): Uint8Array 
 }
 
 /** The position the record key `bytes[at, at + length)` names, or `null` when it is not one. */
-export function positionAt(bytes: Uint8Array, at: number, length: number): Position | null {
+function positionAt(bytes: Uint8Array, at: number, length: number): Position | null {
   if (length !== RECORD_KEY_LENGTH || bytes[at] !== RECORD_PREFIX) return null;
   const high =
     (bytes[at + 1] as number) * 0x100_0000 +
