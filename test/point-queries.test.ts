@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { jsonlBackend } from '../backends/jsonl.js';
-import { levelBackend } from '../backends/level.js';
+import { levelBackend } from '../backends/level/index.js';
 import { memoryBackend } from '../backends/memory.js';
 import { workload } from '../lib/honcho/synthetic.js';
 import { honchoCodec, Ledger, type LogBackend, type Position, type Record } from '../lib/index.js';
