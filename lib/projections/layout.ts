@@ -47,7 +47,9 @@ import { crc32c } from '../leveldb/crc32c.js';
 import type { Marker } from '../leveldb/marker.js';
 import type { ResumePoint } from '../log.js';
 import { sealValue, unsealValue } from '../sealed-value.js';
-import type { Bytes } from './database.js';
+
+/** Keys and values, as `database.ts` has them (not imported from there: it imports this module). */
+type Bytes = Uint8Array;
 
 /** The version of the layout above. A read model of another version is built again. */
 export const SCHEMA = 3;
