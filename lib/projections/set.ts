@@ -31,19 +31,26 @@ import { MemoryLevel } from 'memory-level';
 import { ClosedError, DamagedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, ResumePoint } from '../log.js';
 import { BackgroundBuild } from './background.js';
-import type { Database, Db } from './database.js';
-import {
-  checkDefinitions,
-  type Loadable,
-  type ProjectionDefinition,
-  type ProjectionProgress,
-  type RowReader,
-} from './definition.js';
+import type { Db } from './database.js';
+import { checkDefinitions, type Loadable, type ProjectionDefinition, type ProjectionProgress } from './definition.js';
 import { Feeder, submit, type Target } from './feeder.js';
 import { ModelFolder } from './folder.js';
 import { Generation, type GenerationEntry, refusalOf } from './generation.js';
 import { after, type Checkpoint, earliestCheckpoint } from './layout.js';
-import { databasesOf, newDatabase, type Registry, withGenerations, without, withRole } from './registry.js';
+import { databasesOf, newDatabase, withGenerations, without, withRole } from './registry.js';
+import {
+  answeredBy,
+  byDatabase,
+  changed,
+  distinct,
+  type Plan,
+  planOpen,
+  pointKey,
+  queriesOf,
+  registryWith,
+  type Slot,
+  usable,
+} from './set-plan.js';
 import { DatabaseStore, FolderStore, type Store } from './store.js';
 
 /** How to open a log's projections. */
@@ -90,40 +97,6 @@ export const BACKGROUND_FROM = 50_000;
 const STATUS_MS = 1000;
 /** Records appended meanwhile left for the takeover's own turn; those before are caught up beside the appends. */
 const LAST_CATCH_UP = 4096;
-
-/** One projection and the rows that answer it. */
-interface Slot<R> {
-  readonly definition: ProjectionDefinition<R>;
-  /** Rows of its version, caught up: they answer every query. */
-  serving: Generation<R> | null;
-  /** Rows of an older version, kept up to date while its version is built: they answer what they still answer right. */
-  previous: Generation<R> | null;
-  /** The engine's copy in memory while it is built (when the caller keeps none). */
-  copy: Generation<R> | null;
-  /** The build in a worker thread, while it runs. */
-  build: BackgroundBuild<R> | null;
-  /** Why it is built, while it is. */
-  why: string | null;
-  /** Settles once it is ready (rejects if its build fails or the set closes first). */
-  readonly ready: Promise<void>;
-  readonly settle: { resolve: () => void; reject: (e: Error) => void };
-}
-
-/** How a projection that must be built is built at this open: in the open, tried in the open (kept if the log is short), or in the background. */
-type Mode = 'open' | 'tried' | 'background';
-
-/** What the open does with one projection. */
-interface Plan<R> {
-  readonly slot: Slot<R>;
-  /** Rows of its version to catch up (serving, or built and not taken over before a crash). */
-  readonly current: Generation<R> | null;
-  /** Rows of an older version that answer some queries while it is built. */
-  readonly previous: Generation<R> | null;
-  /** Rows found and not used: thrown away. */
-  readonly unused: readonly Generation<R>[];
-  readonly why: string | null;
-  readonly mode: Mode | null;
-}
 
 /** The projections of a log, open. */
 export class ProjectionSet<R> {
@@ -200,7 +173,18 @@ export class ProjectionSet<R> {
     const generations = await this.loadGenerations();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.readThrough(backend, this.plan(generations));
+        return await this.readThrough(
+          backend,
+          planOpen(this.slots.values(), generations, {
+            discarded: this.store.discarded,
+            inWorker: (definition) =>
+              this.options.waitForIndex !== true &&
+              this.options.worker !== undefined &&
+              definition.worker !== undefined &&
+              this.store.folder !== null,
+            backgroundFrom: this.backgroundFrom,
+          }),
+        );
       } catch (e) {
         // Rows that turned out not to hold (the log does not hold their checkpoint, a row read
         // back damaged) are not used, and the open is tried again without them, once.
@@ -226,49 +210,6 @@ export class ProjectionSet<R> {
       loaded.push(generation);
     }
     return loaded;
-  }
-
-  /** What to do with each projection, from the rows found. */
-  private plan(generations: readonly Generation<R>[]): Plan<R>[] {
-    const found = [...this.slots.values()].map((slot) => {
-      const { definition } = slot;
-      const mine = generations.filter((g) => g.entry.projection === definition.name);
-      const serving = mine.find((g) => g.entry.role === 'serving');
-      const building = mine.find((g) => g.entry.role === 'building');
-      const lost = serving ?? building;
-      const ofVersion = (g: Generation<R> | undefined): boolean =>
-        g !== undefined && usable(g) && g.entry.version === definition.version;
-      // built, and not taken over before a crash: it takes over now
-      const current = ofVersion(building) ? building : ofVersion(serving) ? serving : undefined;
-      const previous =
-        current === undefined &&
-        serving !== undefined &&
-        usable(serving) &&
-        answeredBy(definition, serving.entry.version).length > 0
-          ? serving
-          : undefined;
-      return {
-        slot,
-        current: current ?? null,
-        previous: previous ?? null,
-        unused: mine.filter((g) => g !== current && g !== previous),
-        why: current === undefined ? whyBuilt(lost, definition, this.store.discarded) : null,
-      };
-    });
-    const known = Math.max(
-      0,
-      ...found.flatMap((p) => [p.current, p.previous].map((g) => g?.checkpoint?.resume.position ?? 0)),
-    );
-    return found.map((plan) => {
-      if (plan.current !== null) return { ...plan, mode: null };
-      const inWorker =
-        this.options.waitForIndex !== true &&
-        this.options.worker !== undefined &&
-        plan.slot.definition.worker !== undefined &&
-        this.store.folder !== null;
-      const mode: Mode = !inWorker ? 'open' : known >= this.backgroundFrom ? 'background' : 'tried';
-      return { ...plan, mode };
-    });
   }
 
   private get backgroundFrom(): number {
@@ -822,93 +763,4 @@ async function openStore(index: string | Db | null): Promise<Store> {
   if (typeof index !== 'string') return DatabaseStore.open(index, `index:${index.constructor.name}`, false);
   const { model, discarded } = await ModelFolder.open(index);
   return new FolderStore(model, discarded);
-}
-
-/** Whether rows can be caught up from their checkpoint. */
-function usable<R>(g: Generation<R>): boolean {
-  return g.distrust === null && !g.building && g.checkpoint !== null && g.storedVersion === g.entry.version;
-}
-
-/** Why a projection is built, from the rows it had (none: `discarded`, the store's reason, or a new read model). */
-function whyBuilt<R>(
-  serving: Generation<R> | undefined,
-  definition: ProjectionDefinition<R>,
-  discarded: string | null,
-): string | null {
-  if (serving === undefined) return discarded;
-  if (serving.entry.role === 'building' && serving.distrust === null) return 'an earlier build did not finish';
-  if (serving.distrust !== null) return serving.distrust;
-  if (serving.building) return 'an earlier build did not finish';
-  if (serving.checkpoint === null) return 'it has no checkpoint';
-  if (serving.entry.version !== definition.version)
-    return `it is of version ${serving.entry.version}, and this ledgerstore reads version ${definition.version}`;
-  return `its rows are of version ${String(serving.storedVersion)}, and its registry says ${serving.entry.version}`;
-}
-
-const NO_ROWS: RowReader = {
-  get: async () => undefined,
-  range: async function* () {},
-};
-
-/** The names of a projection's queries. */
-function queriesOf<R>(definition: ProjectionDefinition<R>): string[] {
-  return Object.keys(definition.queries(NO_ROWS));
-}
-
-/** The queries rows of `version` answer as `definition`'s version does. */
-function answeredBy<R>(definition: ProjectionDefinition<R>, version: number): string[] {
-  const since = (definition.answersSince ?? {}) as { readonly [query: string]: number | undefined };
-  return queriesOf(definition).filter((q) => {
-    const from = since[q];
-    return from !== undefined && from <= version && version < definition.version;
-  });
-}
-
-/** What tells two checkpoints apart: the position and the fingerprint of the log there. */
-const pointKey = (c: Checkpoint): string => `${c.resume.position}:${c.resume.fingerprint}`;
-
-/** The distinct checkpoints of a list (by position and fingerprint). */
-function distinct(checkpoints: readonly Checkpoint[]): Checkpoint[] {
-  const seen = new Map<string, Checkpoint>();
-  for (const c of checkpoints) seen.set(pointKey(c), c);
-  return [...seen.values()];
-}
-
-/** Whether rows need a batch at the end of the read-through: staged records, or a checkpoint behind. */
-function changed<R>(g: Generation<R>, checkpoint: Checkpoint): boolean {
-  const c = g.checkpoint;
-  return (
-    g.staged > 0 ||
-    g.building ||
-    c === null ||
-    c.resume.position !== checkpoint.resume.position ||
-    c.resume.fingerprint !== checkpoint.resume.fingerprint ||
-    JSON.stringify(c.resume.cursor) !== JSON.stringify(checkpoint.resume.cursor)
-  );
-}
-
-/** The registry with `generations` in it, in `role` (added when they are not in it). */
-function registryWith<R>(
-  registry: Registry,
-  generations: readonly Generation<R>[],
-  role: 'serving' | 'building',
-): Registry {
-  const ids = new Set(registry.generations.map((g) => g.id));
-  const added = generations.filter((g) => !ids.has(g.entry.id)).map((g) => ({ ...g.entry, role }));
-  return withRole(
-    { ...registry, generations: [...registry.generations, ...added] },
-    generations.map((g) => g.entry.id),
-    role,
-  );
-}
-
-/** Generations by the database they are in. */
-function byDatabase<R>(generations: readonly Generation<R>[]): Map<Database, Generation<R>[]> {
-  const grouped = new Map<Database, Generation<R>[]>();
-  for (const generation of generations) {
-    const list = grouped.get(generation.db);
-    if (list === undefined) grouped.set(generation.db, [generation]);
-    else list.push(generation);
-  }
-  return grouped;
 }
