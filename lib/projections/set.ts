@@ -30,14 +30,14 @@
 import { MemoryLevel } from 'memory-level';
 import { ClosedError, DamagedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, Position, ResumePoint } from '../log.js';
-import { BackgroundBuild } from './background.js';
 import type { Db } from './database.js';
 import { checkDefinitions, type Loadable, type ProjectionDefinition, type ProjectionProgress } from './definition.js';
 import { Feeder, submit, type Target } from './feeder.js';
 import { ModelFolder } from './folder.js';
 import { Generation, type GenerationEntry, refusalOf } from './generation.js';
-import { after, type Checkpoint, earliestCheckpoint } from './layout.js';
-import { databasesOf, newDatabase, withGenerations, without, withRole } from './registry.js';
+import { type Checkpoint, earliestCheckpoint } from './layout.js';
+import { newDatabase, withGenerations, withRole } from './registry.js';
+import { Builds } from './set-builds.js';
 import {
   answeredBy,
   byDatabase,
@@ -95,8 +95,6 @@ export interface ProjectionSetOptions<R> {
 export const BACKGROUND_FROM = 50_000;
 /** How often the status file is rewritten while a build runs. */
 const STATUS_MS = 1000;
-/** Records appended meanwhile left for the takeover's own turn; those before are caught up beside the appends. */
-const LAST_CATCH_UP = 4096;
 
 /** The projections of a log, open. */
 export class ProjectionSet<R> {
@@ -105,14 +103,12 @@ export class ProjectionSet<R> {
   private turn: Promise<unknown> = Promise.resolve();
   /** The checkpoint after the last batch taken in. */
   private applied: Checkpoint | null = null;
-  private readonly builds = new Set<BackgroundBuild<R>>();
+  private readonly builds: Builds<R>;
   private closed = false;
   private statusAt = 0;
   private readonly notice: (message: string) => void;
   /** A store in memory for the engine's copies, made when one is needed. */
   private copies: DatabaseStore | null = null;
-  /** Releases under way (closed after them). */
-  private releasing: Promise<void> = Promise.resolve();
 
   private constructor(
     private readonly store: Store,
@@ -120,6 +116,19 @@ export class ProjectionSet<R> {
     private readonly logName: string,
   ) {
     this.notice = options.onNotice ?? (() => undefined);
+    this.builds = new Builds<R>({
+      store,
+      worker: options.worker,
+      changed: () => options.onChange?.(),
+      logName,
+      slots: this.slots,
+      name: () => this.name,
+      closed: () => this.closed,
+      applied: () => this.applied,
+      inTurn: (step) => this.inTurn(step),
+      writeStatus: (now) => this.writeStatus(now),
+      notice: (message) => this.notice(message),
+    });
     for (const definition of options.projections) {
       let settle = { resolve: (): void => undefined, reject: (_: Error): void => undefined };
       const ready = new Promise<void>((resolve, reject) => {
@@ -334,12 +343,12 @@ export class ProjectionSet<R> {
     const left = plans.filter((p) => p.slot.serving === null);
     this.noticeBuilds(plans, left, checkpoint.resume.position, fed);
     if (left.length > 0)
-      await this.startBuild(
+      await this.builds.start(
         left.map((p) => p.slot),
         checkpoint.resume,
       );
     for (const slot of this.slots.values()) if (slot.serving !== null) slot.settle.resolve();
-    this.release(released);
+    this.builds.release(released);
     this.writeStatus(true);
   }
 
@@ -477,9 +486,9 @@ export class ProjectionSet<R> {
         throw refusalOf(e)?.refusal ?? e;
       }
       // a copy: the caller's array may change once this returns, and a build applies these later
-      if (this.builds.size > 0) {
+      if (this.builds.running.size > 0) {
         const copy = records.slice();
-        for (const build of this.builds) build.appended.push({ first, records: copy });
+        for (const build of this.builds.running) build.appended.push({ first, records: copy });
       }
       this.applied = checkpoint;
       await Promise.all(
@@ -504,147 +513,6 @@ export class ProjectionSet<R> {
   }
 
   // -- builds in the background ---------------------------------------------------------------
-
-  /** Starts a worker thread building `slots` up to `limit`, into a new database, then takes over with them. */
-  private async startBuild(slots: readonly Slot<R>[], limit: ResumePoint): Promise<void> {
-    const { registry: numbered, name } = newDatabase(this.store.registry);
-    const { registry, entries } = withGenerations(
-      numbered,
-      slots.map((s) => ({ projection: s.definition.name, version: s.definition.version, db: name, role: 'building' })),
-    );
-    await this.store.writeRegistry(registry);
-    const build = new BackgroundBuild<R>(
-      {
-        log: this.options.worker as Loadable,
-        logName: this.logName,
-        folder: this.store.pathOf(name),
-        generations: entries.map((entry, n) => ({
-          entry,
-          definition: (slots[n] as Slot<R>).definition.worker as Loadable,
-        })),
-        limit,
-      },
-      name,
-      () => this.writeStatus(false),
-    );
-    this.builds.add(build);
-    for (const slot of slots) slot.build = build;
-    this.takeOver(build).catch((e: unknown) => this.buildFailed(build, e instanceof Error ? e : new Error(String(e))));
-  }
-
-  /**
-   * Once `build` is done: opens its rows, catches them up with what was appended since its
-   * limit (the most of it beside the appends, the last of it in a turn of its own), and lets
-   * them take over in one step.
-   */
-  private async takeOver(build: BackgroundBuild<R>): Promise<void> {
-    await build.finished;
-    if (this.closed) return;
-    const { database, discarded } = await this.store.database(build.database);
-    if (discarded !== null) throw new IndexDamagedError(database.name, discarded);
-    const generations = build.generations.map((entry) => {
-      const generation = new Generation(entry, (this.slots.get(entry.projection) as Slot<R>).definition, database);
-      generation.load();
-      if (!usable(generation) || generation.checkpoint?.resume.position !== build.limit.position)
-        throw new IndexDamagedError(
-          database.name,
-          `the rows built of ${entry.id} are not at the point they were built to`,
-        );
-      return generation;
-    });
-    const feeder = new Feeder(
-      generations.map((generation) => ({ generation, from: build.limit.position })),
-      this.logName,
-    );
-    const catchUp = async (leave: number): Promise<void> => {
-      while (build.appended.length > leave) {
-        const { first, records } = build.appended.shift() as { first: Position; records: readonly R[] };
-        for (let n = 0; n < records.length; n++) {
-          const waited = feeder.push(records[n] as R, first + n);
-          if (waited !== undefined) await waited;
-        }
-      }
-    };
-    await catchUp(LAST_CATCH_UP);
-    await this.inTurn(async () => {
-      if (this.closed) return;
-      await catchUp(0);
-      await feeder.finish(this.applied as Checkpoint, true);
-      const slots = generations.map((g) => this.slots.get(g.entry.projection) as Slot<R>);
-      const replaced = slots.flatMap((s) => [s.serving, s.previous]).filter((g): g is Generation<R> => g !== null);
-      const copies = slots.flatMap((s) => (s.copy === null ? [] : [s.copy]));
-      let registry = withRole(
-        this.store.registry,
-        generations.map((g) => g.entry.id),
-        'serving',
-      );
-      registry = withRole(
-        registry,
-        replaced.map((g) => g.entry.id),
-        'retired',
-      );
-      await this.store.writeRegistry(registry);
-      slots.forEach((slot, n) => {
-        slot.serving = generations[n] as Generation<R>;
-        slot.previous = null;
-        slot.copy = null;
-        slot.build = null;
-        slot.why = null;
-      });
-      this.builds.delete(build);
-      this.release(replaced);
-      for (const copy of copies) copy.dropStaged();
-      for (const slot of slots) slot.settle.resolve();
-    });
-    this.options.onChange?.();
-    this.writeStatus(true);
-  }
-
-  private buildFailed(build: BackgroundBuild<R>, e: Error): void {
-    this.builds.delete(build);
-    if (this.closed) return;
-    for (const slot of this.slots.values()) {
-      if (slot.build !== build) continue;
-      slot.build = null;
-      slot.why = `its build failed: ${e.message}`;
-      slot.settle.reject(e);
-    }
-    this.notice(
-      `${this.name}: a build of ${this.logName} failed (${e.message}); its queries are answered as before, and the next open builds it again`,
-    );
-    this.writeStatus(true);
-  }
-
-  // -- releasing rows -------------------------------------------------------------------------
-
-  /**
-   * Deletes the rows of `generations`, which nothing answers from any more: a database that holds
-   * nothing else is removed, others have their keys cleared; then the registry forgets them.
-   * Runs beside appends; a failure leaves them retired, for the next open to delete, and is told
-   * (`onNotice`): rows left behind take room until then, and the next open may fail the same way.
-   */
-  private release(generations: readonly Generation<R>[]): void {
-    if (generations.length === 0) return;
-    const ids = generations.map((g) => g.entry.id);
-    this.releasing = this.releasing.then(async () => {
-      try {
-        const registry = this.store.registry;
-        const keep = without(registry, ids);
-        const databases = new Set(databasesOf(keep));
-        for (const generation of generations) {
-          const db = generation.entry.db;
-          if (db !== null && !databases.has(db)) continue;
-          await generation.db.clear(generation.prefix, after(generation.prefix));
-        }
-        await this.store.writeRegistry(without(this.store.registry, ids));
-        for (const db of databasesOf(registry)) if (!databases.has(db)) await this.store.removeDatabase(db);
-      } catch (e) {
-        this.notice(
-          `${this.name}: the rows of ${ids.join(', ')}, which nothing answers from any more, could not be deleted (${e instanceof Error ? e.message : String(e)}); they are left retired, and the next open deletes them`,
-        );
-      }
-    });
-  }
 
   // -- queries and progress -------------------------------------------------------------------
 
@@ -739,9 +607,7 @@ export class ProjectionSet<R> {
     if (this.closed) return;
     this.closed = true;
     await this.turn;
-    for (const build of this.builds) await build.stop();
-    this.builds.clear();
-    await this.releasing;
+    await this.builds.stop();
     for (const slot of this.slots.values()) slot.settle.reject(new ClosedError(this.name));
     this.writeStatus(true);
     try {
