@@ -28,68 +28,21 @@
  * @module
  */
 import { MemoryLevel } from 'memory-level';
-import { ClosedError, DamagedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
-import type { EventLog, LogBackend, Position, ResumePoint } from '../log.js';
+import { ClosedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
+import type { EventLog, LogBackend, ResumePoint } from '../log.js';
 import type { Db } from './database.js';
-import { checkDefinitions, type Loadable, type ProjectionDefinition, type ProjectionProgress } from './definition.js';
-import { Feeder, submit, type Target } from './feeder.js';
+import { checkDefinitions, type ProjectionDefinition, type ProjectionProgress } from './definition.js';
+import { submit } from './feeder.js';
 import { ModelFolder } from './folder.js';
-import { Generation, type GenerationEntry, refusalOf } from './generation.js';
-import { type Checkpoint, earliestCheckpoint } from './layout.js';
-import { newDatabase, withGenerations, withRole } from './registry.js';
+import { Generation, refusalOf } from './generation.js';
+import type { Checkpoint } from './layout.js';
 import { Builds } from './set-builds.js';
-import {
-  answeredBy,
-  byDatabase,
-  changed,
-  distinct,
-  type Plan,
-  planOpen,
-  pointKey,
-  queriesOf,
-  registryWith,
-  type Slot,
-  usable,
-} from './set-plan.js';
+import { ReadThrough } from './set-open.js';
+import type { ProjectionSetOptions } from './set-options.js';
+import { answeredBy, byDatabase, planOpen, queriesOf, type Slot, usable } from './set-plan.js';
 import { DatabaseStore, FolderStore, type Store } from './store.js';
 
-/** How to open a log's projections. */
-export interface ProjectionSetOptions<R> {
-  /**
-   * Where the rows are: a folder of their own (created if missing), a caller's abstract-level
-   * database of bytes (left open at close), or `null` for a database in memory (built at every
-   * open).
-   */
-  readonly index: string | Db | null;
-  readonly projections: readonly ProjectionDefinition<R>[];
-  /** The log is opened read-only; the rows are still brought up to date (they are the read model's own). */
-  readonly readOnly?: boolean;
-  /** Told, once, of a build: of a new read model, or why rows are built again. */
-  readonly onNotice?: (message: string) => void;
-  /** Every build runs during the open, which returns once every projection is ready. */
-  readonly waitForIndex?: boolean;
-  /** How a worker thread opens this log, read-only, to build projections there (without it, builds run in the open). */
-  readonly worker?: Loadable;
-  /** The fewest records a build runs in the background for; shorter logs are built in the open. Default 50,000. */
-  readonly backgroundFrom?: number;
-  /** Projections whose queries the caller answers itself while no rows do (the engine keeps no copy of them). */
-  readonly answeredElsewhere?: readonly string[];
-  /**
-   * Asked once, when the read model is looked at, with the queries of `answeredElsewhere`
-   * projections that no rows will answer while they are built: gives what to call with every
-   * record from the log's start (the caller's copy in memory), or `null`.
-   */
-  readonly fallback?: (
-    unanswered: ReadonlyMap<string, readonly string[]>,
-  ) => ((record: R, position: Position) => void) | null;
-  /**
-   * Called with every record of the log from its start, before the projections: the caller's own
-   * state in memory, kept whatever the rows are (it may refuse a record, which is then damage).
-   */
-  readonly replay?: (record: R, position: Position) => void;
-  /** Told whenever what answers a projection changes (a build took over). */
-  readonly onChange?: () => void;
-}
+export type { ProjectionSetOptions } from './set-options.js';
 
 /** The fewest records a build runs in the background for, by default. */
 export const BACKGROUND_FROM = 50_000;
@@ -104,11 +57,10 @@ export class ProjectionSet<R> {
   /** The checkpoint after the last batch taken in. */
   private applied: Checkpoint | null = null;
   private readonly builds: Builds<R>;
+  private readonly opening: ReadThrough<R>;
   private closed = false;
   private statusAt = 0;
   private readonly notice: (message: string) => void;
-  /** A store in memory for the engine's copies, made when one is needed. */
-  private copies: DatabaseStore | null = null;
 
   private constructor(
     private readonly store: Store,
@@ -126,6 +78,20 @@ export class ProjectionSet<R> {
       closed: () => this.closed,
       applied: () => this.applied,
       inTurn: (step) => this.inTurn(step),
+      writeStatus: (now) => this.writeStatus(now),
+      notice: (message) => this.notice(message),
+    });
+    this.opening = new ReadThrough<R>({
+      store,
+      options,
+      logName,
+      slots: this.slots,
+      builds: this.builds,
+      backgroundFrom: options.backgroundFrom ?? BACKGROUND_FROM,
+      name: () => this.name,
+      took: (checkpoint) => {
+        this.applied = checkpoint;
+      },
       writeStatus: (now) => this.writeStatus(now),
       notice: (message) => this.notice(message),
     });
@@ -182,7 +148,7 @@ export class ProjectionSet<R> {
     const generations = await this.loadGenerations();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.readThrough(
+        return await this.opening.readThrough(
           backend,
           planOpen(this.slots.values(), generations, {
             discarded: this.store.discarded,
@@ -226,191 +192,6 @@ export class ProjectionSet<R> {
   }
 
   /**
-   * Reads the log through for the plans: rows caught up from their checkpoints, built in the open
-   * or tried there, copies fed; then commits what it did and starts the builds left.
-   */
-  private async readThrough(backend: LogBackend<R>, plans: readonly Plan<R>[]): Promise<EventLog<R>> {
-    const caughtUp = plans.flatMap((p) => [p.current, p.previous]).filter((g): g is Generation<R> => g !== null);
-    const targets: Target<R>[] = caughtUp.map((generation) => ({
-      generation,
-      from: (generation.checkpoint as Checkpoint).resume.position,
-    }));
-    // new rows for the builds in the open (registered first: they are written as the log is read)
-    // and for those tried (registered only if kept)
-    const inOpen = plans.filter((p) => p.mode === 'open' || p.mode === 'tried');
-    const made = await this.newGenerations(inOpen, caughtUp);
-    const built = made.filter((_, n) => inOpen[n]?.mode === 'open');
-    const tried = made.filter((_, n) => inOpen[n]?.mode === 'tried');
-    for (const generation of built) targets.push({ generation, from: 0 });
-    for (const generation of tried) targets.push({ generation, from: 0, holdUpTo: this.backgroundFrom });
-    // copies of what no rows answer while they are built in the background
-    const unanswered = new Map<string, string[]>();
-    const elsewhere = new Set(this.options.answeredElsewhere ?? []);
-    for (const plan of plans) {
-      plan.slot.copy = null;
-      if (plan.mode === null || plan.mode === 'open') continue;
-      const missing = queriesOf(plan.slot.definition).filter(
-        (q) => plan.previous === null || !answeredBy(plan.slot.definition, plan.previous.entry.version).includes(q),
-      );
-      if (missing.length === 0) continue;
-      if (elsewhere.has(plan.slot.definition.name)) unanswered.set(plan.slot.definition.name, missing);
-      else {
-        plan.slot.copy = await this.copyOf(plan.slot.definition);
-        targets.push({ generation: plan.slot.copy, from: 0 });
-      }
-    }
-    const fallback = unanswered.size > 0 ? (this.options.fallback?.(unanswered) ?? null) : null;
-    const replay = this.options.replay;
-    const hook =
-      replay === undefined
-        ? fallback
-        : fallback === null
-          ? replay
-          : (record: R, position: Position): void => {
-              replay(record, position);
-              fallback(record, position);
-            };
-    const fromStart = made.length > 0 || hook !== null || plans.some((p) => p.slot.copy !== null);
-    const checkpoints = caughtUp.map((g) => g.checkpoint as Checkpoint);
-    const resume = fromStart ? undefined : earliestCheckpoint(checkpoints);
-    for (const checkpoint of distinct(checkpoints)) {
-      if (resume !== undefined && pointKey(checkpoint) === pointKey(resume)) continue;
-      // another point the rows are at: the log must hold it too (read-only, nothing is changed)
-      const checked = await backend.open({ readOnly: true, resume: checkpoint.resume });
-      await checked.close();
-    }
-    const feeder = new Feeder(targets, this.logName);
-    let log: EventLog<R>;
-    try {
-      log = await backend.open({
-        readOnly: this.options.readOnly ?? false,
-        ...(resume === undefined ? {} : { resume: resume.resume }),
-        replay: (record, position) => {
-          hook?.(record, position);
-          return feeder.push(record, position);
-        },
-      });
-    } catch (e) {
-      await feeder.settle();
-      // A record the log could not read: one refused before it, not applied yet, comes first.
-      if (e instanceof DamagedError) feeder.flushChunk();
-      throw e;
-    }
-    try {
-      const checkpoint: Checkpoint = { resume: await log.resumePoint(), log: this.logName };
-      const kept = tried.filter((g) => !feeder.dropped.includes(g));
-      // rows that took in nothing and are at the point already need no batch (a warm open writes nothing)
-      await feeder.finish(checkpoint, made.length > 0, (g) => changed(g, checkpoint));
-      this.applied = checkpoint;
-      await this.commit(plans, [...built, ...kept], checkpoint, feeder.count);
-      return log;
-    } catch (e) {
-      await log.close().catch(() => undefined);
-      throw e;
-    }
-  }
-
-  /**
-   * After the read-through: the registry says which rows serve now (those built in the open,
-   * those tried and kept, those built before a crash), the slots answer from them, the builds
-   * left start in the background, and what is not used any more is released.
-   */
-  private async commit(
-    plans: readonly Plan<R>[],
-    built: readonly Generation<R>[],
-    checkpoint: Checkpoint,
-    fed: number,
-  ): Promise<void> {
-    const serving = [...built, ...plans.flatMap((p) => (p.current === null ? [] : [p.current]))];
-    const replaced = plans.flatMap((p) =>
-      p.previous !== null && built.some((g) => g.entry.projection === p.slot.definition.name) ? [p.previous] : [],
-    );
-    const released = [...plans.flatMap((p) => p.unused), ...replaced];
-    let registry = registryWith(this.store.registry, serving, 'serving');
-    registry = withRole(
-      registry,
-      released.map((g) => g.entry.id),
-      'retired',
-    );
-    if (JSON.stringify(registry) !== JSON.stringify(this.store.registry)) await this.store.writeRegistry(registry);
-    for (const plan of plans) {
-      const slot = plan.slot;
-      slot.serving = serving.find((g) => g.entry.projection === slot.definition.name) ?? null;
-      slot.previous = slot.serving === null ? plan.previous : null;
-      if (slot.serving !== null) slot.copy = null;
-      slot.why = slot.serving === null ? plan.why : null;
-    }
-    const left = plans.filter((p) => p.slot.serving === null);
-    this.noticeBuilds(plans, left, checkpoint.resume.position, fed);
-    if (left.length > 0)
-      await this.builds.start(
-        left.map((p) => p.slot),
-        checkpoint.resume,
-      );
-    for (const slot of this.slots.values()) if (slot.serving !== null) slot.settle.resolve();
-    this.builds.release(released);
-    this.writeStatus(true);
-  }
-
-  /**
-   * Rows for the plans' builds in the open, in a database that holds rows already when there is
-   * one. Those built in the open are registered (building) before anything of them is written;
-   * those tried, only if they are kept (their ids are taken all the same).
-   */
-  private async newGenerations(
-    plans: readonly Plan<R>[],
-    caughtUp: readonly Generation<R>[],
-  ): Promise<Generation<R>[]> {
-    if (plans.length === 0) return [];
-    let registry = this.store.registry;
-    let db = caughtUp.find((g) => g.db.damaged === null)?.entry.db;
-    if (db === undefined) {
-      if (this.store.folder === null) db = null;
-      else ({ registry, name: db } = newDatabase(registry));
-    }
-    const { registry: next, entries } = withGenerations(
-      registry,
-      plans.map((p) => ({
-        projection: p.slot.definition.name,
-        version: p.slot.definition.version,
-        db,
-        role: 'building',
-      })),
-    );
-    const inOpen = new Set(plans.flatMap((p, n) => (p.mode === 'open' ? [entries[n]?.id] : [])));
-    await this.store.writeRegistry({
-      next: next.next,
-      generations: next.generations.filter((g) => !entries.some((e) => e.id === g.id) || inOpen.has(g.id)),
-    });
-    const { database } = await this.store.database(db);
-    return entries.map((entry, n) => {
-      const generation = new Generation(entry, (plans[n] as Plan<R>).slot.definition, database);
-      generation.startEmpty();
-      return generation;
-    });
-  }
-
-  /** The engine's copy in memory of a projection, fed from the log's start. */
-  private async copyOf(definition: ProjectionDefinition<R>): Promise<Generation<R>> {
-    this.copies ??= await DatabaseStore.open(
-      new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
-      'memory',
-      true,
-    );
-    const { database } = await this.copies.database();
-    const entry: GenerationEntry = {
-      id: `${definition.name}.copy`,
-      projection: definition.name,
-      version: definition.version,
-      db: null,
-      role: 'serving',
-    };
-    const copy = new Generation(entry, definition, database);
-    copy.startEmpty();
-    return copy;
-  }
-
-  /**
    * An open that failed because rows did not hold: marks them not to be used. Gives whether the
    * failure was of that kind (and the open is to be tried again).
    */
@@ -437,30 +218,6 @@ export class ProjectionSet<R> {
       return damaged.length > 0;
     }
     return false;
-  }
-
-  /** Says once what the open builds, and why. */
-  private noticeBuilds(plans: readonly Plan<R>[], left: readonly Plan<R>[], records: Position, fed: number): void {
-    const builds = plans.filter((p) => p.mode !== null);
-    if (builds.length === 0) return;
-    const where = left.length > 0 ? ' (in the background)' : '';
-    const everything = builds.length === plans.length;
-    const whys = new Set(builds.map((p) => p.why));
-    if (everything && whys.size === 1) {
-      const [why] = whys;
-      if (why !== null && why !== undefined)
-        this.notice(`${this.name}: rebuilding the index from ${this.logName}${where}: ${why}`);
-      else if (records > 0 && (fed > 0 || left.length > 0))
-        this.notice(`${this.name}: built the index of ${this.logName} (${records} records)${where}`);
-      return;
-    }
-    for (const why of whys) {
-      const names = builds.filter((p) => p.why === why).map((p) => p.slot.definition.name);
-      const what = `${names.length === 1 ? 'the projection' : 'the projections'} ${names.join(', ')}`;
-      this.notice(
-        `${this.name}: ${why === null ? 'building' : 'rebuilding'} ${what} from ${this.logName}${where}${why === null ? '' : `: ${why}`}`,
-      );
-    }
   }
 
   // -- appends --------------------------------------------------------------------------------
@@ -611,7 +368,7 @@ export class ProjectionSet<R> {
     for (const slot of this.slots.values()) slot.settle.reject(new ClosedError(this.name));
     this.writeStatus(true);
     try {
-      await this.copies?.close();
+      await this.opening.close();
     } finally {
       await this.store.close();
     }
