@@ -12,6 +12,8 @@ export const TARGETS = {
     jsonl: 2.0,
     /** `Ledger.open` of the LevelDB backend, against the same bare loop. */
     level: 1.0,
+    /** `Ledger.open` of the LevelDB backend, against classic-level's bare iterator loop over the same folder. */
+    levelOfIterator: 0.9,
     /** The JSONL replay rate at the largest ledger against the rate at this size... */
     rateHeldFrom: 1_000_000,
     /** ... is at least this share of it: the state must not slow down as it grows. */
@@ -34,5 +36,15 @@ export const TARGETS = {
       { appenders: 1, ratio: 0.8 },
       { appenders: 16, ratio: 10 },
     ],
+  },
+  /**
+   * A point query (`isDecided`, `sentIds`, `conclusion`) on a 200,000-record ledger: within a few
+   * times the backend's bare point read of one record, and well under a millisecond.
+   */
+  points: {
+    /** The query's time over the bare point read's, at most. */
+    timesBare: 5,
+    /** The query's time in µs, at most. */
+    micros: 100,
   },
 } as const;
