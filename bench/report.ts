@@ -305,7 +305,7 @@ export function markdown(results: Results): string {
     '',
     ...table,
     '',
-    `LevelDB rows: the same ledgers imported once into a classic-level folder, and appends to a fresh one, against the same bare loops. Bare loops: replay is \`readFileSync\` + \`split('\\n')\` + \`JSON.parse\` of each line; append is \`writeSync\` + \`fdatasyncSync\` of each line (the same ${results.append.meanLineBytes}-byte lines on average that the engine writes). Every run's figures are in \`bench/results.json\`.`,
+    `LevelDB rows: the same ledgers imported once into a classic-level folder, and appends to a fresh one, against the same bare loops. Bare loops: replay is \`readFileSync\` + \`split('\\n')\` + \`JSON.parse\` of each line; append is \`writeSync\` + \`fdatasyncSync\` of each line (the same ${results.append.meanLineBytes}-byte lines on average that the engine writes). Point queries: µs per query, each awaited, against the backend's bare point read of one record in the same run; their ratio is the query's time over the read's. Every run's figures are in \`bench/results.json\`.`,
   ].join('\n');
 }
 
