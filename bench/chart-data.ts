@@ -179,6 +179,14 @@ export function ratioFigures({ run, index }: ChartInputs): RatioFigure[] {
         target: TARGETS.replay.level,
       });
   }
+  for (const r of run.replay) {
+    if (r.level?.limit !== undefined)
+      figures.push({
+        figure: `Replay ${count(r.records)}, LevelDB, of classic-level's iterator`,
+        ratio: r.level.limit.share,
+        target: TARGETS.replay.levelOfIterator,
+      });
+  }
   const largest = run.replay.reduce<ReplayResult | undefined>(
     (a, b) => (a === undefined || b.records > a.records ? b : a),
     undefined,

@@ -178,6 +178,19 @@ test('each chart is as wide as what it draws, with nothing cut off: from the fix
   for (const file of committed) assertFits(join(ROOT, 'docs', 'charts', file));
 });
 
+test("the ratio chart has the LevelDB replay's share of classic-level's iterator where the results hold it", () => {
+  const inputs = readInputs(FIXTURE);
+  const [first, ...rest] = inputs.run.replay;
+  assert.ok(first?.level !== undefined, "the fixture's first size has a LevelDB replay");
+  const limit = { engine: { perSecond: 1000 }, ratio: 0.5, share: 0.75 };
+  const replay = [{ ...first, level: { ...first.level, limit } }, ...rest];
+  const figures = ratioFigures({ ...inputs, run: { ...inputs.run, replay } });
+  assert.equal(
+    figures.filter((f) => f.figure.includes('iterator')).map((f) => [f.figure, f.ratio, f.target]),
+    [["Replay 100k, LevelDB, of classic-level's iterator", 0.75, 0.9]],
+  );
+});
+
 test('the ratio chart draws a bar per figure and a target tick on each, colored by whether it is met', async () => {
   const figures = ratioFigures(readInputs(FIXTURE));
   // the fixture's figures, each with the target the issue sets for it
