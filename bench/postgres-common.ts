@@ -5,10 +5,16 @@
  *
  * @module
  */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { encodeRecord } from '../lib/honcho/codec.js';
+import { postgresBackend } from '../backends/postgres/index.js';
+import { fillLedger } from '../lib/copy.js';
+import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
 import { Ledger } from '../lib/ledger.js';
+import { progress, progressDone, syntheticLedger } from './common.js';
 
 /** The bare loop's commits, in every run. */
 export const BARE = 2000;
@@ -73,4 +79,24 @@ export function logUriSync(uri: string, log: string): string {
   const url = new URL(uri);
   url.searchParams.set('log', log);
   return url.href;
+}
+
+/**
+ * The log `log` beside the one `base` names, filled with the synthetic ledger of `records`
+ * records (generated into `bench/data/` once, as the other benchmarks' are); gives its URI.
+ */
+export async function filledLog(base: string, log: string, records: number): Promise<string> {
+  const dataDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'data');
+  fs.mkdirSync(dataDir, { recursive: true });
+  const { file } = await syntheticLedger(dataDir, records, 1);
+  const uri = logUriSync(base, log);
+  const source = await Ledger.open(file, { readOnly: true });
+  const start = now();
+  await fillLedger(postgresBackend(uri, { codec: honchoCodec }), source.records(), (n) =>
+    progress(`filling ${log}: ${n}`),
+  );
+  progressDone();
+  await source.close();
+  console.log(`filled ${log} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`);
+  return uri;
 }

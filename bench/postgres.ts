@@ -15,6 +15,8 @@
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
+ * - Point queries (`bench/postgres-points.ts`): `isDecided`, `sentIds` and `conclusion` on a
+ *   200,000-record log, each beside a primary-key `SELECT` of one record's line.
  * - Follow latency: from `append` resolving to a follower in another process (a read-only log's
  *   `watch`, then `read`) having the record, p50 and p99.
  *
@@ -33,21 +35,20 @@
  * The server is the one `LEDGERSTORE_PG_URL` names, else a throwaway cluster
  * (`test/support/pg-cluster.ts`, fsync on). Figures go to stdout; nothing here judges them.
  *
- *     node dist/bench/postgres.js [--replay <records>] [--only <parts>]   (default 1,000,000; every part)
+ *     node dist/bench/postgres.js [--replay <records>] [--points <records>] [--only <parts>]
+ *     (default 1,000,000 replayed, 200,000 queried; every part)
  *     node dist/bench/postgres.js --scale
  *
  * `--only` runs some of the parts, comma-separated: `single`, `wal`, `many`, `processes`,
- * `follow`, `replay`. (`--child ...` is how it runs a measuring process.)
+ * `follow`, `replay`, `points`. (`--child ...` is how it runs a measuring process.)
  *
  * @module
  */
 import { execFileSync, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { postgresBackend } from '../backends/postgres/index.js';
-import { fillLedger } from '../lib/copy.js';
 import { ConflictError } from '../lib/errors.js';
 import { honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
@@ -55,10 +56,11 @@ import { Ledger } from '../lib/ledger.js';
 import type { AppendOptions, EventLog, LogBackend } from '../lib/log.js';
 import { checkRules } from '../test/support/guarantees.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
-import { childSays, progress, progressDone, syntheticLedger } from './common.js';
+import { childSays, progress, progressDone } from './common.js';
 import {
   BARE,
   bareCommits,
+  filledLog,
   logUriSync,
   type Met,
   now,
@@ -68,6 +70,7 @@ import {
   record,
   replay,
 } from './postgres-common.js';
+import { pointQueries } from './postgres-points.js';
 import { scale } from './postgres-scale.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -82,7 +85,7 @@ const WAL_COMMITS = 500;
 /** Rounds of each append measurement, taking turns with the bare loop; the median ratio is reported. */
 const ROUNDS = 3;
 /** The parts of a run, for `--only`. */
-const PARTS = ['single', 'wal', 'many', 'processes', 'follow', 'replay'];
+const PARTS = ['single', 'wal', 'many', 'processes', 'follow', 'replay', 'points'];
 
 /** How many transactions wrote the records of the log at `uri` (their distinct `xmin`): one flush each. */
 async function commitsOf(uri: string): Promise<number> {
@@ -408,21 +411,8 @@ async function main(): Promise<void> {
     );
   }
   if (parts.has('replay')) {
-    const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
-    fs.mkdirSync(dataDir, { recursive: true });
-    const { file } = await syntheticLedger(dataDir, replayRecords, 1);
     const replayLog = `replay-${replayRecords}`;
-    const replayUri = logUriSync(base, replayLog);
-    const source = await Ledger.open(file, { readOnly: true });
-    const start = now();
-    await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) =>
-      progress(`filling ${replayLog}: ${n}`),
-    );
-    progressDone();
-    await source.close();
-    console.log(
-      `filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`,
-    );
+    const replayUri = await filledLog(base, replayLog, replayRecords);
     const copies: number[] = [];
     const replays: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -433,6 +423,11 @@ async function main(): Promise<void> {
     console.log(
       `replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`,
     );
+  }
+  if (parts.has('points')) {
+    const pointsAt = process.argv.indexOf('--points');
+    const records = pointsAt === -1 ? 200_000 : Number(process.argv[pointsAt + 1]);
+    await pointQueries(await filledLog(base, `points-${records}`, records), `"${schema}".records`, records);
   }
   await admin.end();
 }
