@@ -1,11 +1,12 @@
 /**
  * The benchmark's targets, each a ratio to the bare loop measured in the same run (or, for
- * memory, a peak RSS): what the results table and the charts set each figure against.
+ * memory, a peak RSS; for a point query, also a time): what the results table and the charts
+ * set each figure against.
  *
  * @module
  */
 
-/** The targets of the replay, the read model's build and the appends. */
+/** The targets of the replay, the read model's build, the appends and the point queries. */
 export const TARGETS = {
   replay: {
     /** `Ledger.open` of a JSONL file, against the bare `JSON.parse` loop. */
