@@ -15,7 +15,8 @@
  * The charts are Vega-Lite specifications rendered to SVG by Vega in this process: no browser,
  * no canvas, no network (the data is inline). A series or a figure the results do not hold is
  * left out of its chart rather than drawn as zero, so that a results file written before a
- * figure was measured still draws.
+ * figure was measured still draws. What each chart draws is taken from the results files by
+ * `bench/chart-data.ts`.
  *
  * `node dist/bench/charts.js` draws them from the results in the repository into `docs/charts/`
  * (`make charts`; `make bench` runs it last); `--results <dir>` reads the results files from
@@ -28,287 +29,33 @@ import * as path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse, View } from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
+import {
+  type AppendPoint,
+  appendPoints,
+  BARE,
+  type ChartInputs,
+  count,
+  JSONL,
+  JSONL_INDEX_BENCH,
+  LEVEL,
+  MEMORY,
+  type RatioFigure,
+  READ_MODEL_BUILD,
+  READ_MODEL_WARM,
+  ratioFigures,
+  readInputs,
+  replayPeaks,
+  replayRates,
+  type SizePoint,
+  SYNC_LOOP,
+  TARGET,
+  USER,
+} from './chart-data.js';
 import { TARGETS } from './targets.js';
 import { measureTextAsHelvetica } from './text-width.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
 const ROOT = path.resolve(path.dirname(SCRIPT), '..', '..');
-
-// -- what the charts read of the results files -------------------------------------------------
-
-/** A rate measured a few times: the best, per second, and (when measured) the peak RSS of its process. */
-interface Rate {
-  readonly perSecond: number;
-  readonly peakMiB?: number;
-}
-
-/** What the charts read of one ledger size in `bench/results.json`'s `replay`. */
-interface ReplayEntry {
-  readonly records: number;
-  readonly bare: Rate;
-  readonly engine: Rate;
-  readonly ratio: number;
-  readonly level?: { readonly engine: Rate; readonly ratio: number };
-  readonly memory?: { readonly engine: Rate; readonly ratio: number };
-  readonly user?: { readonly engine: Rate; readonly ratio: number };
-}
-
-/** Appends by several callers at once: `bench/results.json`'s `append.concurrent` and any like it. */
-interface ConcurrentEntry {
-  readonly appenders: number;
-  readonly engine: Rate;
-  readonly ratio: number;
-  readonly level?: { readonly engine: Rate; readonly ratio: number };
-}
-
-/** What the charts read of `bench/results.json`. */
-export interface RunResults {
-  readonly date: string;
-  readonly machine: { readonly cpus: number; readonly cpuModel: string; readonly node: string };
-  readonly replay: readonly ReplayEntry[];
-  readonly append: {
-    readonly bare: Rate;
-    readonly engine: Rate;
-    readonly ratio: number;
-    readonly paired?: { readonly ratio: number };
-    readonly level?: { readonly engine: Rate; readonly ratio: number };
-    readonly [more: string]: unknown;
-  };
-}
-
-/** A measured process of the read model's benchmark: its time and its peak RSS. */
-interface Measured {
-  readonly ms: number;
-  readonly peakMiB: number;
-}
-
-/** What the charts read of `bench/index-results.json`. */
-export interface IndexResults {
-  readonly date: string;
-  readonly results: readonly {
-    readonly records: number;
-    readonly build: { readonly recordsPerSecond: number; readonly ms: number };
-    readonly warm: Measured;
-    readonly memory: Measured;
-    readonly bare: Measured;
-  }[];
-}
-
-/** The results files a set of charts is drawn from; the read model's is optional. */
-export interface ChartInputs {
-  readonly run: RunResults;
-  readonly index?: IndexResults;
-}
-
-/** The JSON of the results file `file`; an unreadable one is an error that names it and what writes it. */
-function readJson(file: string): unknown {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (e) {
-    throw new Error(`${file}: cannot read the results (${(e as Error).message}); \`make bench\` writes them`);
-  }
-}
-
-/**
- * Reads `results.json` and, when there, `index-results.json` from `dir`. A missing, unreadable
- * or misshapen `results.json`, or a present but unreadable or misshapen `index-results.json`,
- * is an error that names the file and what writes it.
- */
-export function readInputs(dir: string): ChartInputs {
-  const runFile = path.join(dir, 'results.json');
-  const indexFile = path.join(dir, 'index-results.json');
-  const run = readJson(runFile) as RunResults;
-  if (!Array.isArray(run.replay) || typeof run.append !== 'object' || run.append === null)
-    throw new Error(`${runFile}: no "replay" list or "append" object; \`make bench\` writes them`);
-  if (!fs.existsSync(indexFile)) return { run };
-  const index = readJson(indexFile) as IndexResults;
-  if (!Array.isArray(index.results) || index.results.length === 0)
-    throw new Error(`${indexFile}: no "results" list; \`node dist/bench/read-model.js\` writes it`);
-  return { run, index };
-}
-
-// -- the data each chart draws ----------------------------------------------------------------
-
-/** One point of a curve against the ledger's size. */
-interface SizePoint {
-  readonly series: string;
-  readonly records: number;
-  readonly value: number;
-}
-
-/** One figure that has a target, as a ratio to its bare loop. */
-export interface RatioFigure {
-  readonly figure: string;
-  readonly ratio: number;
-  readonly target: number;
-}
-
-/** One point of the append curve. */
-interface AppendPoint {
-  readonly series: string;
-  readonly appenders: number;
-  readonly perSecond: number;
-  /** A target's text: the ratio to the bare loop it asks for. */
-  readonly label?: string;
-}
-
-const JSONL = 'JSONL';
-const LEVEL = 'LevelDB';
-const MEMORY = 'in memory (memory:)';
-const USER = 'by hand: readline + JSON.parse + Map';
-const BARE = 'bare loop: JSON.parse of each line';
-const READ_MODEL_BUILD = 'read model cold build (LevelDB)';
-const READ_MODEL_WARM = 'read model: warm open + queries';
-const JSONL_INDEX_BENCH = 'JSONL replay + queries (read-model benchmark)';
-const SYNC_LOOP = 'bare loop: a write + fdatasync per record';
-const TARGET = 'target (a ratio to the bare loop)';
-
-/** A count of records as the axes show it: 100k, 1M. */
-function count(n: number): string {
-  if (n >= 1e6 && n % 1e6 === 0) return `${n / 1e6}M`;
-  if (n >= 1e3 && n % 1e3 === 0) return `${n / 1e3}k`;
-  return String(n);
-}
-
-/** The replay rates of every backend at every size `bench/results.json` holds, and the read model's builds. */
-export function replayRates({ run, index }: ChartInputs): SizePoint[] {
-  const points: SizePoint[] = [];
-  for (const r of run.replay) {
-    points.push({ series: JSONL, records: r.records, value: r.engine.perSecond });
-    if (r.level !== undefined) points.push({ series: LEVEL, records: r.records, value: r.level.engine.perSecond });
-    if (r.memory !== undefined) points.push({ series: MEMORY, records: r.records, value: r.memory.engine.perSecond });
-    if (r.user !== undefined) points.push({ series: USER, records: r.records, value: r.user.engine.perSecond });
-    points.push({ series: BARE, records: r.records, value: r.bare.perSecond });
-  }
-  for (const r of index?.results ?? [])
-    points.push({ series: READ_MODEL_BUILD, records: r.records, value: r.build.recordsPerSecond });
-  return points;
-}
-
-/**
- * The peak RSS of a replaying process at each size: from `bench/results.json` where it holds
- * them, and the read model's warm open from `bench/index-results.json`. The read-model
- * benchmark's in-memory replay (a JSONL replay, with the queries) stands in for the JSONL series
- * only when `bench/results.json` has no peaks, so that one series is never drawn twice.
- */
-export function replayPeaks({ run, index }: ChartInputs): SizePoint[] {
-  const points: SizePoint[] = [];
-  for (const r of run.replay) {
-    if (r.engine.peakMiB !== undefined) points.push({ series: JSONL, records: r.records, value: r.engine.peakMiB });
-    if (r.level?.engine.peakMiB !== undefined)
-      points.push({ series: LEVEL, records: r.records, value: r.level.engine.peakMiB });
-  }
-  const jsonlMeasured = points.some((p) => p.series === JSONL);
-  for (const r of index?.results ?? []) {
-    if (!jsonlMeasured) points.push({ series: JSONL_INDEX_BENCH, records: r.records, value: r.memory.peakMiB });
-    points.push({ series: READ_MODEL_WARM, records: r.records, value: r.warm.peakMiB });
-  }
-  return points;
-}
-
-/** Every appends-at-once entry of `append`: `concurrent`, and any other (or list of them) of its shape. */
-function concurrentEntries(append: RunResults['append']): ConcurrentEntry[] {
-  const isEntry = (v: unknown): v is ConcurrentEntry =>
-    typeof v === 'object' &&
-    v !== null &&
-    typeof (v as ConcurrentEntry).appenders === 'number' &&
-    typeof (v as ConcurrentEntry).engine?.perSecond === 'number' &&
-    typeof (v as ConcurrentEntry).ratio === 'number';
-  return Object.values(append)
-    .flatMap((v) => (Array.isArray(v) ? v : [v]))
-    .filter(isEntry)
-    .sort((a, b) => a.appenders - b.appenders);
-}
-
-/** The targets of appends by `appenders` callers, JSONL and LevelDB, where the issue sets one. */
-function appendTarget(appenders: number, backend: 'jsonl' | 'level'): number | undefined {
-  return TARGETS.append[backend].find((t) => t.appenders === appenders)?.ratio;
-}
-
-/** Each figure that has a target, in the order the results table lists them. */
-export function ratioFigures({ run, index }: ChartInputs): RatioFigure[] {
-  const figures: RatioFigure[] = [];
-  for (const r of run.replay)
-    figures.push({ figure: `Replay ${count(r.records)}, JSONL`, ratio: r.ratio, target: TARGETS.replay.jsonl });
-  for (const r of run.replay) {
-    if (r.level !== undefined)
-      figures.push({
-        figure: `Replay ${count(r.records)}, LevelDB`,
-        ratio: r.level.ratio,
-        target: TARGETS.replay.level,
-      });
-  }
-  const largest = run.replay.reduce<ReplayEntry | undefined>(
-    (a, b) => (a === undefined || b.records > a.records ? b : a),
-    undefined,
-  );
-  const million = run.replay.find((r) => r.records === TARGETS.replay.rateHeldFrom);
-  if (largest !== undefined && million !== undefined && largest.records > million.records) {
-    figures.push({
-      figure: `Replay rate, ${count(largest.records)} against ${count(million.records)}`,
-      ratio: Math.round((1000 * largest.engine.perSecond) / million.engine.perSecond) / 1000,
-      target: TARGETS.replay.rateHeld,
-    });
-  }
-  const largestIndex = index?.results.reduce((a, b) => (b.records > a.records ? b : a));
-  if (largestIndex !== undefined) {
-    figures.push({
-      figure: `Read model cold build, ${count(largestIndex.records)}`,
-      ratio: Math.round((100 * largestIndex.bare.ms) / largestIndex.build.ms) / 100,
-      target: TARGETS.readModelBuild,
-    });
-  }
-  const a = run.append;
-  const one = appendTarget(1, 'jsonl');
-  if (one !== undefined) {
-    figures.push({ figure: 'Append, 1 appender', ratio: a.ratio, target: one });
-    if (a.paired !== undefined)
-      figures.push({ figure: 'Append, 1 appender, paired', ratio: a.paired.ratio, target: one });
-  }
-  const concurrent = concurrentEntries(a);
-  for (const c of concurrent) {
-    const target = appendTarget(c.appenders, 'jsonl');
-    if (target !== undefined) figures.push({ figure: `Append, ${c.appenders} appenders`, ratio: c.ratio, target });
-  }
-  const levelOne = appendTarget(1, 'level');
-  if (a.level !== undefined && levelOne !== undefined)
-    figures.push({ figure: 'Append, LevelDB, 1 appender', ratio: a.level.ratio, target: levelOne });
-  for (const c of concurrent) {
-    const target = appendTarget(c.appenders, 'level');
-    if (c.level !== undefined && target !== undefined)
-      figures.push({ figure: `Append, LevelDB, ${c.appenders} appenders`, ratio: c.level.ratio, target });
-  }
-  return figures;
-}
-
-/**
- * Append throughput by the number of appenders, JSONL and LevelDB; the one-sync-per-record loop
- * (flat: it has one caller); and, where a target is set, the throughput the target asks for.
- */
-export function appendPoints({ run }: ChartInputs): AppendPoint[] {
-  const a = run.append;
-  const concurrent = concurrentEntries(a);
-  const points: AppendPoint[] = [{ series: JSONL, appenders: 1, perSecond: a.engine.perSecond }];
-  for (const c of concurrent) points.push({ series: JSONL, appenders: c.appenders, perSecond: c.engine.perSecond });
-  if (a.level !== undefined) points.push({ series: LEVEL, appenders: 1, perSecond: a.level.engine.perSecond });
-  for (const c of concurrent) {
-    if (c.level !== undefined)
-      points.push({ series: LEVEL, appenders: c.appenders, perSecond: c.level.engine.perSecond });
-  }
-  const counts = [1, ...concurrent.map((c) => c.appenders)];
-  for (const appenders of counts) points.push({ series: SYNC_LOOP, appenders, perSecond: a.bare.perSecond });
-  for (const appenders of counts) {
-    const target = appendTarget(appenders, 'jsonl');
-    if (target !== undefined)
-      points.push({
-        series: TARGET,
-        appenders,
-        perSecond: Math.round(target * a.bare.perSecond),
-        label: `≥ ${target}×`,
-      });
-  }
-  return points;
-}
 
 // -- the charts --------------------------------------------------------------------------------
 

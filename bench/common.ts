@@ -1,5 +1,5 @@
 /**
- * What the two benchmarks (`bench/run.ts`, `bench/read-model.ts`) share: the synthetic ledgers
+ * What the benchmarks (`bench/run.ts` and its measurements, `bench/read-model.ts`) share: the synthetic ledgers
  * they measure, made once and kept in `bench/data/`; a measurement run in a fresh Node.js process;
  * the queries memoryd makes at start and the bare loop that reads a ledger of any size through;
  * the progress line on a terminal; and the generated sections of the docs that their figures go
@@ -169,3 +169,19 @@ export function readThroughInChunks(file: string): number {
 export function peakRssMiB(): number {
   return Math.round((process.resourceUsage().maxRSS * 1024 * 10) / (1 << 20)) / 10;
 }
+
+/** The seed of the synthetic ledgers and of the appended records. */
+export const SEED = 1;
+
+/** What a measuring child reports: how many records (queries) it handled, in how many seconds. */
+export interface Timing {
+  readonly count: number;
+  readonly seconds: number;
+  /** The measuring process's peak RSS in MiB, after the replay and memoryd's start-up queries. */
+  readonly peakMiB?: number;
+  /** An engine's append loop: the CPU (user and system) the process spent in it, the cost on tmpfs. */
+  readonly cpuSeconds?: number;
+}
+
+/** The monotonic clock, in seconds. */
+export const now = (): number => performance.now() / 1000;

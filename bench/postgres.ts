@@ -15,10 +15,12 @@
  * - Replay: `Ledger.open(uri, { readOnly: true })` of a 1M-record ledger (copied from the
  *   synthetic JSONL ledger once, untimed), against a bare `COPY (SELECT line ...) TO STDOUT`
  *   of the same rows through `psql`.
+ * - Point queries (`bench/postgres-points.ts`): `isDecided`, `sentIds` and `conclusion` on a
+ *   200,000-record log, each beside a primary-key `SELECT` of one record's line.
  * - Follow latency: from `append` resolving to a follower in another process (a read-only log's
  *   `watch`, then `read`) having the record, p50 and p99.
  *
- * With `--scale`, instead, what `docs/scaling.md` projects from:
+ * With `--scale`, instead, what `docs/scaling.md` projects from (`bench/postgres-scale.ts`):
  *
  * - the lock's hold time by batch size: one session appending batches of 1, 16, 128, 1024
  *   records one after another; the log's row lock is held from the statement's start to its
@@ -33,33 +35,45 @@
  * The server is the one `LEDGERSTORE_PG_URL` names, else a throwaway cluster
  * (`test/support/pg-cluster.ts`, fsync on). Figures go to stdout; nothing here judges them.
  *
- *     node dist/bench/postgres.js [--replay <records>] [--only <parts>]   (default 1,000,000; every part)
+ *     node dist/bench/postgres.js [--replay <records>] [--points <records>] [--only <parts>]
+ *     (default 1,000,000 replayed, 200,000 queried; every part)
  *     node dist/bench/postgres.js --scale
  *
  * `--only` runs some of the parts, comma-separated: `single`, `wal`, `many`, `processes`,
- * `follow`, `replay`. (`--child ...` is how it runs a measuring process.)
+ * `follow`, `replay`, `points`. (`--child ...` is how it runs a measuring process.)
  *
  * @module
  */
 import { execFileSync, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { postgresBackend } from '../backends/postgres/index.js';
-import { fillLedger } from '../lib/copy.js';
 import { ConflictError } from '../lib/errors.js';
-import { encodeRecord, honchoCodec } from '../lib/honcho/codec.js';
+import { honchoCodec } from '../lib/honcho/codec.js';
 import type { Record } from '../lib/honcho/record.js';
-import { workload } from '../lib/honcho/synthetic.js';
 import { Ledger } from '../lib/ledger.js';
 import type { AppendOptions, EventLog, LogBackend } from '../lib/log.js';
 import { checkRules } from '../test/support/guarantees.js';
 import { logUri, pgServer } from '../test/support/pg-cluster.js';
-import { childSays, progress, progressDone, syntheticLedger } from './common.js';
+import { childSays, progress, progressDone } from './common.js';
+import {
+  BARE,
+  bareCommits,
+  filledLog,
+  logUriSync,
+  type Met,
+  now,
+  percentile,
+  perSecond,
+  type Rate,
+  record,
+  replay,
+} from './postgres-common.js';
+import { pointQueries } from './postgres-points.js';
+import { scale } from './postgres-scale.js';
 
 const SCRIPT = fileURLToPath(import.meta.url);
-const BARE = 2000;
 const SINGLE = 2000;
 const CONCURRENT = 8000;
 const APPENDERS = 16;
@@ -71,33 +85,7 @@ const WAL_COMMITS = 500;
 /** Rounds of each append measurement, taking turns with the bare loop; the median ratio is reported. */
 const ROUNDS = 3;
 /** The parts of a run, for `--only`. */
-const PARTS = ['single', 'wal', 'many', 'processes', 'follow', 'replay'];
-
-const now = (): number => performance.now() / 1000;
-const record = (who: string, n: number, why = 'bench'): Record => ({
-  type: 'decided',
-  time: '2026-09-28T10:00:00.000Z',
-  item: { type: 'turn', session: `bench-${who}`, turn: n },
-  action: n % 4 === 0 ? { type: 'skip', why } : { type: 'turn', workspace: 'trusted', speaker: why },
-});
-
-interface Rate {
-  readonly count: number;
-  readonly seconds: number;
-  /** What the appends met on the way, when counted. */
-  readonly met?: Met;
-}
-
-/**
- * What a ledger's appends met: the log's appends (batches) it made, the conflicts among them,
- * and others' records its appends went past; and, for the log, the transactions that wrote it.
- */
-interface Met {
-  appends: number;
-  conflicts: number;
-  passed: number;
-  commits?: number;
-}
+const PARTS = ['single', 'wal', 'many', 'processes', 'follow', 'replay', 'points'];
 
 /** How many transactions wrote the records of the log at `uri` (their distinct `xmin`): one flush each. */
 async function commitsOf(uri: string): Promise<number> {
@@ -143,23 +131,6 @@ function counting(backend: LogBackend<Record>, met: Met): LogBackend<Record> {
     },
   };
 }
-const perSecond = ({ count, seconds }: Rate): number => count / seconds;
-
-/** `n` single-row INSERTs, each its own commit, `synchronous_commit` on. */
-async function bareCommits(uri: string, table: string, n: number): Promise<Rate> {
-  const client = new pg.Client({ connectionString: uri.replace(/[?&](log|schema)=[^&]*/g, '') });
-  await client.connect();
-  try {
-    await client.query('SET synchronous_commit = on');
-    const line = encodeRecord(record('bare', 1));
-    const start = now();
-    for (let i = 0; i < n; i++) await client.query(`INSERT INTO ${table} (line) VALUES ($1)`, [line]);
-    return { count: n, seconds: now() - start };
-  } finally {
-    await client.end();
-  }
-}
-
 /** `n` records appended to a fresh log by `appenders` callers at once (1: each awaited). */
 async function ledgerAppends(uri: string, who: string, n: number, appenders: number, met?: Met): Promise<Rate> {
   const ledger = await Ledger.open(
@@ -330,18 +301,7 @@ function bareCopyOut(uri: string, schema: string, log: string): Rate {
   return { count, seconds };
 }
 
-async function replay(uri: string): Promise<Rate> {
-  const start = now();
-  const ledger = await Ledger.open(uri, { readOnly: true });
-  const seconds = now() - start;
-  const count = ledger.size;
-  await ledger.close();
-  return { count, seconds };
-}
-
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-const percentile = (sorted: readonly number[], p: number): number =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
 
 async function main(): Promise<void> {
   const replayAt = process.argv.indexOf('--replay');
@@ -451,21 +411,8 @@ async function main(): Promise<void> {
     );
   }
   if (parts.has('replay')) {
-    const dataDir = path.join(path.dirname(SCRIPT), '..', '..', 'bench', 'data');
-    fs.mkdirSync(dataDir, { recursive: true });
-    const { file } = await syntheticLedger(dataDir, replayRecords, 1);
     const replayLog = `replay-${replayRecords}`;
-    const replayUri = logUriSync(base, replayLog);
-    const source = await Ledger.open(file, { readOnly: true });
-    const start = now();
-    await fillLedger(postgresBackend(replayUri, { codec: honchoCodec }), source.records(), (n) =>
-      progress(`filling ${replayLog}: ${n}`),
-    );
-    progressDone();
-    await source.close();
-    console.log(
-      `filled ${replayLog} in ${(now() - start).toFixed(1)} s (copyLedger's path: 10,000 records per append)`,
-    );
+    const replayUri = await filledLog(base, replayLog, replayRecords);
     const copies: number[] = [];
     const replays: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -477,144 +424,12 @@ async function main(): Promise<void> {
       `replay of ${replayRecords} records: ${Math.round(median(replays))} records/s; bare COPY out ${Math.round(median(copies))} rows/s; ratio ${ratio.toFixed(2)}x`,
     );
   }
+  if (parts.has('points')) {
+    const pointsAt = process.argv.indexOf('--points');
+    const records = pointsAt === -1 ? 200_000 : Number(process.argv[pointsAt + 1]);
+    await pointQueries(await filledLog(base, `points-${records}`, records), `"${schema}".records`, records);
+  }
   await admin.end();
-}
-
-/** `uri` (of log bench-bare) for another log. */
-function logUriSync(uri: string, log: string): string {
-  const url = new URL(uri);
-  url.searchParams.set('log', log);
-  return url.href;
-}
-
-/** Mean seconds of `n` calls of `call`, one after another. */
-async function meanSeconds(n: number, call: (k: number) => Promise<unknown>): Promise<number> {
-  const start = now();
-  for (let k = 0; k < n; k++) await call(k);
-  return (now() - start) / n;
-}
-
-/** `writers` callers, each with a session (a `Ledger`, or a raw log appending blind) of its own, `each` records apiece. */
-async function writersAppend(
-  uri: string,
-  writers: number,
-  each: number,
-  through: 'ledger' | 'raw',
-  admin: pg.Client,
-): Promise<{ rate: number; p50: number; p99: number; sessions: number }> {
-  const opened = await Promise.all(
-    Array.from({ length: writers }, async () =>
-      through === 'ledger' ? await Ledger.open(uri) : await postgresBackend(uri, { codec: honchoCodec }).open(),
-    ),
-  );
-  const latencies: number[] = [];
-  try {
-    const start = now();
-    await Promise.all(
-      opened.map(async (writer, w) => {
-        for (let n = 0; n < each; n++) {
-          const r = record(`w${w}`, n);
-          const at = now();
-          if (writer instanceof Ledger) await writer.append(r);
-          else await writer.append([r]);
-          latencies.push((now() - at) * 1000);
-        }
-      }),
-    );
-    const seconds = now() - start;
-    latencies.sort((a, b) => a - b);
-    const { rows } = await admin.query<{ n: string }>(
-      "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'ledgerstore-%'",
-    );
-    return {
-      rate: (writers * each) / seconds,
-      p50: percentile(latencies, 50),
-      p99: percentile(latencies, 99),
-      sessions: Number(rows[0]?.n) / writers,
-    };
-  } finally {
-    await Promise.all(opened.map((writer) => writer.close()));
-  }
-}
-
-async function scale(): Promise<void> {
-  const { schema } = await pgServer();
-  const base = await logUri('scale-bare');
-  const plain = base.replace(/[?&](log|schema)=[^&]*/g, '');
-  const admin = new pg.Client({ connectionString: plain });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    await admin.query(`CREATE TABLE IF NOT EXISTS "${schema}".bench_bare (line text NOT NULL)`);
-    const bare = perSecond(await bareCommits(base, `"${schema}".bench_bare`, BARE));
-    const roundTrip = await meanSeconds(500, () => admin.query('SELECT 1'));
-    console.log(
-      `bare commit loop ${Math.round(bare)}/s (${(1000 / bare).toFixed(2)} ms a commit); a SELECT 1 round trip ${(roundTrip * 1000).toFixed(3)} ms`,
-    );
-
-    const records = [...workload({ records: 20_000, seed: 5 })];
-    const log = await postgresBackend(logUriSync(base, `scale-batches-${process.pid}`), { codec: honchoCodec }).open();
-    try {
-      let at = 0;
-      for (const [size, calls] of [
-        [1, 400],
-        [16, 200],
-        [128, 60],
-        [1024, 12],
-      ] as const) {
-        const seconds = await meanSeconds(calls, async () => {
-          await log.append(records.slice(at % 10_000, (at % 10_000) + size));
-          at += size;
-        });
-        console.log(
-          `batches of ${size}: an append ${(seconds * 1000).toFixed(2)} ms, the lock held about ${((seconds - roundTrip) * 1000).toFixed(2)} ms; one session ${Math.round(size / seconds)} records/s`,
-        );
-      }
-    } finally {
-      await log.close();
-    }
-
-    // 100 Ledgers would need more sessions than the test cluster's max_connections (200)
-    for (const writers of [1, 4, 16, 64]) {
-      const each = Math.max(20, Math.round(2000 / writers));
-      const ledger = await writersAppend(
-        logUriSync(base, `scale-ledgers-${writers}-${process.pid}`),
-        writers,
-        each,
-        'ledger',
-        admin,
-      );
-      const raw = await writersAppend(
-        logUriSync(base, `scale-raw-${writers}-${process.pid}`),
-        writers,
-        each,
-        'raw',
-        admin,
-      );
-      console.log(
-        `${writers} writers, ${each} records each: Ledger ${Math.round(ledger.rate)} records/s (p50 ${ledger.p50.toFixed(1)} ms, p99 ${ledger.p99.toFixed(1)} ms, ${ledger.sessions.toFixed(1)} sessions a writer); raw sessions without expectedHead ${Math.round(raw.rate)}/s (p50 ${raw.p50.toFixed(1)} ms, p99 ${raw.p99.toFixed(1)} ms)`,
-      );
-    }
-
-    const filled = `scale-size-${process.pid}`;
-    const sized = [...workload({ records: 100_000, seed: 7 })];
-    await fillLedger(postgresBackend(logUriSync(base, filled), { codec: honchoCodec }), sized);
-    const { rows } = await admin.query<{ bytes: string; lines: string }>(
-      `SELECT pg_total_relation_size('"${schema}".records')::text AS bytes,
-              (SELECT sum(octet_length(line)) FROM "${schema}".records WHERE log = $1)::text AS lines`,
-      [filled],
-    );
-    const { rows: counted } = await admin.query<{ n: string }>(`SELECT count(*)::text AS n FROM "${schema}".records`);
-    const total = Number(counted[0]?.n);
-    const bytes = Number(rows[0]?.bytes);
-    console.log(
-      `storage: ${Math.round(bytes / total)} bytes a record, tables and indexes (${total} records in the schema; this log's lines average ${Math.round(Number(rows[0]?.lines) / sized.length)} bytes)`,
-    );
-    const opened = await childSays<Rate>([SCRIPT, '--child', 'replay', logUriSync(base, filled)], 'replay');
-    console.log(`read-only open of 100k records: ${Math.round(perSecond(opened))} records/s`);
-  } finally {
-    await admin.end();
-  }
 }
 
 const [flag, kind, ...rest] = process.argv.slice(2);

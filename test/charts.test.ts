@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { DOMParser, type Element } from '@xmldom/xmldom';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { main, ratioFigures, readInputs, writeCharts } from '../bench/charts.js';
+import { ratioFigures, readInputs } from '../bench/chart-data.js';
+import { main, writeCharts } from '../bench/charts.js';
 import { layoutWidth } from '../bench/text-width.js';
 import { withHome } from './support/ledger.js';
 import { ROOT } from './support/packed.js';
@@ -175,6 +176,19 @@ test('each chart is as wide as what it draws, with nothing cut off: from the fix
   const committed = readdirSync(join(ROOT, 'docs', 'charts')).filter((f) => f.endsWith('.svg'));
   assert.equal(committed.sort(), ['append.svg', 'ratios.svg', 'replay-rate.svg', 'replay-rss.svg']);
   for (const file of committed) assertFits(join(ROOT, 'docs', 'charts', file));
+});
+
+test("the ratio chart has the LevelDB replay's share of classic-level's iterator where the results hold it", () => {
+  const inputs = readInputs(FIXTURE);
+  const [first, ...rest] = inputs.run.replay;
+  assert.ok(first?.level !== undefined, "the fixture's first size has a LevelDB replay");
+  const limit = { engine: { perSecond: 1000 }, ratio: 0.5, share: 0.75 };
+  const replay = [{ ...first, level: { ...first.level, limit } }, ...rest];
+  const figures = ratioFigures({ ...inputs, run: { ...inputs.run, replay } });
+  assert.equal(
+    figures.filter((f) => f.figure.includes('iterator')).map((f) => [f.figure, f.ratio, f.target]),
+    [["Replay 100k, LevelDB, of classic-level's iterator", 0.75, 0.9]],
+  );
 });
 
 test('the ratio chart draws a bar per figure and a target tick on each, colored by whether it is met', async () => {
