@@ -69,11 +69,14 @@ charts: build
 clean:
 	rm -rf dist demo bench/data
 
-# The crash and fuzz harnesses (test/crash, test/fuzz) at ten times their `make test` counts.
+# The crash and fuzz harnesses (test/crash, test/fuzz) at ten times their `make test` counts, and
+# the conformance suites (test/conformance) and the read model's tests at their full workloads.
 .PHONY: torture coverage
 torture: build
 	LEDGERSTORE_TORTURE=10 node dist/test/run.js crash/
 	LEDGERSTORE_TORTURE=10 node dist/test/run.js fuzz/
+	LEDGERSTORE_TORTURE=10 node dist/test/run.js conformance/
+	LEDGERSTORE_TORTURE=10 node dist/test/run.js read-model
 
 # Every test under c8, mapped back to the .ts sources (the build writes source maps); then the
 # branch coverage of each backend and the branches of them that no test took.
