@@ -58,6 +58,8 @@ function checkInstalled(project: Consumer): void {
     'dist/lib/index.js',
     'dist/lib/index.d.ts',
     'dist/lib/cli.js',
+    // read at run time by the PostgreSQL backend (versions.ts): the build copies it beside its module
+    'dist/backends/postgres/sql/v1.sql',
   ]) {
     assert.ok(existsSync(join(installed, file)), `the package has ${file}`);
   }

@@ -11,6 +11,12 @@
  * chunk itself (one `copyWithin` a row), and the chunk is handed on: nothing is allocated but
  * for the few bytes of a header that a chunk cuts in two.
  *
+ * That is a reach below node-postgres's public API (its connection's `stream`, its one `data`
+ * listener, `query`), written for {@link PG_VERSION}, which package.json pins; a test fails when
+ * the installed pg is another. A connection of another shape is refused before anything is
+ * sent, in words (`submit` gives node-postgres the error, which fails the copy's stream, and the
+ * read's `LEDGER_IO` says what to install), never read wrongly.
+ *
  * @module
  */
 import { Readable, type ReadableOptions } from 'node:stream';
@@ -25,6 +31,9 @@ const NOTIFICATION_RESPONSE = 0x41;
 const PARAMETER_STATUS = 0x53;
 /** A message's code and length. */
 const HEADER = 5;
+
+/** The node-postgres whose connection this reads below its API. */
+export const PG_VERSION = '8.23.1';
 
 /** The part of node-postgres's connection the copy reads: its socket's stream. */
 interface Connection {
@@ -65,18 +74,26 @@ export class CopyOut extends Readable implements pg.Submittable {
     this.deadlineMs = deadlineMs;
   }
 
-  /** Called by node-postgres when the copy's turn comes on the connection. */
-  submit(connection: pg.Connection): void {
+  /**
+   * Called by node-postgres when the copy's turn comes on the connection. A connection of
+   * another shape than {@link PG_VERSION}'s is not read: the error is returned, which
+   * node-postgres hands to {@link handleError} with nothing sent.
+   */
+  submit(connection: pg.Connection): Error | undefined {
+    const why = unreadable(connection);
+    if (why !== null)
+      return new Error(
+        `node-postgres's connection is not the one this ledgerstore reads a COPY from (${why}; it was written for pg ${PG_VERSION}): install pg ${PG_VERSION}, as ledgerstore's package.json pins it`,
+      );
     const c = connection as unknown as Connection;
     this.connection = c;
-    const listeners = c.stream.listeners('data') as ((chunk: Buffer) => void)[];
-    if (listeners.length !== 1) throw new Error(`a COPY expects one reader of the connection, not ${listeners.length}`);
-    this.pgData = listeners[0] as (chunk: Buffer) => void;
+    this.pgData = c.stream.listeners('data')[0] as (chunk: Buffer) => void;
     c.stream.removeListener('data', this.pgData);
     c.stream.pause();
     c.stream.on('readable', this.onReadable);
     c.query(this.text);
     this.watchStall(false);
+    return undefined;
   }
 
   override _read(): void {
@@ -197,4 +214,15 @@ export class CopyOut extends Readable implements pg.Submittable {
 
   /** Called by node-postgres once the connection is ready for the next query. */
   handleReadyForQuery(): void {}
+}
+
+/** What the copy needs of `connection` and it lacks, or `null` when it has all. */
+function unreadable(connection: unknown): string | null {
+  const c = connection as { stream?: unknown; query?: unknown } | null;
+  if (typeof c?.query !== 'function') return 'it has no query()';
+  const stream = c.stream as Partial<Readable> | null | undefined;
+  for (const method of ['read', 'listeners', 'removeListener', 'on', 'pause', 'resume', 'destroy'] as const)
+    if (typeof stream?.[method] !== 'function') return `its stream has no ${method}()`;
+  const readers = (stream as Readable).listeners('data').length;
+  return readers === 1 ? null : `its stream has ${readers} readers of its data, not node-postgres's one`;
 }

@@ -74,7 +74,14 @@ export type { Unwatch } from '../../lib/log.js';
 export { type LogPresence, postgresLogPresence } from './exists.js';
 export type { FillKind } from './lifecycle.js';
 export type { LogState } from './schema.js';
-export { FORMAT, MIGRATIONS, SCHEMA_VERSION } from './schema.js';
+export {
+  FORMAT,
+  MIGRATIONS,
+  type Migration,
+  PRE_RELEASE_FORMAT,
+  PreReleaseSchemaError,
+  SCHEMA_VERSION,
+} from './schema.js';
 export type { Timeouts } from './timeouts.js';
 export { DEFAULT_LOG, DEFAULT_SCHEMA, isPostgresUri, type PostgresServer } from './uri.js';
 

@@ -125,11 +125,12 @@ export async function lookAt(db: Queryable, place: PostgresPlace): Promise<LogSt
     const {
       rows: [row],
     } = await db.query<{ head: string; unfinished: string | null }>(
-      `SELECT head, ${version >= SCHEMA_VERSION ? 'unfinished' : 'NULL AS unfinished'} FROM ${identifier(place.schema)}.logs WHERE name = $1`,
+      `SELECT head, unfinished FROM ${identifier(place.schema)}.logs WHERE name = $1`,
       [place.log],
     );
     return row === undefined ? null : { head: positionOf(place.name, row.head), unfinished: row.unfinished };
   } catch (e) {
+    if (e instanceof LedgerError) throw e;
     throw serverFailure(place.name, `looking at the log ${place.log}`, e);
   }
 }

@@ -53,7 +53,8 @@ export type RunbookAnchor =
   | 'level-folder-damaged'
   | 'level-format-upgrade'
   | 'index-build-failed'
-  | 'postgres-server';
+  | 'postgres-server'
+  | 'postgres-pre-release-schema';
 
 /** memoryd's pointer for a damaged ledger, as its errors print it. */
 export const RUNBOOK = 'see docs/runbook.md#honcho-ledger-damaged';

@@ -1,225 +1,167 @@
 /**
- * A schema of an earlier version: a writable open migrates it, in place and whole, and the log
- * goes on with what it held; a read-only open changes nothing and says what to do; a writer of
- * the earlier version, still running, can no longer write it.
- *
- * The version-1 schema is made by its own migration (`MIGRATIONS[0]`, never changed once
- * released), and written by its own append function, as a ledgerstore of that version did.
+ * The schema's versions: a fresh schema is `sql/v1.sql`, version 1 of `ledgerstore/postgres`;
+ * the runner brings a schema through a later version's migration (a test-only one, in a file of
+ * its own, as the next real version will be), in the open's transaction, and a step that fails
+ * changes nothing; a schema of the pre-release builds (`ledgerstore/pg`, versions 1 to 5) is
+ * refused by every open, with the runbook's words, and nothing is changed.
  */
-import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MIGRATIONS, postgresBackend, SCHEMA_VERSION } from '../../backends/postgres/index.js';
-import { encodeRecord, honchoCodec, type Record } from '../../lib/index.js';
+import { FORMAT, MIGRATIONS, postgresBackend, SCHEMA_VERSION } from '../../backends/postgres/index.js';
+import { PRE_RELEASE_FORMAT, PreReleaseSchemaError } from '../../backends/postgres/schema.js';
+import { placeOf } from '../../backends/postgres/uri.js';
+import { migrate } from '../../backends/postgres/versions.js';
+import { LedgerIoError } from '../../lib/errors.js';
+import { honchoCodec, type Record } from '../../lib/index.js';
 import { all, decided, rejects, skip, turn } from '../support/ledger.js';
 import { freshLog, logUri, otherSchema, withAdmin } from '../support/pg-cluster.js';
 
-const record = (n: number): Record => decided(turn('old', n), n % 2 === 0 ? skip('old') : undefined);
+const record = (n: number): Record => decided(turn('m', n), n % 2 === 0 ? skip('m') : undefined);
 
-test('a version-1 schema: read-only it is refused unchanged; a writable open migrates it and the log goes on', async () => {
-  const schema = await otherSchema('m');
-  const log = freshLog();
-  const uri = (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
-  const [first] = MIGRATIONS;
-  assert.is(first?.version, 1);
-  await withAdmin(async (admin) => {
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    for (const statement of first?.statements(schema) ?? []) await admin.query(statement);
-    await admin.query(`INSERT INTO "${schema}".logs (name) VALUES ($1)`, [log]);
-    for (const batch of [[0, 1], [2], [3, 4, 5]])
-      await admin.query(`SELECT * FROM "${schema}".append($1, NULL, $2, $3)`, [
-        log,
-        randomUUID(),
-        batch.map((n) => encodeRecord(record(n))),
-      ]);
-  });
-  const old = Array.from({ length: 6 }, (_, n) => record(n));
+/** A log's URI in the schema `schema`. */
+async function uriIn(schema: string, log = freshLog()): Promise<string> {
+  return (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
+}
+
+test('a fresh schema is version 1 of ledgerstore/postgres, made from sql/v1.sql', async () => {
+  assert.equal(
+    MIGRATIONS.map((m) => [m.version, m.file.pathname.split('/').slice(-2).join('/')]),
+    [[1, 'sql/v1.sql']],
+  );
+  assert.is(SCHEMA_VERSION, 1);
+  const schema = await otherSchema('f');
   try {
-    const backend = postgresBackend(uri, { codec: honchoCodec });
-    await rejects(
-      backend.open({ readOnly: true }),
-      'LEDGER_DAMAGED',
-      new RegExp(
-        `the schema ${schema} is in version 1 of ledgerstore's PostgreSQL format, which this ledgerstore does not read \\(it reads version ${SCHEMA_VERSION}\\): open it for writing once, which migrates it`,
-      ),
-    );
-    await withAdmin(async (admin) => {
-      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: 1 }], 'unchanged');
-    });
-
-    const writer = await backend.open();
-    assert.is(writer.head, 6);
-    assert.equal(await all(writer), old, 'every record it held, in order');
-    assert.equal(await writer.append([record(6), record(7)]), { from: 6, head: 8 });
-    await withAdmin(async (admin) => {
-      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: SCHEMA_VERSION }]);
-      assert.equal(
-        (await admin.query('SELECT to_regclass($1) AS there', [`"${schema}".batches`])).rows,
-        [{ there: null }],
-        'the batches table is gone',
-      );
-      const { rows } = await admin.query<{ position: string }>(
-        `SELECT position FROM "${schema}".records WHERE log = $1 AND batch IS NOT NULL`,
-        [log],
-      );
-      assert.equal(rows, [{ position: '6' }], "the new batch's id is on its first record");
-      // a ledgerstore of version 1 still running: its append is refused, nothing written
-      const e = await admin
-        .query(`SELECT * FROM "${schema}".append($1, NULL, $2, $3)`, [log, randomUUID(), [encodeRecord(record(8))]])
-        .then(
-          () => null,
-          (failure: unknown) => failure,
-        );
-      assert.is((e as { code?: unknown } | null)?.code, '42883', 'no function of the old signature');
-    });
+    const writer = await postgresBackend(await uriIn(schema), { codec: honchoCodec }).open();
+    assert.equal(await writer.append([record(0)]), { from: 0, head: 1 });
     await writer.close();
-    const reader = await backend.open({ readOnly: true });
-    assert.equal(await all(reader), [...old, record(6), record(7)]);
-    await reader.close();
+    await withAdmin(async (admin) => {
+      assert.equal((await admin.query(`SELECT format, version FROM "${schema}".meta`)).rows, [
+        { format: 'ledgerstore/postgres', version: 1 },
+      ]);
+    });
   } finally {
-    await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));
+    await withAdmin((admin) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
   }
 });
 
-test('a version-3 schema, written by its keyed function: a writable open migrates it to shared commits, the old function gone', async () => {
-  const schema = await otherSchema('m');
+test('the runner: a later version migrates a version-1 schema in the transaction, records kept; a step that fails changes nothing', async () => {
+  const schema = await otherSchema('r');
   const log = freshLog();
-  const uri = (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
-  const upTo3 = MIGRATIONS.filter((m) => m.version <= 3);
-  assert.equal(
-    upTo3.map((m) => m.version),
-    [1, 2, 3],
-  );
-  const callV3 = `SELECT * FROM "${schema}".append($1, $2, $3, $4, $5, $6)`;
-  await withAdmin(async (admin) => {
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    for (const migration of upTo3) for (const statement of migration.statements(schema)) await admin.query(statement);
-    await admin.query(`UPDATE "${schema}".meta SET version = 3`);
-    await admin.query(`INSERT INTO "${schema}".logs (name) VALUES ($1)`, [log]);
-    for (const batch of [[0, 1], [2]])
-      await admin.query(callV3, [
-        log,
-        batch[0],
-        batch[0],
-        randomUUID(),
-        batch.map((n) => encodeRecord(record(n))),
-        batch.map((n) => `k${n}`),
-      ]);
-  });
-  const old = Array.from({ length: 3 }, (_, n) => record(n));
+  const uri = await uriIn(schema, log);
+  const dir = mkdtempSync(join(tmpdir(), 'ledgerstore-migration-'));
+  const file = (name: string, sql: string): URL => {
+    writeFileSync(join(dir, name), sql);
+    return pathToFileURL(join(dir, name));
+  };
+  const v2 = {
+    version: 2,
+    what: 'a note on each log',
+    file: file('v2.sql', `ALTER TABLE :"schema".logs ADD COLUMN note text NOT NULL DEFAULT :'format';\n`),
+  };
+  const v3 = {
+    version: 3,
+    what: 'a step that fails half-way',
+    file: file('v3.sql', 'ALTER TABLE :"schema".logs ADD COLUMN other text;\nSELECT * FROM :"schema".no_such_table;\n'),
+  };
   try {
-    const backend = postgresBackend(uri, { codec: honchoCodec });
-    await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /is in version 3 .*open it for writing once/);
-    const writer = await backend.open();
-    assert.is(writer.head, 3);
-    assert.equal(await all(writer), old, 'every record it held, in order');
-    assert.equal(await writer.append([record(3)], { expectedHead: 3, keys: ['k3'] }), { from: 3, head: 4 });
+    const writer = await postgresBackend(uri, { codec: honchoCodec }).open();
+    await writer.append([record(0), record(1)]);
+    await writer.close();
     await withAdmin(async (admin) => {
-      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: SCHEMA_VERSION }]);
-      assert.equal(
-        (await admin.query(`SELECT count(*)::int AS n FROM "${schema}".waiting`)).rows,
-        [{ n: 0 }],
-        'the waiting table is there, and empty',
-      );
-      const e = await admin.query(callV3, [log, 4, 4, randomUUID(), [encodeRecord(record(4))], ['k4']]).then(
+      const place = placeOf(uri);
+      await admin.query('BEGIN');
+      await migrate(admin, place, 1, [...MIGRATIONS, v2]);
+      await admin.query('COMMIT');
+      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: 2 }]);
+      assert.equal((await admin.query(`SELECT name, head, note FROM "${schema}".logs`)).rows, [
+        { name: log, head: '2', note: FORMAT },
+      ]);
+
+      await admin.query('BEGIN');
+      const e = await migrate(admin, place, 2, [...MIGRATIONS, v2, v3]).then(
         () => null,
         (failure: unknown) => failure,
       );
-      // a procedure since version 4 (42809), of other arguments since version 5 (42883)
-      assert.ok(
-        ['42809', '42883'].includes(String((e as { code?: unknown } | null)?.code)),
-        `a version-3 writer cannot call append: ${String(e)}`,
+      await admin.query('ROLLBACK');
+      assert.ok(e instanceof LedgerIoError, String(e));
+      assert.match(
+        String((e as Error).message),
+        `migrating the schema ${schema} (version 3: a step that fails half-way) failed`,
       );
-    });
-    await writer.close();
-    const reader = await backend.open({ readOnly: true });
-    assert.equal(await all(reader), [...old, record(3)]);
-    await reader.close();
-  } finally {
-    await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));
-  }
-});
-
-test('a version-4 schema, written by its procedure: a writable open migrates it to one text of lines, and a batch left waiting is still written', async () => {
-  const schema = await otherSchema('m');
-  const log = freshLog();
-  const uri = (await logUri(log)).replace(/schema=[^&]+/, `schema=${schema}`);
-  const upTo4 = MIGRATIONS.filter((m) => m.version <= 4);
-  assert.equal(
-    upTo4.map((m) => m.version),
-    [1, 2, 3, 4],
-  );
-  const callV4 = `CALL "${schema}".append($1, $2, $3, $4, $5, $6, NULL, NULL, NULL, NULL)`;
-  const left = randomUUID();
-  await withAdmin(async (admin) => {
-    await admin.query(`CREATE SCHEMA "${schema}"`);
-    for (const migration of upTo4) for (const statement of migration.statements(schema)) await admin.query(statement);
-    await admin.query(`UPDATE "${schema}".meta SET version = 4`);
-    await admin.query(`INSERT INTO "${schema}".logs (name) VALUES ($1)`, [log]);
-    for (const batch of [[0, 1], [2]])
-      await admin.query(callV4, [
-        log,
-        batch[0],
-        batch[0],
-        randomUUID(),
-        batch.map((n) => encodeRecord(record(n))),
-        batch.map((n) => `k${n}`),
-      ]);
-    // a version-4 writer's batch that waited for the lock, and that no commit took yet
-    await admin.query(
-      `INSERT INTO "${schema}".waiting (log, batch, expected, known, lines, keys) VALUES ($1, $2, NULL, 3, $3, $4)`,
-      [log, left, [encodeRecord(record(3))], ['k3']],
-    );
-  });
-  const old = Array.from({ length: 3 }, (_, n) => record(n));
-  try {
-    const backend = postgresBackend(uri, { codec: honchoCodec });
-    await rejects(backend.open({ readOnly: true }), 'LEDGER_DAMAGED', /is in version 4 .*open it for writing once/);
-    const writer = await backend.open();
-    assert.is(writer.head, 3);
-    assert.equal(await all(writer), old, 'every record it held, in order');
-    // the batch left waiting goes first, in the commit that writes this one, which goes past it
-    assert.equal(await writer.append([record(4), record(5)], { expectedHead: 3, keys: ['k4', 'k5'] }), {
-      from: 4,
-      head: 6,
-      passed: [record(3)],
-    });
-    // the records the version-4 procedure wrote keep their keys' hashes: a key among them clashes
-    await rejects(writer.append([record(9)], { expectedHead: 1, keys: ['k2'] }), 'LEDGER_CONFLICT', /\b6\b/);
-    await withAdmin(async (admin) => {
-      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: SCHEMA_VERSION }]);
+      assert.equal((await admin.query(`SELECT version FROM "${schema}".meta`)).rows, [{ version: 2 }], 'unchanged');
       assert.equal(
         (
-          await admin.query<{ position: string }>(
-            `SELECT position FROM "${schema}".records WHERE log = $1 AND batch = $2`,
-            [log, left],
+          await admin.query(
+            `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND column_name = 'other'`,
+            [schema],
           )
         ).rows,
-        [{ position: '3' }],
-        'the waiting batch, written at the head it found',
+        [],
+        'the first statement of the step is undone too',
       );
-      assert.equal(
-        (await admin.query(`SELECT ok, "from", head FROM "${schema}".waiting WHERE batch = $1`, [left])).rows,
-        [{ ok: true, from: '3', head: '4' }],
-        'its answer kept for its writer to take',
-      );
-      assert.equal(
-        (await admin.query(`SELECT unfinished FROM "${schema}".logs WHERE name = $1`, [log])).rows,
-        [{ unfinished: null }],
-        'a log of version 4 is finished: no copy is filling it',
-      );
-      const e = await admin.query(callV4, [log, 6, 6, randomUUID(), [encodeRecord(record(6))], ['k6']]).then(
-        () => null,
-        (failure: unknown) => failure,
-      );
-      assert.is((e as { code?: unknown } | null)?.code, '42883', 'no procedure of the version-4 signature');
     });
-    await writer.close();
-    const reader = await backend.open({ readOnly: true });
-    assert.equal(await all(reader), [...old, record(3), record(4), record(5)]);
-    await reader.close();
+    // a version this ledgerstore does not know (the test's 2) is refused, unchanged
+    await rejects(postgresBackend(uri, { codec: honchoCodec }).open(), 'LEDGER_DAMAGED', /a later ledgerstore made it/);
   } finally {
-    await withAdmin((admin) => admin.query(`DROP SCHEMA "${schema}" CASCADE`));
+    rmSync(dir, { recursive: true, force: true });
+    await withAdmin((admin) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+  }
+});
+
+test('a pre-release schema (ledgerstore/pg, versions 1 to 5) is refused by every open with the runbook, and nothing is changed', async () => {
+  const schema = await otherSchema('p');
+  const log = freshLog();
+  const uri = await uriIn(schema, log);
+  try {
+    await withAdmin(async (admin) => {
+      // what the pre-release builds left: their meta row, and a log of records
+      await admin.query(`CREATE SCHEMA "${schema}"`);
+      await admin.query(`CREATE TABLE "${schema}".meta (format text PRIMARY KEY, version integer NOT NULL)`);
+      await admin.query(`INSERT INTO "${schema}".meta VALUES ($1, 3)`, [PRE_RELEASE_FORMAT]);
+      await admin.query(`CREATE TABLE "${schema}".logs (name text PRIMARY KEY, head bigint NOT NULL DEFAULT 0)`);
+      await admin.query(`INSERT INTO "${schema}".logs VALUES ($1, 1)`, [log]);
+    });
+    const backend = postgresBackend(uri, { codec: honchoCodec });
+    for (const readOnly of [false, true]) {
+      const e = await rejects(
+        backend.open({ readOnly }),
+        'LEDGER_OLD_FORMAT',
+        new RegExp(
+          `: the schema ${schema} was made by a pre-release build of ledgerstore \\(format ledgerstore/pg, version 3\\), which this ledgerstore neither reads nor migrates \\(it reads ledgerstore/postgres version 1\\); copy each log out with the build that made it .*see docs/runbook\\.md#postgres-pre-release-schema$`,
+        ),
+      );
+      assert.ok(e instanceof PreReleaseSchemaError);
+      assert.is(e.runbook, 'postgres-pre-release-schema');
+      assert.not.match(e.message, /password|secret/);
+    }
+    await rejects(backend.drop(), 'LEDGER_OLD_FORMAT', /pre-release/);
+    await withAdmin(async (admin) => {
+      assert.equal((await admin.query(`SELECT format, version FROM "${schema}".meta`)).rows, [
+        { format: PRE_RELEASE_FORMAT, version: 3 },
+      ]);
+      assert.equal(
+        (
+          await admin.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [
+            schema,
+          ])
+        ).rows,
+        [{ table_name: 'logs' }, { table_name: 'meta' }],
+        'no table made',
+      );
+      // the runbook's second way: the schema dropped, a writable open makes version 1
+      await admin.query(`DROP SCHEMA "${schema}" CASCADE`);
+    });
+    const writer = await backend.open();
+    assert.is(writer.head, 0);
+    await writer.append([record(0)]);
+    assert.equal(await all(writer), [record(0)]);
+    await writer.close();
+  } finally {
+    await withAdmin((admin) => admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
   }
 });
 
