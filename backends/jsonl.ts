@@ -77,7 +77,7 @@ another path, not a repair. A ledger with records among its first lines stays da
  * open reads that one line back and compares, then reads only what follows; a file shorter than
  * the point, or with another line there, is refused as a mismatch and left as it was. A point
  * without a cursor is found by counting lines. What comes before the point is not read: where
- * each 4096th record starts, for `read(from)`, is found by its newlines on the first such read.
+ * each 64th record starts, for `read(from, to)`, is found by its newlines on the first such read.
  *
  * @module
  */
@@ -644,17 +644,22 @@ class JsonlLog<R> extends StoredLog<R> {
     );
   }
 
-  /** The records from `from` up to the head now, a chunk at a time, from the nearest remembered start before it. */
-  protected *_read(from: Position): Generator<R[]> {
+  /**
+   * The records from `from` up to `to` (or the head now), a chunk at a time, from the nearest
+   * remembered start before `from`; a read with an end stops at the first remembered start past
+   * it, so that a point read (`read(p, p + 1)`) reads one stride of lines at most.
+   */
+  protected *_read(from: Position, to: Position | undefined): Generator<R[]> {
     const fd = this.fd;
     if (fd === null || from >= this.count) return;
-    const end = this.length; // the records up to the head now; later appends are not read
     // After a resumed open the starts of the records before it are not known yet: find them,
     // by their newlines alone, once.
-    this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
+    this.starts ??= recordStarts(this.io, fd, this.name, this.length, this.chunkSize);
     const stride = Math.floor(from / SEEK_STRIDE);
     let position = stride * SEEK_STRIDE;
     const offset = this.starts[stride] as number;
+    // the records up to the head now (later appends are not read), or up to the start noted past `to`
+    const end = to === undefined ? this.length : (this.starts[Math.ceil(to / SEEK_STRIDE)] ?? this.length);
     // A read from a position is often after one record (a sent item's ids): the first reads are
     // small and the records are decoded a few at a time, so that it costs what it takes.
     const chunks = lineChunks(
