@@ -345,7 +345,7 @@ export class CanonicalLines implements ScannedLines<Record> {
 
   /** ASCII text at `start`, `length` bytes, cut from the chunk's string. */
   private ascii(start: number, length: number): string {
-    this.text ??= this.bytes.latin1Slice(this.from, this.to);
+    this.text ??= this.bytes.toString('latin1', this.from, this.to);
     const from = start - this.from;
     return this.text.slice(from, from + length);
   }
@@ -357,7 +357,7 @@ export class CanonicalLines implements ScannedLines<Record> {
     const length = written >>> 2;
     const how = written & 3;
     if (how === ASCII) return this.ascii(start, length);
-    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+    return how === UTF8 ? this.bytes.toString('utf8', start, start + length) : this.unescaped(start, length);
   }
 
   /** The string whose two slots are at `at`, as a string of its own (never a slice of the chunk's). */
@@ -369,14 +369,14 @@ export class CanonicalLines implements ScannedLines<Record> {
     // made from the bytes, never cut from the chunk's string: a string kept is mostly asked for
     // at a run's end (a waiting item's action), and the chunk's string, if not made yet, costs
     // more than all of that run's strings kept
-    if (how === ASCII) return this.bytes.latin1Slice(start, start + length);
-    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+    if (how === ASCII) return this.bytes.toString('latin1', start, start + length);
+    return how === UTF8 ? this.bytes.toString('utf8', start, start + length) : this.unescaped(start, length);
   }
 
   /** A string with escapes (the scan checked them: none of a surrogate), its quotes around `[start, start + length)`. */
   private unescaped(start: number, length: number): string {
     // JSON.parse reads the escapes a scanned string may hold exactly as serde does
-    return JSON.parse(this.bytes.utf8Slice(start - 1, start + length + 1)) as string;
+    return JSON.parse(this.bytes.toString('utf8', start - 1, start + length + 1)) as string;
   }
 }
 
