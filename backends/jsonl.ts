@@ -54,7 +54,7 @@
  * decode, or that `replay` refuses, stops the open with a {@link DamagedError} giving its line
  * number, and the file is left exactly as it was.
  *
- * A line may hold at most {@link MAX_LINE_BYTES} (64 MiB, its newline not counted): an append
+ * A line may hold at most `MAX_LINE_BYTES` (64 MiB, its newline not counted): an append
  * with a longer one is refused and writes nothing, and a longer line in the file is damage at
  * its line, found by scanning for its newline in bounded pieces without holding it (a line of
  * gigabytes costs an open no more memory than the longest line it may hold, and none is longer
@@ -77,7 +77,7 @@ another path, not a repair. A ledger with records among its first lines stays da
  * open reads that one line back and compares, then reads only what follows; a file shorter than
  * the point, or with another line there, is refused as a mismatch and left as it was. A point
  * without a cursor is found by counting lines. What comes before the point is not read: where
- * each 4096th record starts, for `read(from)`, is found by its newlines on the first such read.
+ * each 64th record starts, for `read(from, to)`, is found by its newlines on the first such read.
  *
  * @module
  */
@@ -93,17 +93,16 @@ import {
 } from '../lib/errors.js';
 import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../lib/file-io.js';
 import type { ScannedLines } from '../lib/line-scan.js';
-import {
-  type CheckedRecord,
-  type HeadWatcher,
-  type LogBackend,
-  type LogCapabilities,
-  MAX_LINE_BYTES,
-  type OpenOptions,
-  type Position,
-  type RecordCodec,
-  type ResumePoint,
-  type Unwatch,
+import type {
+  CheckedRecord,
+  HeadWatcher,
+  LogBackend,
+  LogCapabilities,
+  OpenOptions,
+  Position,
+  RecordCodec,
+  ResumePoint,
+  Unwatch,
 } from '../lib/log.js';
 import { StoredLog } from '../lib/log-base.js';
 import {
@@ -124,7 +123,6 @@ import {
   type Chunk,
   changedWhileOpen,
   DEFAULT_CHUNK,
-  growingTo,
   isOverlong,
   lineChunks,
   overlongWhy,
@@ -133,12 +131,9 @@ import {
   SEEK_STRIDE,
   sizeOf,
 } from './jsonl-lines.js';
+import { readRecords } from './jsonl-read.js';
+import { type Cursor, resumeCursor } from './jsonl-resume.js';
 import { type ScannedRun, type ScanOptions, scannedRuns } from './jsonl-scan.js';
-
-/** The bytes of a read's first chunk (they grow to the chunk size): see {@link JsonlLog._read}. */
-const FIRST_READ = 64 << 10;
-/** The most records a read decodes before it hands them over (from one, twice as many each time). */
-const READ_BATCH = 256;
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -174,70 +169,6 @@ export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBack
     capabilities: CAPABILITIES,
     open: (openOptions) => JsonlLog.open(file, options, openOptions ?? {}),
   };
-}
-
-/** A JSONL log's cursor at a position: where the next record starts, and where the last one does. */
-interface Cursor {
-  readonly position: Position;
-  readonly offset: number;
-  readonly lastLineStart: number;
-}
-
-/** Whether `value` is a cursor for `position` (one taken at another position is no use). */
-function isCursorAt(value: unknown, position: Position): value is Cursor {
-  const c = value as { position?: unknown; offset?: unknown; lastLineStart?: unknown } | null;
-  return (
-    typeof c === 'object' &&
-    c !== null &&
-    c.position === position &&
-    Number.isSafeInteger(c.offset) &&
-    Number.isSafeInteger(c.lastLineStart)
-  );
-}
-
-/**
- * Finds where `resume`'s position is in the file: its cursor (found by counting lines when the
- * point has none), and the line before it, without its newline, for its fingerprint.
- * @throws {@link ResumeMismatchError} when the file holds no such line there
- */
-function resumeCursor(
-  io: FileIO,
-  fd: Fd,
-  file: string,
-  size: number,
-  chunkSize: number,
-  resume: ResumePoint,
-): { cursor: Cursor; line: Buffer } {
-  const mismatch = (why: string): never => {
-    throw new ResumeMismatchError(file, resume.position, why);
-  };
-  let cursor: Cursor | null = isCursorAt(resume.cursor, resume.position) ? resume.cursor : null;
-  if (cursor === null) {
-    let n = 0;
-    scan: for (const piece of lineChunks(io, fd, file, 0, size, chunkSize)) {
-      if (isOverlong(piece))
-        return mismatch(`line ${n + 1} is ${piece.length} bytes long, more than a ledger's line may hold`);
-      const { position, ends } = piece;
-      let start = 0;
-      for (const end of ends) {
-        if (++n === resume.position) {
-          cursor = { position: n, offset: position + end + 1, lastLineStart: position + start };
-          break scan;
-        }
-        start = end + 1;
-      }
-    }
-    if (cursor === null) return mismatch(`the log holds ${n} records`);
-  }
-  const { offset, lastLineStart } = cursor;
-  if (offset > size) mismatch(`the log is ${size} bytes long, shorter than the ${offset} it had`);
-  const length = offset - lastLineStart;
-  // a cursor is a read model's, and may be damaged: no more is read than a line may hold
-  if (lastLineStart < 0 || length < 1 || length > MAX_LINE_BYTES + 1) mismatch('no record ends there');
-  const line = Buffer.allocUnsafe(length);
-  const got = readAt(io, fd, file, line, 0, length, lastLineStart);
-  if (got !== length || line[length - 1] !== 10 || line.indexOf(10) !== length - 1) mismatch('no record ends there');
-  return { cursor, line: line.subarray(0, length - 1) };
 }
 
 /** Whole lines counted past a reader's, by a watch: where they end, and what the reader notes of them. */
@@ -644,52 +575,14 @@ class JsonlLog<R> extends StoredLog<R> {
     );
   }
 
-  /** The records from `from` up to the head now, a chunk at a time, from the nearest remembered start before it. */
-  protected *_read(from: Position): Generator<R[]> {
+  /** The records from `from` up to `to` (or the head now): see `jsonl-read.ts`. */
+  protected *_read(from: Position, to: Position | undefined): Generator<R[]> {
     const fd = this.fd;
     if (fd === null || from >= this.count) return;
-    const end = this.length; // the records up to the head now; later appends are not read
     // After a resumed open the starts of the records before it are not known yet: find them,
     // by their newlines alone, once.
-    this.starts ??= recordStarts(this.io, fd, this.name, end, this.chunkSize);
-    const stride = Math.floor(from / SEEK_STRIDE);
-    let position = stride * SEEK_STRIDE;
-    const offset = this.starts[stride] as number;
-    // A read from a position is often after one record (a sent item's ids): the first reads are
-    // small and the records are decoded a few at a time, so that it costs what it takes.
-    const chunks = lineChunks(
-      this.io,
-      fd,
-      this.name,
-      offset,
-      end,
-      Math.min(FIRST_READ, this.chunkSize),
-      true,
-      growingTo(this.chunkSize),
-    );
-    let batch = 1;
-    for (const chunk of chunks) {
-      let records: R[] = [];
-      let start = 0;
-      for (const lineEnd of chunk.ends) {
-        if (position >= from) {
-          try {
-            records.push(this.codec.decode(chunk.buffer, start, lineEnd + 1));
-          } catch (e) {
-            yield records; // the records before it, then it fails in its place
-            throw e;
-          }
-          if (records.length >= batch) {
-            yield records;
-            records = [];
-            batch = Math.min(2 * batch, READ_BATCH);
-          }
-        }
-        position++;
-        start = lineEnd + 1;
-      }
-      yield records;
-    }
+    this.starts ??= recordStarts(this.io, fd, this.name, this.length, this.chunkSize);
+    yield* readRecords(this.io, fd, this.name, this.codec, this.chunkSize, this.starts, this.length, from, to);
   }
 
   protected override _cursor(): Cursor {

@@ -373,9 +373,9 @@ export class SerdeJsonReader {
       isFloat = true;
       this.parseExponent();
     }
-    const text = this.buf.latin1Slice(numberStart, this.i);
+    const text = this.buf.toString('latin1', numberStart, this.i);
     if (isFloat) return this.float(text);
-    const digits = this.buf.latin1Slice(digitsStart, integerEnd);
+    const digits = this.buf.toString('latin1', digitsStart, integerEnd);
     const value = Number(text);
     if (digits.length < 16) {
       if (positive) return new JsonNumber('u', value, digits);
@@ -442,9 +442,9 @@ export class SerdeJsonReader {
 
   /** The raw bytes `[from, to)` of a string as text, or `null` when they are not UTF-8. */
   private segment(from: number, to: number, ascii: boolean): string | null {
-    if (ascii) return this.buf.latin1Slice(from, to);
+    if (ascii) return this.buf.toString('latin1', from, to);
     if (!isUtf8(this.buf.subarray(from, to))) return null;
-    return this.buf.utf8Slice(from, to);
+    return this.buf.toString('utf8', from, to);
   }
 
   /** One escape, after its backslash. */

@@ -3,8 +3,9 @@
  * (`codec.ts`): a scan (`scan.ts`) checks each line's bytes against that form and says where its
  * values are, and the records are made from that, with no second look at the bytes. A line the
  * scan does not vouch for (another key order, whitespace, a number that is not a plain integer
- * in range, a value that is not valid, a surrogate escape) is read the serde way (`decode.ts`),
- * which accepts or refuses it with serde_json's words. So this only ever accepts what the serde
+ * in range, a value that is not valid, a surrogate escape) is read the serde way (`decode.ts`,
+ * handed in by the codec: neither decoder imports the other), which accepts or refuses it with
+ * serde_json's words. So this only ever accepts what the serde
  * way accepts, with the same record: the tests hold both to that (`test/codec.test.ts`).
  *
  * The ASCII strings of a chunk's records are cut from one string of the chunk's bytes (a slice
@@ -16,7 +17,6 @@
  */
 
 import type { ScannedLines } from '../line-scan.js';
-import { decodeRecordSerde } from './decode.js';
 import { type Action, type Item, MAX_TURN, type Record, turnOf, type Workspace } from './record.js';
 import {
   ASCII,
@@ -28,7 +28,6 @@ import {
   SENT,
   SERDE,
   scanLine,
-  scanRun,
   TURN_DIGITS,
   UTF8,
 } from './scan.js';
@@ -44,6 +43,14 @@ const SHORTEST_SLICE = 13;
 export function detached(text: string): string {
   return text.length < SHORTEST_SLICE ? text : `${text} `.slice(0, -1);
 }
+
+/** Reads a line's bytes `[start, end)` the serde way (`decode.ts`), or throws the `DecodeError` that says why it is no record. */
+export type SerdeDecoder = (bytes: Buffer, start: number, end: number) => Record;
+
+/* c8 ignore next 3 -- lines read only for their canonical records (readCanonical), or by a reader with a fallback of its own (cbor-values.ts), never ask */
+const noSerde: SerdeDecoder = () => {
+  throw new Error('these lines are read without the serde way');
+};
 
 /** Where {@link CanonicalLines.lineEnds} notes the ends before it copies them out: one for every run. */
 let lineEndScratch = new Int32Array(1 << 14);
@@ -74,24 +81,29 @@ export class CanonicalLines implements ScannedLines<Record> {
   private start: number;
   /** Called once the last line was moved past. */
   private done: (() => void) | null = null;
+  /** How a line the scan left to the serde way is read. */
+  private readonly serde: SerdeDecoder;
 
   /**
    * @param bytes the bytes scanned, `[from, to)`
    * @param slots what {@link scanLines} gave for them, `length` slots of it
+   * @param serde how {@link CanonicalLines.record} reads a line the scan left to the serde way
    */
-  constructor(bytes: Buffer, from: number, to: number, slots: Int32Array, length: number) {
+  constructor(
+    bytes: Buffer,
+    from: number,
+    to: number,
+    slots: Int32Array,
+    length: number,
+    serde: SerdeDecoder = noSerde,
+  ) {
     this.bytes = bytes;
+    this.serde = serde;
     this.from = from;
     this.slots = slots;
     this.length = length;
     this.to = to;
     this.start = from;
-  }
-
-  /** Scans `bytes[from, to)` (every line with its newline) here, on this thread. */
-  static scan(bytes: Buffer, from: number, to: number): CanonicalLines {
-    const { slots, length } = scanRun(bytes, from, to);
-    return new CanonicalLines(bytes, from, to, slots, length);
   }
 
   /** Moves to the next line: `false` when there is none (and then {@link CanonicalLines.whenDone}'s call is made). */
@@ -256,7 +268,7 @@ export class CanonicalLines implements ScannedLines<Record> {
     const header = slots[at] as number;
     return (
       ((header & 3) === SERDE ? null : this.made(header, at)) ??
-      decodeRecordSerde(this.bytes, this.start, (slots[at + 1] as number) + 1)
+      this.serde(this.bytes, this.start, (slots[at + 1] as number) + 1)
     );
   }
 
@@ -333,7 +345,7 @@ export class CanonicalLines implements ScannedLines<Record> {
 
   /** ASCII text at `start`, `length` bytes, cut from the chunk's string. */
   private ascii(start: number, length: number): string {
-    this.text ??= this.bytes.latin1Slice(this.from, this.to);
+    this.text ??= this.bytes.toString('latin1', this.from, this.to);
     const from = start - this.from;
     return this.text.slice(from, from + length);
   }
@@ -345,7 +357,7 @@ export class CanonicalLines implements ScannedLines<Record> {
     const length = written >>> 2;
     const how = written & 3;
     if (how === ASCII) return this.ascii(start, length);
-    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+    return how === UTF8 ? this.bytes.toString('utf8', start, start + length) : this.unescaped(start, length);
   }
 
   /** The string whose two slots are at `at`, as a string of its own (never a slice of the chunk's). */
@@ -357,14 +369,14 @@ export class CanonicalLines implements ScannedLines<Record> {
     // made from the bytes, never cut from the chunk's string: a string kept is mostly asked for
     // at a run's end (a waiting item's action), and the chunk's string, if not made yet, costs
     // more than all of that run's strings kept
-    if (how === ASCII) return this.bytes.latin1Slice(start, start + length);
-    return how === UTF8 ? this.bytes.utf8Slice(start, start + length) : this.unescaped(start, length);
+    if (how === ASCII) return this.bytes.toString('latin1', start, start + length);
+    return how === UTF8 ? this.bytes.toString('utf8', start, start + length) : this.unescaped(start, length);
   }
 
   /** A string with escapes (the scan checked them: none of a surrogate), its quotes around `[start, start + length)`. */
   private unescaped(start: number, length: number): string {
     // JSON.parse reads the escapes a scanned string may hold exactly as serde does
-    return JSON.parse(this.bytes.utf8Slice(start - 1, start + length + 1)) as string;
+    return JSON.parse(this.bytes.toString('utf8', start - 1, start + length + 1)) as string;
   }
 }
 

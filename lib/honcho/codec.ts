@@ -19,9 +19,9 @@
  */
 import { InvalidRecordError } from '../errors.js';
 import { lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../log.js';
-import { CanonicalLines } from './canonical.js';
+import { CanonicalLines, readCanonical } from './canonical.js';
 import { cborValueScan } from './cbor-values.js';
-import { ACTION_VARIANTS, decodeRecord, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
+import { ACTION_VARIANTS, decodeRecordSerde, ITEM_VARIANTS, RECORD_VARIANTS } from './decode.js';
 import {
   type Action,
   type Item,
@@ -40,7 +40,25 @@ import {
 } from './record.js';
 import { scanRun } from './scan.js';
 
-export { decodeItemText, decodeRecord, decodeRecordSerde, decodeRecordText } from './decode.js';
+export { decodeItemText, decodeRecordSerde } from './decode.js';
+
+// -- reading ----------------------------------------------------------------------------------
+
+/**
+ * Reads one line's bytes `[start, end)` (a trailing newline is whitespace) as serde_json reads a
+ * `Record` with `from_slice`: a line in canonical form the fast way (`canonical.ts`), any other
+ * the serde way (`decode.ts`), which gives serde_json's verdict.
+ * @throws `DecodeError` with serde_json's error text
+ */
+export function decodeRecord(bytes: Uint8Array, start = 0, end = bytes.length): Record {
+  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return readCanonical(buffer, start, end) ?? decodeRecordSerde(buffer, start, end);
+}
+
+/** Reads a record from text; see {@link decodeRecord}. */
+export function decodeRecordText(line: string): Record {
+  return decodeRecord(Buffer.from(line, 'utf8'));
+}
 
 // -- writing ----------------------------------------------------------------------------------
 
@@ -347,7 +365,8 @@ export const honchoCodec: RecordCodec<Record> = {
   lineScan: {
     module: new URL('./scan.js', import.meta.url).href,
     scan: scanRun,
-    lines: (bytes, from, to, { slots, length }) => new CanonicalLines(bytes, from, to, slots, length),
+    lines: (bytes, from, to, { slots, length }) =>
+      new CanonicalLines(bytes, from, to, slots, length, decodeRecordSerde),
   },
   // a LevelDB log's values: their canonical CBOR checked as bytes; any other through cbor-x and normalize
   valueScan: cborValueScan,

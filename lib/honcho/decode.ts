@@ -1,7 +1,8 @@
 /**
- * Reading the Honcho ledger's lines (`codec.ts` writes them): with serde_json's verdicts, as
- * memoryd's `#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]` reads them.
- * A line in canonical form the fast way (`canonical.ts`), any other the serde way.
+ * Reading the Honcho ledger's lines (`codec.ts` writes them) the serde way: with serde_json's
+ * verdicts, as memoryd's `#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]`
+ * reads them. The codec reads a line in canonical form the fast way (`canonical.ts`) and hands
+ * this one any other: neither decoder imports the other.
  *
  * @module
  */
@@ -16,7 +17,6 @@ import {
   unknownField,
   unknownVariant,
 } from '../serde-json.js';
-import { readCanonical } from './canonical.js';
 import {
   type Action,
   type Item,
@@ -284,19 +284,9 @@ function recordFrom({ variant, content }: Tagged): Record {
 }
 
 /**
- * Reads one line's bytes `[start, end)` (a trailing newline is whitespace) as serde_json reads a
- * `Record` with `from_slice`: a line in canonical form the fast way (`canonical.ts`), any other
- * the serde way, which gives serde_json's verdict.
- * @throws {@link DecodeError} with serde_json's error text
- */
-export function decodeRecord(bytes: Uint8Array, start = 0, end = bytes.length): Record {
-  const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  return readCanonical(buffer, start, end) ?? decodeRecordSerde(buffer, start, end);
-}
-
-/**
- * Reads a line the serde way only, without the fast path for canonical lines: what
- * {@link decodeRecord} falls back to, and what the tests hold the fast path to.
+ * Reads a line's bytes `[start, end)` (a trailing newline is whitespace) the serde way only, as
+ * serde_json reads a `Record` with `from_slice`: what the codec's `decodeRecord` falls back to
+ * for a line not in canonical form, and what the tests hold the fast path to.
  * @throws {@link DecodeError} with serde_json's error text
  */
 export function decodeRecordSerde(bytes: Uint8Array, start = 0, end = bytes.length): Record {
@@ -304,11 +294,6 @@ export function decodeRecordSerde(bytes: Uint8Array, start = 0, end = bytes.leng
   const record = recordFrom(reader.readTagged('type', RECORD_VARIANTS, 'internally tagged enum Record'));
   reader.end();
   return record;
-}
-
-/** Reads a record from text; see {@link decodeRecord}. */
-export function decodeRecordText(line: string): Record {
-  return decodeRecord(Buffer.from(line, 'utf8'));
 }
 
 /**

@@ -4,10 +4,3 @@ interface String {
   /** Whether the string has no lone surrogate, so that it can be written as UTF-8. */
   isWellFormed(): boolean;
 }
-
-// Buffer's own string slicers, which Buffer#toString calls after checking its arguments; the
-// line readers call them directly for every string of every line.
-interface Buffer {
-  latin1Slice(start: number, end: number): string;
-  utf8Slice(start: number, end: number): string;
-}
