@@ -55,6 +55,25 @@ interface Outcome {
   readonly passed: number;
   readonly failed: number;
   readonly ms: number;
+  /** CPU seconds (user + system) of the file's process and the processes it waited for; null off Linux. */
+  readonly cpu: number | null;
+}
+
+/**
+ * CPU seconds of this process's children that have ended (Linux's cutime + cstime, in
+ * /proc/self/stat), or null where there is no such file. It rises only as a child is reaped, so
+ * its rise since the last child's `exit` was handled is the CPU of the child whose `exit` is
+ * handled now, its own children's included (two children reaped at once count as one).
+ */
+function childrenCpu(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // after the command's ")": state is field 3, so cutime (16) and cstime (17) are at 13 and 14
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
 }
 
 /** uvu's totals, read from what the file printed: `Total: N`, `Passed: N`. */
@@ -71,6 +90,8 @@ function fileDeadlineMs(): number {
   return Number.isInteger(given) && given > 0 ? given : 20 * 60_000;
 }
 
+let lastCpu = childrenCpu();
+
 function runFile(file: string): Promise<Outcome> {
   const name = relative(here, file);
   const started = performance.now();
@@ -81,6 +102,12 @@ function runFile(file: string): Promise<Outcome> {
     });
     let printed = '';
     let hung = false;
+    let cpu: number | null = null;
+    child.on('exit', () => {
+      const now = childrenCpu();
+      cpu = now === null || lastCpu === null ? null : now - lastCpu;
+      lastCpu = now;
+    });
     const deadline = setTimeout(() => {
       hung = true;
       child.kill('SIGKILL');
@@ -102,7 +129,7 @@ function runFile(file: string): Promise<Outcome> {
       const failed = (t === null ? 0 : t.total - t.passed) + (died ? 1 : 0);
       const ending = died ? `\n${name}: exited with ${signal ?? code} without uvu's totals of a passing run\n` : '';
       process.stdout.write(`\n# ${name}\n${printed}${ending}`);
-      resolve({ name, passed, failed, ms });
+      resolve({ name, passed, failed, ms, cpu });
     });
   });
 }
@@ -118,6 +145,7 @@ const files = testFiles(here)
 const outcomes: Outcome[] = [];
 let next = 0;
 const started = performance.now();
+const cpuBefore = childrenCpu();
 await Promise.all(
   Array.from({ length: Math.min(jobs(), files.length) }, async () => {
     for (let file = files[next++]; file !== undefined; file = files[next++]) outcomes.push(await runFile(file));
@@ -125,10 +153,10 @@ await Promise.all(
 );
 
 outcomes.sort((a, b) => a.ms - b.ms);
-process.stdout.write("\nEach file's time, slowest last:\n");
+process.stdout.write("\nEach file's time (wall, then CPU), slowest last:\n");
 for (const o of outcomes)
   process.stdout.write(
-    `${(o.ms / 1000).toFixed(1).padStart(7)} s  ${o.name}${o.failed > 0 ? `  (${o.failed} failed)` : ''}\n`,
+    `${(o.ms / 1000).toFixed(1).padStart(7)} s ${o.cpu === null ? '' : `${o.cpu.toFixed(1).padStart(7)} s`}  ${o.name}${o.failed > 0 ? `  (${o.failed} failed)` : ''}\n`,
   );
 const passed = outcomes.reduce((sum, o) => sum + o.passed, 0);
 const failed = outcomes.reduce((sum, o) => sum + o.failed, 0);
@@ -140,8 +168,10 @@ try {
 }
 if (files.length === 0)
   process.stdout.write(`no test file's path under dist/test contains ${JSON.stringify(pattern)}\n`);
+const cpuAfter = childrenCpu();
+const cpuSpent = cpuBefore === null || cpuAfter === null ? '' : ` (CPU ${(cpuAfter - cpuBefore).toFixed(1)} s)`;
 process.stdout.write(
-  `\n${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s, ${jobs()} at a time\n`,
+  `\n${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s${cpuSpent}, ${jobs()} at a time\n`,
 );
 process.stdout.write(`${passed} passed, ${failed} failed\n`);
 process.exitCode = failed === 0 && files.length > 0 ? 0 : 1;
