@@ -24,8 +24,9 @@
  * failing trial prints its seed and plan, not a replay guarantee. Each child is started while
  * the trial before it runs, and waits for `go`: Node's start-up is most of a trial's cost.
  *
- * Counts: JSONL `scaled(200)` trials, LevelDB (`level:<folder>`) `scaled(20)`, JSONL with a read
- * model `scaled(20)`.
+ * Counts: JSONL `scaled(60)` trials, LevelDB (`level:<folder>`) `scaled(10)`, JSONL with a read
+ * model `scaled(10)`: a trial is a child process, most of `make test`'s CPU here; `make torture`
+ * runs ten times as many.
  */
 
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
@@ -331,19 +332,19 @@ async function run(backend: Backend, trials: number): Promise<Stats> {
   return stats;
 }
 
-test(`JSONL: ${scaled(200)} children killed while appending; every acknowledged append survives, the rest is whole or gone`, async () => {
-  const stats = await run('jsonl', scaled(200));
-  assert.is(stats.trials, scaled(200));
+test(`JSONL: ${scaled(60)} children killed while appending; every acknowledged append survives, the rest is whole or gone`, async () => {
+  const stats = await run('jsonl', scaled(60));
+  assert.is(stats.trials, scaled(60));
 });
 
-test(`LevelDB: ${scaled(20)} children killed while appending; every acknowledged append survives, nothing to repair`, async () => {
-  const stats = await run('level', scaled(20));
-  assert.is(stats.trials, scaled(20));
+test(`LevelDB: ${scaled(10)} children killed while appending; every acknowledged append survives, nothing to repair`, async () => {
+  const stats = await run('level', scaled(10));
+  assert.is(stats.trials, scaled(10));
 });
 
-test(`JSONL with a read model: ${scaled(20)} children killed; the read model catches up and answers as a replay`, async () => {
-  const stats = await run('jsonl+index', scaled(20));
-  assert.is(stats.trials, scaled(20));
+test(`JSONL with a read model: ${scaled(10)} children killed; the read model catches up and answers as a replay`, async () => {
+  const stats = await run('jsonl+index', scaled(10));
+  assert.is(stats.trials, scaled(10));
 });
 
 test.run();
