@@ -82,26 +82,32 @@ function checkInstalled(project: Consumer): void {
     '{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}',
   );
 
-  // a user's strict TypeScript against the package's types, then run
+  // a user's strict TypeScript against the package's types, then run; and a type error in their
+  // code caught against the same types. One compile does both (tsc emits what type-checks), so
+  // every error it reports must be wrong.ts's, and use.ts's output runs.
   writeFileSync(join(project.dir, 'use.ts'), USE);
-  project.run(TSC, ['-p', '.']);
-  assert.is(
-    project.run('node', ['out/use.js']),
-    'turn 3 of session chat-1: decided already\n{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}\n',
-  );
-
-  // a type error in the user's code is caught against the package's types
   writeFileSync(
     join(project.dir, 'wrong.ts'),
     "import { Ledger } from 'ledgerstore';\nexport const n: number = Ledger.open;\n",
   );
-  let refused = '';
+  const errors = compileRefused(project).filter((line) => /error TS\d+/.test(line));
+  assert.ok(errors.length > 0, 'the type error in wrong.ts is caught');
+  for (const line of errors) assert.ok(line.startsWith('wrong.ts('), `only wrong.ts has an error: ${line}`);
+  assert.is(
+    project.run('node', ['out/use.js']),
+    'turn 3 of session chat-1: decided already\n{"decided":1,"sent":0,"waiting":1,"failed":0,"skipped":0}\n',
+  );
+}
+
+/** Runs the project's tsc, which must fail; gives the lines it wrote. */
+function compileRefused(project: Consumer): string[] {
   try {
-    project.run(TSC, ['-p', '.', '--noEmit']);
+    project.run(TSC, ['-p', '.', '--pretty', 'false']);
   } catch (e) {
-    refused = String((e as { stdout?: string }).stdout ?? e);
+    return String((e as { stdout?: string }).stdout ?? e).split('\n');
   }
-  assert.match(refused, /wrong\.ts/);
+  assert.unreachable('tsc accepted wrong.ts');
+  return [];
 }
 
 /**
@@ -153,32 +159,31 @@ suite({ test, name: 'array', factory: () => ({ backend: arrayBackend(), cleanup:
 
 const pack = suite('package');
 
-pack('npm pack: a project that installs the tarball gets the bin, the types and the runbook', () => {
-  const project = consumer('pack');
-  try {
-    checkInstalled(project);
-  } finally {
-    project.remove();
-  }
-});
+/** The project that installs the tarball, made once for the tests that use it (an install is seconds of CPU). */
+let packed: Consumer | null = null;
+const packedProject = (): Consumer => {
+  packed ??= consumer('pack');
+  return packed;
+};
+pack.after(() => packed?.remove());
 
 pack(
   'a backend in another project runs the whole conformance suite with one suite(...) call, shipped as ledgerstore/conformance',
   () => {
-    const project = consumer('pack');
-    try {
-      writeFileSync(join(project.dir, 'theirs.ts'), THEIR_BACKEND);
-      project.run(TSC, ['-p', '.']);
-      const report = project.run('node', ['--test', '--test-reporter=tap', 'out/theirs.js']);
-      const passed = Number(/^# pass (\d+)$/m.exec(report)?.[1]);
-      assert.match(report, /^# fail 0$/m);
-      assert.ok(passed >= 25, `${passed} tests passed`);
-      assert.match(report, /^ok \d+ - array: the guards refuse in one order/m);
-    } finally {
-      project.remove();
-    }
+    const project = packedProject();
+    writeFileSync(join(project.dir, 'theirs.ts'), THEIR_BACKEND);
+    project.run(TSC, ['-p', '.']);
+    const report = project.run('node', ['--test', '--test-reporter=tap', 'out/theirs.js']);
+    const passed = Number(/^# pass (\d+)$/m.exec(report)?.[1]);
+    assert.match(report, /^# fail 0$/m);
+    assert.ok(passed >= 25, `${passed} tests passed`);
+    assert.match(report, /^ok \d+ - array: the guards refuse in one order/m);
   },
 );
+
+pack('npm pack: a project that installs the tarball gets the bin, the types and the runbook', () => {
+  checkInstalled(packedProject());
+});
 
 pack('a git URL: npm builds the package with prepare, and it works as the tarball does', () => {
   // HEAD of this checkout, as `npm install git+https://...` would fetch it
