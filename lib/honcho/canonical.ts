@@ -17,20 +17,10 @@
  */
 
 import type { ScannedLines } from '../line-scan.js';
+import { hexDigit } from './byte-rules.js';
 import { type Action, type Item, MAX_TURN, type Record, turnOf, type Workspace } from './record.js';
-import {
-  ASCII,
-  DECIDED,
-  EDIT_ITEM,
-  ESCAPED,
-  hexDigit,
-  releaseRun,
-  SENT,
-  SERDE,
-  scanLine,
-  TURN_DIGITS,
-  UTF8,
-} from './scan.js';
+import { releaseRun, scanLine } from './scan.js';
+import { ASCII, DECIDED, EDIT_ITEM, ESCAPED, SENT, SERDE, TURN_DIGITS, UTF8 } from './scan-slots.js';
 
 const WORKSPACES: readonly Workspace[] = ['trusted', 'untrusted', 'fleet'];
 /** Strings shorter than this are copied when sliced (V8 makes a slice only of longer ones). */

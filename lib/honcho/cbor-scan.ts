@@ -2,7 +2,7 @@
  * The canonical shape of a ledger record's CBOR (the one a LevelDB log stores,
  * `backends/level/values.ts`), checked byte by byte: a pass over a run of values that says, of
  * each, when it has exactly that shape with valid values, where each of its values is, in the
- * layout of the JSON lines' scan (`scan.ts`), so that the same reader (`canonical.ts`) and the
+ * layout of the JSON lines' scan (`scan-slots.ts`), so that the same reader (`canonical.ts`) and the
  * same state (`Projection.replayLine`) take both. It builds no string and no object. A value it
  * cannot vouch for is marked for the general decoding (cbor-x, then `codec.normalize`), which
  * decides, with its own words for what is wrong.
@@ -22,7 +22,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { MAX_LINE_BYTES } from '../log.js';
-import { DECIDED, EDIT_ITEM, FAILED, isSessionIdAt, isTimeAt, SENT, SERDE, UTF8 } from './scan.js';
+import { isSessionIdAt, isTimeAt } from './byte-rules.js';
+import { DECIDED, EDIT_ITEM, FAILED, SENT, SERDE, UTF8 } from './scan-slots.js';
 
 /**
  * The longest value the scan vouches for: the line of a record of that many CBOR bytes is within

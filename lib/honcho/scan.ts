@@ -13,42 +13,14 @@
  * without control characters, with valid UTF-8 and escapes, and no surrogate escape (the serde
  * way pairs those), and nothing after the record but JSON whitespace before the newline.
  *
- * ## What a scan gives
- *
- * An `Int32Array`, line after line:
- *
- * | slot | what |
- * |---|---|
- * | 0 | the header: the kind (bits 0-1: 0 for the serde way, 1 `decided`, 2 `sent`, 3 `failed`), an edit item (bit 2), the action (bits 3-5, in `ACTION_VARIANTS`' order), the workspace (bits 6-7, in `WORKSPACES`' order), a turn given as digits (bit 8) |
- * | 1 | where the line's newline is |
- * | 2 | where the time starts (24 bytes) |
- * | 3, 4 | the item's session or id: a string (below) |
- * | 5, 6 | the turn or part: its high and low 32 bits; for a turn given as digits, where they start and how many |
- * | then | `decided`: the action's strings in canonical order; `sent`: the number of ids, then each id; `failed`: the status (-1 for `null`), then the kind |
- *
- * A string is two slots: where its text starts (after the quote), then its length in bytes times
- * 4 plus how it is written: 0 ASCII with no escape, 1 UTF-8 with no escape, 2 with escapes. A line
- * for the serde way has only its first two slots.
- *
- * Positions are indexes into the bytes scanned. Every line of the run must end with a newline
- * (the last byte of the run is one); nothing past the run is read.
+ * What it gives, line after line, is in `scan-slots.ts`. Positions are indexes into the bytes
+ * scanned. Every line of the run must end with a newline (the last byte of the run is one);
+ * nothing past the run is read.
  *
  * @module
  */
-
-/** The kinds of a line, in a header's bits 0-1. */
-export const SERDE = 0;
-export const DECIDED = 1;
-export const SENT = 2;
-export const FAILED = 3;
-/** A header bit: the item is an edit (else a turn). */
-export const EDIT_ITEM = 4;
-/** A header bit: the turn is given as its digits (more than 15 of them). */
-export const TURN_DIGITS = 256;
-/** How a string is written, in the low 2 bits of its second slot. */
-export const ASCII = 0;
-export const UTF8 = 1;
-export const ESCAPED = 2;
+import { escapeSequence, isSessionIdAt, isTimeAt, SESSION_BYTE, utf8Sequence } from './byte-rules.js';
+import { ASCII, DECIDED, EDIT_ITEM, ESCAPED, FAILED, SENT, SERDE, TURN_DIGITS, UTF8 } from './scan-slots.js';
 
 /**
  * A run of fixed bytes, compared four at a time (a `DataView`'s loads of 32 bits are cheap, and
@@ -98,12 +70,6 @@ const RETRACT_TAG = literalOf('retract"');
 /** The workspaces with their closing quote, in `WORKSPACES`' order. */
 const WORKSPACE_NAMES: readonly Literal[] = [literalOf('trusted"'), literalOf('untrusted"'), literalOf('fleet"')];
 
-/** Bytes a session id may hold: `A-Z a-z 0-9 . _ -`. */
-const SESSION_BYTE = new Uint8Array(256);
-for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-') SESSION_BYTE[c.charCodeAt(0)] = 1;
-
-const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
 /** The output, grown as needed, and where the next slot goes. Module state: one scan at a time per thread. */
 let out = new Int32Array(1 << 12);
 let w = 0;
@@ -132,44 +98,6 @@ function literal(b: Uint8Array, i: number, fixed: Literal): number {
   return end;
 }
 
-/** The index after a valid UTF-8 sequence whose lead byte (at least 0x80) is at `i`, or -1. */
-function utf8Sequence(b: Uint8Array, i: number): number {
-  const c = b[i] as number;
-  if (c < 0xc2 || c > 0xf4) return -1;
-  const n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-  if (i + n > stop) return -1;
-  const c1 = b[i + 1] as number;
-  if ((c1 & 0xc0) !== 0x80) return -1;
-  if (n === 2) return i + 2;
-  // the second byte's range rules out overlong forms, surrogates and what is past U+10FFFF
-  if (c === 0xe0 ? c1 < 0xa0 : c === 0xed ? c1 > 0x9f : c === 0xf0 ? c1 < 0x90 : c === 0xf4 ? c1 > 0x8f : false)
-    return -1;
-  if (((b[i + 2] as number) & 0xc0) !== 0x80) return -1;
-  if (n === 3) return i + 3;
-  return ((b[i + 3] as number) & 0xc0) === 0x80 ? i + 4 : -1;
-}
-
-/** The value of the hex digit `c` (a byte), or -1. */
-export function hexDigit(c: number): number {
-  return c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
-}
-
-/** The index after a valid escape (not of a surrogate) whose backslash is at `i`, or -1. */
-function escapeSequence(b: Uint8Array, i: number): number {
-  if (i + 2 > stop) return -1;
-  const e = b[i + 1];
-  if (e === 0x22 || e === 0x5c || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74)
-    return i + 2;
-  if (e !== 0x75 || i + 6 > stop) return -1;
-  let unit = 0;
-  for (let k = i + 2; k < i + 6; k++) {
-    const d = hexDigit(b[k] as number);
-    if (d < 0) return -1;
-    unit = unit * 16 + d;
-  }
-  return unit >= 0xd800 && unit <= 0xdfff ? -1 : i + 6;
-}
-
 /** Bytes a string's text cannot simply go on past: a quote, a backslash, a control character, a byte of UTF-8 beyond ASCII. */
 const STRING_STOP = new Uint8Array(256);
 for (let c = 0; c < 256; c++) STRING_STOP[c] = c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x80 ? 1 : 0;
@@ -186,10 +114,10 @@ function string(b: Uint8Array, i: number): number {
     if (c < 0x20) return -1;
     if (c === 0x5c) {
       how = ESCAPED;
-      i = escapeSequence(b, i);
+      i = escapeSequence(b, i, stop);
     } else {
       if (how === ASCII) how = UTF8;
-      i = utf8Sequence(b, i);
+      i = utf8Sequence(b, i, stop);
     }
     if (i < 0) return -1;
   }
@@ -209,50 +137,11 @@ function sessionId(b: Uint8Array, i: number): number {
   return i + 1;
 }
 
-/**
- * Whether `b[start, start + length)` is a session id ({@link SESSION_ID_RULE} of `record.ts`):
- * for another scan of bytes (a LevelDB value's CBOR, `cbor-scan.ts`) as for this one.
- */
-export function isSessionIdAt(b: Uint8Array, start: number, length: number): boolean {
-  if (length === 0 || length > 128) return false;
-  for (let i = start; i < start + length; i++) if (SESSION_BYTE[b[i] as number] !== 1) return false;
-  // not `.` or `..`
-  return !(length <= 2 && b[start] === 0x2e && (length === 1 || b[start + 1] === 0x2e));
-}
-
-/** The digit at `at`, or a number so negative that any field it is part of is negative. */
-function digit(b: Uint8Array, at: number): number {
-  const d = (b[at] as number) - 0x30;
-  return d >= 0 && d <= 9 ? d : -1e6;
-}
-
 /** A time whose opening quote is before `i` (its start written), the index after its closing quote; or -1. */
 function time(b: Uint8Array, i: number): number {
   if (i + 25 > stop || b[i + 24] !== 0x22 || !isTimeAt(b, i)) return -1;
   out[w++] = i;
   return i + 25;
-}
-
-/**
- * Whether the 24 bytes at `i` are a time ({@link TIME_RULE} of `record.ts`, on a day that
- * exists): for another scan of bytes (`cbor-scan.ts`) as for this one.
- */
-export function isTimeAt(b: Uint8Array, i: number): boolean {
-  if (b[i + 4] !== 0x2d || b[i + 7] !== 0x2d || b[i + 10] !== 0x54 || b[i + 13] !== 0x3a || b[i + 16] !== 0x3a)
-    return false;
-  if (b[i + 19] !== 0x2e || b[i + 23] !== 0x5a) return false;
-  const year = digit(b, i) * 1000 + digit(b, i + 1) * 100 + digit(b, i + 2) * 10 + digit(b, i + 3);
-  const month = digit(b, i + 5) * 10 + digit(b, i + 6);
-  const day = digit(b, i + 8) * 10 + digit(b, i + 9);
-  const hour = digit(b, i + 11) * 10 + digit(b, i + 12);
-  const minute = digit(b, i + 14) * 10 + digit(b, i + 15);
-  const second = digit(b, i + 17) * 10 + digit(b, i + 18);
-  const millis = digit(b, i + 20) * 100 + digit(b, i + 21) * 10 + digit(b, i + 22);
-  // a byte that is not a digit makes its field negative (see digit)
-  if (year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23) return false;
-  if (minute < 0 || minute > 59 || second < 0 || second > 59 || millis < 0) return false;
-  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
-  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month] as number));
 }
 
 /**
