@@ -17,7 +17,7 @@ import {
 } from '../lib/errors.js';
 import { type Fd, type FileIO, type FileStatus, KIND_WORDS } from '../lib/file-io.js';
 import { type CheckedRecord, lineTooLong, MAX_LINE_BYTES, type RecordCodec } from '../lib/log.js';
-import { readAt } from './jsonl-lines.js';
+import { readAt, sizeOf } from './jsonl-lines.js';
 
 /** The most a batch's buffer keeps between appends; a larger batch has a buffer of its own. */
 const KEPT_BATCH_BYTES = 1024 * 1024;
@@ -259,4 +259,48 @@ export function closeQuietly(io: FileIO, fd: Fd): void {
   } catch {
     // the descriptor is gone either way
   }
+}
+
+/**
+ * Creates the file, locked, on a writer's first append; or, when it appeared since the writer
+ * found it missing, adopts it if it is unlocked and still empty (made by hand, or by a writer
+ * that wrote nothing), and refuses it otherwise: another writer made it. The caller syncs the
+ * directory.
+ */
+export function createOrAdopt(io: FileIO, file: string, mode: number): OpenFile {
+  let fd: Fd;
+  try {
+    fd = io.create(file, mode);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return adoptCreatedElsewhere(io, file);
+    throw new LedgerIoError(file, e);
+  }
+  try {
+    lock(io, fd, file);
+    return { fd, identity: statusOfOpen(io, fd, file).identity };
+  } catch (e) {
+    closeQuietly(io, fd); // the empty file stays: the next writer adopts it
+    throw e;
+  }
+}
+
+function adoptCreatedElsewhere(io: FileIO, file: string): OpenFile {
+  const opened = openRegular(io, file, false);
+  if (opened === null) {
+    // the name exists (the create said so) but leads to no file: a symbolic link to nothing
+    throw new LedgerIoError(
+      file,
+      new Error(
+        'the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to',
+      ),
+    );
+  }
+  try {
+    lock(io, opened.fd, file);
+    if (sizeOf(io, opened.fd, file) !== 0) throw new LockedError(file);
+  } catch (e) {
+    closeQuietly(io, opened.fd);
+    throw e;
+  }
+  return opened;
 }

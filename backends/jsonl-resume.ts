@@ -1,7 +1,15 @@
 /**
- * Where a JSONL log (`jsonl.ts`, whose top documents resuming) resumes: a read model's point
- * found in the file by its cursor, or by counting lines, and the line before it read back for
- * its fingerprint.
+ * Where a JSONL log (`jsonl.ts`) resumes: a read model's point found in the file by its cursor,
+ * or by counting lines, and the line before it read back for its fingerprint.
+ *
+ * ## Resuming
+ *
+ * An open can start at a point a read model kept (`resume`): the point's cursor says where its
+ * line ends and where it starts, and its fingerprint is the SHA-256 of that line's bytes. The
+ * open reads that one line back and compares, then reads only what follows; a file shorter than
+ * the point, or with another line there, is refused as a mismatch and left as it was. A point
+ * without a cursor is found by counting lines. What comes before the point is not read: where
+ * each 64th record starts, for `read(from, to)`, is found by its newlines on the first such read.
  *
  * @module
  */

@@ -65,19 +65,14 @@
  * NUL counts for any byte, one a power loss left unwritten). Other bytes with no newline (a
  * settings file named for the ledger) are no log's: damage at line 1, left as they are.
 
-Damage at line 1 of a file that is no ledger at all (a README, a binary: it does not begin as a
-record's line does, and no line of its first 64 KiB is a record) is told as a
-`NotALedgerError`, a `DamagedError` with a code and a runbook entry of its own: the fix is
-another path, not a repair. A ledger with records among its first lines stays damaged.
+ * Damage at line 1 of a file that is no ledger at all (a README, a binary: it does not begin as
+ * a record's line does, and no line of its first 64 KiB is a record) is told as a
+ * `NotALedgerError`, a `DamagedError` with a code and a runbook entry of its own: the fix is
+ * another path, not a repair. A ledger with records among its first lines stays damaged.
  *
  * ## Resuming
  *
- * An open can start at a point a read model kept (`resume`): the point's cursor says where its
- * line ends and where it starts, and its fingerprint is the SHA-256 of that line's bytes. The
- * open reads that one line back and compares, then reads only what follows; a file shorter than
- * the point, or with another line there, is refused as a mismatch and left as it was. A point
- * without a cursor is found by counting lines. What comes before the point is not read: where
- * each 64th record starts, for `read(from, to)`, is found by its newlines on the first such read.
+ * An open can start at a point a read model kept: see `jsonl-resume.ts`.
  *
  * @module
  */
@@ -87,7 +82,6 @@ import {
   FileReplacedError,
   type LedgerError,
   LedgerIoError,
-  LockedError,
   ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
@@ -108,6 +102,7 @@ import { StoredLog } from '../lib/log-base.js';
 import {
   BatchLines,
   closeQuietly,
+  createOrAdopt,
   cut,
   isMissing,
   lock,
@@ -115,7 +110,6 @@ import {
   openRegular,
   realPath,
   refuseUnlessCutOff,
-  statusOfOpen,
   syncDirectory,
 } from './jsonl-file.js';
 import { DEFAULT_HEARTBEAT_MS, sizeStillThere, watchFile, wholeLines } from './jsonl-follow.js';
@@ -128,12 +122,12 @@ import {
   overlongWhy,
   readAt,
   recordStarts,
-  SEEK_STRIDE,
   sizeOf,
 } from './jsonl-lines.js';
+import { LineMarks } from './jsonl-marks.js';
 import { readRecords } from './jsonl-read.js';
 import { type Cursor, resumeCursor } from './jsonl-resume.js';
-import { type ScannedRun, type ScanOptions, scannedRuns } from './jsonl-scan.js';
+import { type ScanOptions, scannedRuns } from './jsonl-scan.js';
 
 /** How to open a JSONL log. */
 export interface JsonlOptions<R> {
@@ -171,15 +165,6 @@ export function jsonlBackend<R>(file: string, options: JsonlOptions<R>): LogBack
   };
 }
 
-/** Whole lines counted past a reader's, by a watch: where they end, and what the reader notes of them. */
-interface CountedAhead {
-  length: number;
-  count: Position;
-  lastLineStart: number;
-  /** Where the lines on a `SEEK_STRIDE` boundary start. */
-  readonly starts: number[];
-}
-
 class JsonlLog<R> extends StoredLog<R> {
   private readonly codec: RecordCodec<R>;
   private readonly batchLines = new BatchLines();
@@ -192,16 +177,10 @@ class JsonlLog<R> extends StoredLog<R> {
   private identity: string | null = null;
   /** The file's size when it was opened: what the read-through reads. */
   private size = 0;
-  /** The length of the whole lines: where the next append goes. */
-  private length = 0;
-  /** Where the last record's line starts (-1 when there is none). */
-  private lastLineStart = -1;
+  /** Where the lines are: the end of the whole ones (where the next append goes), the last one's start, every `SEEK_STRIDE`th record's. */
+  private readonly marks = new LineMarks();
   /** The last line this log appended, without its newline, as its record's checked line (`null` until it appends). */
   private lastLine: string | null = null;
-  /** Where every `SEEK_STRIDE`th record starts, for `read(from)`; `null` until needed after a resumed open. */
-  private starts: number[] | null = [];
-  /** A reader's whole lines that a watch of it counted past those it took in: its next refresh takes them after its sync, rather than read and count them again. */
-  private ahead: CountedAhead | null = null;
   private readonly heartbeatMs: number;
   /** The open's {@link OpenOptions.sizeHint}, told the bytes the read-through reads once its first run is taken. */
   private sizeHint: OpenOptions<R>['sizeHint'];
@@ -248,9 +227,7 @@ class JsonlLog<R> extends StoredLog<R> {
   protected _storedBefore(resume: ResumePoint): Buffer {
     if (this.fd === null) throw new ResumeMismatchError(this.name, resume.position, 'the log holds no records');
     const { cursor, line } = resumeCursor(this.io, this.fd, this.name, this.size, this.chunkSize, resume);
-    this.length = cursor.offset;
-    this.lastLineStart = cursor.lastLineStart;
-    this.starts = null; // the records before the point are not read
+    this.marks.resumedAt(cursor);
     return line;
   }
 
@@ -260,35 +237,37 @@ class JsonlLog<R> extends StoredLog<R> {
    * cut (by a writer) once every line before it was taken.
    */
   protected *_entries(from: Position): Generator<Iterable<R> | ScannedLines<R>> {
-    const { io, fd, name: file, codec } = this;
+    const { io, fd, name: file, codec, marks } = this;
     if (fd === null) return;
     const read = { count: from };
     let hint = this.sizeHint;
-    const startsAt = this.length;
+    const startsAt = marks.length;
     const firstTaken = (): void => {
       if (hint === undefined) return;
       const told = hint;
       hint = undefined;
-      told(this.size - startsAt, { bytes: this.length - startsAt, records: read.count - from });
+      told(this.size - startsAt, { bytes: marks.length - startsAt, records: read.count - from });
     };
     if (codec.lineScan === undefined) {
-      for (const piece of lineChunks(io, fd, file, this.length, this.size, this.chunkSize)) {
+      for (const piece of lineChunks(io, fd, file, marks.length, this.size, this.chunkSize)) {
         if (isOverlong(piece)) throw new DamagedError(file, read.count + 1, overlongWhy(piece.length));
         yield this.decoded(piece, read);
         firstTaken();
       }
     } else {
-      const runs = scannedRuns(io, fd, file, this.length, this.size, this.chunkSize, codec.lineScan, this.scanOptions);
+      const runs = scannedRuns(io, fd, file, marks.length, this.size, this.chunkSize, codec.lineScan, this.scanOptions);
       for (const piece of runs) {
         if (isOverlong(piece)) throw new DamagedError(file, read.count + 1, overlongWhy(piece.length));
         yield piece.lines;
         // every line of the run was taken (a refused one ends the read-through before this)
-        this.runTaken(piece, read);
+        const ends = piece.lines.lineEnds();
+        marks.run(read.count, piece.position, ends);
+        read.count += ends.length;
         firstTaken();
       }
     }
-    if (this.length < this.size) {
-      if (this.length === 0)
+    if (marks.length < this.size) {
+      if (marks.length === 0)
         refuseUnlessCutOff(
           io,
           fd,
@@ -296,8 +275,8 @@ class JsonlLog<R> extends StoredLog<R> {
           this.size,
           this.codec.lineStarts?.map((start) => Buffer.from(start, 'utf8')),
         );
-      if (!this.readOnly) cut(io, fd, file, this.length);
-      this.repair = { at: this.length, dropped: this.size - this.length, cut: !this.readOnly };
+      if (!this.readOnly) cut(io, fd, file, marks.length);
+      this.repair = { at: marks.length, dropped: this.size - marks.length, cut: !this.readOnly };
     }
   }
 
@@ -305,38 +284,11 @@ class JsonlLog<R> extends StoredLog<R> {
   private *decoded({ buffer, position, ends }: Chunk, read: { count: Position }): Generator<R> {
     let start = 0;
     for (const end of ends) {
-      this.lineStarts(position + start, read.count);
       // with its newline, as memoryd hands the line to serde: errors at the end read alike
       yield this.codec.decode(buffer, start, end + 1);
-      this.lineTaken(position + start, position + end + 1, read);
+      this.marks.line(read.count++, position + start, position + end + 1);
       start = end + 1;
     }
-  }
-
-  /** The lines of a scanned run were all taken: notes where they start and end, as {@link JsonlLog.decoded} does line by line. */
-  private runTaken({ position, lines }: ScannedRun<R>, read: { count: Position }): void {
-    const ends = lines.lineEnds();
-    /* c8 ignore next -- a run holds a whole line at least (lineRuns yields none without), and the open moves past each before it asks for the next run */
-    if (ends.length === 0) return;
-    if (this.starts !== null) {
-      for (let n = (SEEK_STRIDE - (read.count % SEEK_STRIDE)) % SEEK_STRIDE; n < ends.length; n += SEEK_STRIDE)
-        this.starts.push(n === 0 ? position : position + (ends[n - 1] as number) + 1);
-    }
-    this.lastLineStart = ends.length === 1 ? position : position + (ends[ends.length - 2] as number) + 1;
-    this.length = position + (ends[ends.length - 1] as number) + 1;
-    read.count += ends.length;
-  }
-
-  /** Notes where the record at `count` starts, when it falls on a `SEEK_STRIDE` boundary. */
-  private lineStarts(offset: number, count: Position): void {
-    if (this.starts !== null && count % SEEK_STRIDE === 0) this.starts.push(offset);
-  }
-
-  /** A line of the read-through taken: `[start, after)` of the file, its newline included. */
-  private lineTaken(start: number, after: number, read: { count: Position }): void {
-    this.lastLineStart = start;
-    this.length = after;
-    read.count++;
   }
 
   /** The whole append, synchronously: one write of every line, one `fdatasync`, a look at the path. */
@@ -350,7 +302,7 @@ class JsonlLog<R> extends StoredLog<R> {
     const fd = this.fd ?? this.createFile();
     try {
       for (let done = 0; done < bytes.length; )
-        done += this.io.write(fd, bytes, done, bytes.length - done, this.length + done);
+        done += this.io.write(fd, bytes, done, bytes.length - done, this.marks.length + done);
     } catch (e) {
       this.fail(fd, new LedgerIoError(this.name, e), false);
     }
@@ -362,13 +314,10 @@ class JsonlLog<R> extends StoredLog<R> {
       this.fail(fd, new LedgerIoError(this.name, e), true);
     }
     this.confirmAtPath(fd);
-    if (this.starts !== null) this.remember(this.starts, bytes, this.count, records.length);
-    const lastLine = bytes.lastIndexOf(10, bytes.length - 2) + 1;
+    this.marks.appended(bytes, this.count, records.length);
     // its text, which it was written from, not a copy of its bytes: the batch's buffer is the
     // next batch's too, and a fingerprint of the text is that of its UTF-8
     this.lastLine = (checked[checked.length - 1] as CheckedRecord<R>).line;
-    this.lastLineStart = this.length + lastLine;
-    this.length += bytes.length;
   }
 
   /**
@@ -405,7 +354,7 @@ class JsonlLog<R> extends StoredLog<R> {
   private fail(fd: Fd, failure: LedgerError, always: boolean): never {
     let cutBack = true;
     try {
-      this.io.truncate(fd, this.length);
+      this.io.truncate(fd, this.marks.length);
       this.io.datasync(fd);
     } catch {
       cutBack = false;
@@ -414,78 +363,19 @@ class JsonlLog<R> extends StoredLog<R> {
     throw failure;
   }
 
-  /** Notes where those of the appended records that fall on a `SEEK_STRIDE` boundary start. */
-  private remember(starts: number[], bytes: Buffer, from: Position, appended: number): void {
-    let line = 0;
-    let offset = 0;
-    for (let next = (SEEK_STRIDE - (from % SEEK_STRIDE)) % SEEK_STRIDE; next < appended; next += SEEK_STRIDE) {
-      for (; line < next; line++) offset = bytes.indexOf(10, offset) + 1;
-      starts.push(this.length + offset);
-    }
-  }
-
-  /** Creates the file on the first append: mode 0600, locked, its directory synced. */
+  /** Creates the file on the first append (or adopts one made since, unlocked and empty), its directory synced. */
   private createFile(): Fd {
-    let fd: Fd;
-    try {
-      fd = this.io.create(this.name, FILE_MODE);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return this.adoptCreatedElsewhere();
-      throw new LedgerIoError(this.name, e);
-    }
-    let identity: string;
-    try {
-      lock(this.io, fd, this.name);
-      identity = statusOfOpen(this.io, fd, this.name).identity;
-    } catch (e) {
-      closeQuietly(this.io, fd); // the empty file stays: the next writer adopts it
-      throw e;
-    }
+    const { fd, identity } = createOrAdopt(this.io, this.name, FILE_MODE);
     this.fd = fd;
     this.identity = identity;
-    this.syncDirectoryOrStop();
-    return fd;
-  }
-
-  /**
-   * Syncs the file's directory, so that its name survives a crash; without that the file, and
-   * all appended to it, may vanish: stop rather than acknowledge appends that might not survive.
-   */
-  private syncDirectoryOrStop(): void {
+    // Without its directory synced the file's name, and all appended to it, may not survive a
+    // crash (and whoever made it may not have synced it): stop rather than acknowledge appends.
     try {
       syncDirectory(this.io, realPath(this.io, this.absolute));
     } catch (e) {
       this.stop(e as LedgerIoError);
       throw e;
     }
-  }
-
-  /**
-   * The file appeared since this log found it missing. Another writer made it: refuse, unless
-   * it is unlocked and still empty (made by hand, or by a writer that wrote nothing).
-   */
-  private adoptCreatedElsewhere(): Fd {
-    const opened = openRegular(this.io, this.name, false);
-    if (opened === null) {
-      // the name exists (the create said so) but leads to no file: a symbolic link to nothing
-      throw new LedgerIoError(
-        this.name,
-        new Error(
-          'the path is taken, but by no file to open (a symbolic link to a missing file?); remove it, or create the file it leads to',
-        ),
-      );
-    }
-    const { fd, identity } = opened;
-    try {
-      lock(this.io, fd, this.name);
-      if (sizeOf(this.io, fd, this.name) !== 0) throw new LockedError(this.name);
-    } catch (e) {
-      closeQuietly(this.io, fd);
-      throw e;
-    }
-    this.fd = fd;
-    this.identity = identity;
-    this.syncDirectoryOrStop(); // whoever created it may not have
     return fd;
   }
 
@@ -504,9 +394,12 @@ class JsonlLog<R> extends StoredLog<R> {
       this.identity = opened.identity;
     }
     const fd = this.fd;
-    const read = { length: this.length, count: this.count };
-    const size = sizeStillThere(io, fd, name, this.absolute, this.identity as string, read);
-    if (size === this.length) return this.count;
+    const { marks } = this;
+    const size = sizeStillThere(io, fd, name, this.absolute, this.identity as string, {
+      length: marks.length,
+      count: this.count,
+    });
+    if (size === marks.length) return this.count;
     try {
       io.datasync(fd);
     } catch (e) {
@@ -515,45 +408,11 @@ class JsonlLog<R> extends StoredLog<R> {
       this.stop(stopped);
       throw stopped;
     }
-    const starts = this.starts;
-    let count = this.count;
-    const ahead = this.ahead;
-    this.ahead = null;
-    if (ahead !== null && ahead.length <= size) {
-      // counted by a watch of this file, whose lines the sync above covers as well
-      if (starts !== null) for (const start of ahead.starts) starts.push(start);
-      this.lastLineStart = ahead.lastLineStart;
-      this.length = ahead.length;
-      count = ahead.count;
-    }
-    wholeLines(io, fd, name, { length: this.length, count }, size, this.chunkSize, (start, next) => {
-      if (starts !== null && count % SEEK_STRIDE === 0) starts.push(start);
-      this.lastLineStart = start;
-      this.length = next;
-      count++;
+    let count = marks.takeCounted(this.count, size);
+    wholeLines(io, fd, name, { length: marks.length, count }, size, this.chunkSize, (start, next) => {
+      marks.line(count++, start, next);
     });
     return count;
-  }
-
-  /**
-   * A whole line a watch counted (`position`, from `start` to `next`, in the file `identity`):
-   * noted for the next refresh when it is the very next line past those this reader took in and
-   * noted, of the file it reads (a second watch counts the same lines again: they are noted once).
-   */
-  private counted(identity: string, position: Position, start: number, next: number): void {
-    if (!this.readOnly || identity !== this.identity) return;
-    const ahead = this.ahead ?? {
-      length: this.length,
-      count: this.count,
-      lastLineStart: this.lastLineStart,
-      starts: [],
-    };
-    if (position !== ahead.count || start !== ahead.length) return;
-    if (position % SEEK_STRIDE === 0) ahead.starts.push(start);
-    ahead.lastLineStart = start;
-    ahead.length = next;
-    ahead.count++;
-    this.ahead = ahead;
   }
 
   /** Tells of the whole lines that appear in the file (see `jsonl-follow.ts`): another process's appends, and this log's. */
@@ -566,9 +425,12 @@ class JsonlLog<R> extends StoredLog<R> {
           absolute: this.absolute,
           chunkSize: this.chunkSize,
           heartbeatMs: this.heartbeatMs,
-          from: { length: this.length, count: this.count },
+          from: { length: this.marks.length, count: this.count },
           identity: this.identity,
-          onLine: (identity, position, start, next) => this.counted(identity, position, start, next),
+          // a reader's lines counted ahead of its catch-up, in the file it reads
+          onLine: (identity, position, start, next) => {
+            if (this.readOnly && identity === this.identity) this.marks.counted(this.count, position, start, next);
+          },
         },
         told,
       ),
@@ -581,21 +443,23 @@ class JsonlLog<R> extends StoredLog<R> {
     if (fd === null || from >= this.count) return;
     // After a resumed open the starts of the records before it are not known yet: find them,
     // by their newlines alone, once.
-    this.starts ??= recordStarts(this.io, fd, this.name, this.length, this.chunkSize);
-    yield* readRecords(this.io, fd, this.name, this.codec, this.chunkSize, this.starts, this.length, from, to);
+    const { marks } = this;
+    marks.starts ??= recordStarts(this.io, fd, this.name, marks.length, this.chunkSize);
+    yield* readRecords(this.io, fd, this.name, this.codec, this.chunkSize, marks.starts, marks.length, from, to);
   }
 
   protected override _cursor(): Cursor {
-    return { position: this.count, offset: this.length, lastLineStart: this.lastLineStart };
+    return { position: this.count, offset: this.marks.length, lastLineStart: this.marks.lastLineStart };
   }
 
   /** The last line, without its newline: at hand when this log wrote it (a read model asks after every append), else read back. */
   protected _storedLast(): Buffer | string {
     if (this.lastLine !== null) return this.lastLine;
     const fd = this.fd as Fd; // a log with records has its file
-    const line = Buffer.allocUnsafe(this.length - 1 - this.lastLineStart);
-    const got = readAt(this.io, fd, this.name, line, 0, line.length, this.lastLineStart);
-    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, fd, this.name), this.length);
+    const { length, lastLineStart } = this.marks;
+    const line = Buffer.allocUnsafe(length - 1 - lastLineStart);
+    const got = readAt(this.io, fd, this.name, line, 0, line.length, lastLineStart);
+    if (got !== line.length) throw changedWhileOpen(this.name, sizeOf(this.io, fd, this.name), length);
     return line;
   }
 
