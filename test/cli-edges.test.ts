@@ -1,5 +1,6 @@
 /**
- * The CLI's edges, in real processes: "did you mean" for a near command or flag; `-V` and
+ * The CLI's edges, in real processes (the real bin for the version flags and a PostgreSQL URI's
+ * password, a process that stays up between commands for the rest: `cli-host.ts`): "did you mean" for a near command or flag; `-V` and
  * `version` as `--version`; a failure of every command given `--json` as one JSON object on
  * stdout; `check`'s summary line; and the facts in the help texts' examples (versions, bytes,
  * words) against what the commands really write.
@@ -13,13 +14,17 @@ import { describeRecord } from '../lib/cli/describe.js';
 import { HONCHO_PROJECTIONS } from '../lib/honcho/read-model/state.js';
 import { SCHEMA } from '../lib/projections/status.js';
 import { CLI, cli, FIXTURE_TEXT, lineOf, type Run } from './support/cli.js';
+import { CliHost } from './support/cli-host.js';
 import { decided, turn, turnTo, withHome } from './support/ledger.js';
 import { LineProcess } from './support/line-process.js';
+
+const host = new CliHost();
+test.after(() => host.stop());
 
 /** The first line of stderr. */
 const firstLine = (run: Run): string => run.stderr.slice(0, run.stderr.indexOf('\n'));
 
-test('an unknown command or flag near a known one: "did you mean" it; one far from all: no guess', () => {
+test('an unknown command or flag near a known one: "did you mean" it; one far from all: no guess', async () => {
   const cases: [readonly string[], string][] = [
     [['cunts', 'x'], 'ledgerstore: unknown command "cunts" (did you mean counts?)'],
     [['idnex', 'build'], 'ledgerstore: unknown command "idnex" (did you mean index?)'],
@@ -34,7 +39,7 @@ test('an unknown command or flag near a known one: "did you mean" it; one far fr
     [['counts', 'x', '--ledgr', 'y'], 'ledgerstore: unknown flag --ledgr'],
   ];
   for (const [args, said] of cases) {
-    const run = cli(args);
+    const run = await host.run(args);
     assert.is(run.code, 2, args.join(' '));
     assert.is(run.stdout, '');
     assert.is(firstLine(run), said, args.join(' '));
@@ -106,7 +111,7 @@ test('every command that takes --json writes its failure as one JSON object on s
       .map(([name]) => name);
     assert.equal(Object.keys(cases).sort(), taking.sort(), 'a case for every command that takes --json');
     for (const [name, [args, code, message, ledger]] of Object.entries(cases)) {
-      const run = cli(args);
+      const run = await host.run(args);
       assert.is(run.code, 1, `${name}: ${run.stderr}`);
       const failure = failureOf(run);
       assert.is(failure.ok, false, name);
@@ -128,20 +133,20 @@ test('a failure with --json names a PostgreSQL ledger without its password', () 
   assert.not.ok(run.stdout.includes('hunter2') || run.stderr.includes('hunter2'), 'no password in any output');
 });
 
-test('check ends with a summary on stderr: lines, ok, refused', () => {
+test('check ends with a summary on stderr: lines, ok, refused', async () => {
   const line = lineOf(decided(turn('c', 1)));
-  assert.equal(cli(['check'], `${line}not a record\n${line}`), {
+  assert.equal(await host.run(['check'], `${line}not a record\n${line}`), {
     code: 1,
     stdout: `stdin:1: ok ${line}stdin:2: err expected ident at line 1 column 2\nstdin:3: ok ${line}`,
     stderr: 'checked 3 lines: 2 ok, 1 refused\n',
   });
-  assert.equal(cli(['check', '--json'], line), {
+  assert.equal(await host.run(['check', '--json'], line), {
     code: 0,
     stdout: `{"line":1,"ok":true,"record":${line.trimEnd()}}\n`,
     stderr: 'checked 1 line: 1 ok, 0 refused\n',
   });
   assert.match(
-    cli(['check', '--help']).stdout,
+    (await host.run(['check', '--help'])).stdout,
     /Ends with a summary on stderr:\n {2}checked 6 lines: 4 ok, 2 refused\n/,
   );
 });
@@ -150,13 +155,13 @@ test("index --help's example: the projections' versions and the schema are those
   await withHome(async (home) => {
     writeFileSync(home.path, FIXTURE_TEXT);
     const index = join(home.dir, 'idx');
-    assert.is(cli(['index', 'build', home.path, '--index', index]).code, 0);
-    const status = JSON.parse(cli(['index', 'status', home.path, '--index', index, '--json']).stdout) as {
+    assert.is((await host.run(['index', 'build', home.path, '--index', index])).code, 0);
+    const status = JSON.parse((await host.run(['index', 'status', home.path, '--index', index, '--json'])).stdout) as {
       schema: number;
       ledgerstoreSchema: number;
       projections: { name: string; version: number }[];
     };
-    const helped = cli(['index', '--help']).stdout;
+    const helped = (await host.run(['index', '--help'])).stdout;
     assert.ok(helped.includes(`"schema":${status.schema},"ledgerstoreSchema":${status.ledgerstoreSchema}`), helped);
     assert.is(status.schema, SCHEMA);
     const example = /\{"name":"(\w+)","version":(\d+),"state":"ready","why":null\}/.exec(helped);
@@ -169,10 +174,12 @@ test("index --help's example: the projections' versions and the schema are those
 
 test("gen --help's example: the bytes of 200,000 records of the default seed", async () => {
   await withHome(async (home) => {
-    const example = /\{"ledger":"demo\.jsonl","records":(\d+),"bytes":(\d+),/.exec(cli(['gen', '--help']).stdout);
+    const example = /\{"ledger":"demo\.jsonl","records":(\d+),"bytes":(\d+),/.exec(
+      (await host.run(['gen', '--help'])).stdout,
+    );
     assert.ok(example !== null);
     const [, records = '', bytes = ''] = example;
-    const run = cli(['gen', home.path, '--records', records, '--json']);
+    const run = await host.run(['gen', home.path, '--records', records, '--json']);
     assert.is(run.code, 0, run.stderr);
     const made = JSON.parse(run.stdout) as { records: number; bytes: number };
     assert.equal([made.records, made.bytes], [Number(records), Number(bytes)]);
@@ -181,7 +188,7 @@ test("gen --help's example: the bytes of 200,000 records of the default seed", a
 
 test("follow --help's example line is a record in follow's words, and what a follower prints", async () => {
   const record = decided(turn('chat-1', 3), turnTo('trusted', 'kyle'));
-  assert.match(cli(['follow', '--help']).stdout, new RegExp(`\n {2}12 {2}${describeRecord(record)}\n`));
+  assert.match((await host.run(['follow', '--help'])).stdout, new RegExp(`\n {2}12 {2}${describeRecord(record)}\n`));
   await withHome(async (home) => {
     writeFileSync(home.path, lineOf(record));
     const follow = new LineProcess([CLI, 'follow', home.path, '--from', '0'], 'follower');

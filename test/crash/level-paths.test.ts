@@ -6,7 +6,9 @@
  * (`/dev/null`), a dangling link, a path under a file, the folder of a JSONL ledger, a folder with
  * a LevelDB file name taken by a FIFO (`CURRENT`) or by a folder (`000005.ldb`), a link to the
  * JSONL ledger's folder, and the folder of the other kind of database (a read model given as a
- * ledger, a ledger as a read model). Each command is the CLI's real process, with a watchdog.
+ * ledger, a ledger as a read model). Each command runs in a real process with a watchdog: the
+ * first at each path as the real bin, the others in a process that stays up between commands
+ * (`cli-host.ts`), which a stuck command gets killed.
  *
  * The promise at every one: the command ends (nothing blocks on a FIFO); it is refused with
  * exit status 1 and a message that names the path and is no stack trace, or (a read of what is
@@ -33,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeRecord, Ledger } from '../../lib/index.js';
+import { CliHost } from '../support/cli-host.js';
 import { decided, turn } from '../support/ledger.js';
 import { reportFigures } from '../support/level-figures.js';
 
@@ -56,7 +59,10 @@ function stateOf(path: string): string {
     .join('\n')}`;
 }
 
-/** Runs the CLI; `input` on stdin. Fails the test if it does not end. */
+const host = new CliHost();
+test.after(() => host.stop());
+
+/** Runs the real bin; `input` on stdin. Fails the test if it does not end. */
 function cli(args: readonly string[], input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -181,13 +187,16 @@ test('special files and folders of others at every LevelDB path the CLI takes: r
     places.push({ name: "a read model's folder", path: indexFolder, readsAsNothing: false, only: 'level' });
     places.push({ name: "a LevelDB ledger's folder", path: levelLedger, readsAsNothing: false, only: 'index' });
     for (const place of places) {
+      let first = true;
       for (const command of commands(place.path)) {
         const isIndex = command.args.includes('--index');
         if (place.only === 'level' && isIndex) continue;
         if (place.only === 'index' && !isIndex) continue;
         const before = [stateOf(place.path), stateOf(memory)];
         const context = `paths harness (${place.name}: ledgerstore ${command.args.join(' ')})`;
-        const { code, stdout, stderr } = await cli(command.args, command.input);
+        const run = first ? cli : (args: readonly string[], input?: string) => host.run(args, input);
+        first = false;
+        const { code, stdout, stderr } = await run(command.args, command.input);
         cases++;
         assert.not.match(stderr, /\n\s+at /, `${context}: a stack trace: ${stderr}`);
         if (code === 0) {
