@@ -11,7 +11,7 @@
  * @module
  */
 import * as fs from 'node:fs';
-import { tryLock } from 'fs-native-extensions';
+import { nativeExtensions } from './dependencies.js';
 
 /** A file descriptor, or whatever number a test layer hands out instead. */
 export type Fd = number;
@@ -126,5 +126,5 @@ export const nodeFileIO: FileIO = {
       fs.closeSync(fd);
     }
   },
-  tryLock: (fd) => tryLock(fd),
+  tryLock: (fd) => nativeExtensions().tryLock(fd),
 };

@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { tryLock } from 'fs-native-extensions';
+import { nativeExtensions } from './dependencies.js';
 import { LedgerIoError, LockedError, type LockHolder } from './errors.js';
 
 /**
@@ -68,7 +68,7 @@ export async function withFolderLocked<T>(
   try {
     let locked: boolean;
     try {
-      locked = tryLock(fd, 0, 0, { shared });
+      locked = nativeExtensions().tryLock(fd, 0, 0, { shared });
     } catch (e) {
       throw new LedgerIoError(file, e);
     }

@@ -8,7 +8,8 @@
 import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { ClassicLevel } from 'classic-level';
+import type { ClassicLevel } from 'classic-level';
+import { classicLevel } from './dependencies.js';
 import { LedgerIoError } from './errors.js';
 import type { LiveFiles } from './leveldb/folder.js';
 
@@ -99,7 +100,10 @@ export async function peekDatabase<T>(
 ): Promise<T> {
   const copy = snapshotFolder(folder, live);
   try {
-    const db = new ClassicLevel<Uint8Array, Uint8Array>(copy, { keyEncoding: 'view', valueEncoding: 'view' });
+    const db = new (classicLevel().ClassicLevel)<Uint8Array, Uint8Array>(copy, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
+    });
     try {
       await db.open({ createIfMissing: false });
     } catch (e) {

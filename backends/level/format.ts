@@ -5,11 +5,13 @@
  *
  * @module
  */
+
+import { onFirstUse } from '../../lib/dependencies.js';
 import { DamagedError } from '../../lib/errors.js';
 import type { Marker } from '../../lib/leveldb/marker.js';
 import type { Position } from '../../lib/log.js';
 import { positionOf } from './keys.js';
-import { decoder, encoder, hex } from './values.js';
+import { coders, hex } from './values.js';
 
 /** The format this version writes. */
 export const FORMAT = 'ledgerstore/level';
@@ -19,7 +21,9 @@ const READS = [1, 2];
 const META_PREFIX = 0x00;
 export const META_KEY = Uint8Array.of(META_PREFIX, ...Buffer.from('format', 'ascii'));
 /** The marker's value in the database. */
-export const META_VALUE = Uint8Array.from(encoder.encode({ format: FORMAT, version: VERSION }));
+export const metaValue = onFirstUse(() =>
+  Uint8Array.from(coders().encoder.encode({ format: FORMAT, version: VERSION })),
+);
 /** What the marker file of a folder that holds a log says. */
 export const FOLDER_MARKER: Marker = { format: FORMAT, version: VERSION };
 
@@ -40,7 +44,7 @@ export function checkKey(name: string, key: Uint8Array, position: Position): voi
 export function checkMarker(name: string, value: Uint8Array): number {
   let marker: unknown;
   try {
-    marker = decoder.decode(value);
+    marker = coders().decoder.decode(value);
   } catch {
     marker = undefined;
   }

@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { ClassicLevel } from 'classic-level';
 import { writeMarker } from '../../lib/database-folder.js';
+import { classicLevel } from '../../lib/dependencies.js';
 import { DamagedError, LedgerIoError, OldFormatError } from '../../lib/errors.js';
 import { assertNotInUse, reserveFolder, withFolderLocked } from '../../lib/folder-lock.js';
 import { removeSnapshot } from '../../lib/folder-snapshot.js';
@@ -18,7 +18,7 @@ import { sealedBodyEnd } from '../../lib/sealed-value.js';
 import type { ValueScan } from '../../lib/value-scan.js';
 import { iterate, type LevelBatch, type LevelDatabase, readAhead, type ValuesOnly, VIEW } from './database.js';
 import { type ClosedAt, checkClosedAt, prepareFolder } from './folder.js';
-import { checkKey, checkMarker, FOLDER_MARKER, META_KEY, META_VALUE, VERSION } from './format.js';
+import { checkKey, checkMarker, FOLDER_MARKER, META_KEY, metaValue, VERSION } from './format.js';
 import { RECORD_KEY_LENGTH, RECORDS_END, recordKey, writeRecordKey } from './keys.js';
 import { checksumAt, decodeValue, encodeRecord, sealed } from './values.js';
 
@@ -142,7 +142,7 @@ export class LevelLog<R> extends StoredLog<R> {
     if (prepared.location !== folder) this.snapshot = prepared.location;
     else this.folder = folder;
     this.closedAt = prepared.closedAt;
-    const classic = new ClassicLevel<Uint8Array, Uint8Array>(prepared.location, {
+    const classic = new (classicLevel().ClassicLevel)<Uint8Array, Uint8Array>(prepared.location, {
       keyEncoding: 'view',
       valueEncoding: 'view',
     });
@@ -261,7 +261,7 @@ export class LevelLog<R> extends StoredLog<R> {
     try {
       const making = db.batch();
       batch = making;
-      if (this.meta === undefined) making.put<Uint8Array, Uint8Array>(META_KEY, META_VALUE, VIEW);
+      if (this.meta === undefined) making.put<Uint8Array, Uint8Array>(META_KEY, metaValue(), VIEW);
       values.forEach((value, n) => making.put<Uint8Array, Uint8Array>(recordKey(from + n), value, VIEW));
       this.appended = true;
     } catch (e) {
@@ -279,7 +279,7 @@ export class LevelLog<R> extends StoredLog<R> {
       this.stop(failure);
       throw failure;
     }
-    this.meta ??= META_VALUE;
+    this.meta ??= metaValue();
     this.lastValue = values[values.length - 1] as Uint8Array;
   }
 

@@ -6,25 +6,32 @@
  * @module
  */
 import { isUtf8 } from 'node:buffer';
-import { type Options as CborOptions, Decoder, Encoder } from 'cbor-x';
+import type { Options as CborOptions } from 'cbor-x';
+import { cborX, onFirstUse } from '../../lib/dependencies.js';
 import { asDamage, DamagedError, InvalidRecordError } from '../../lib/errors.js';
 import { crc32c } from '../../lib/leveldb/crc32c.js';
 import type { Position, RecordCodec } from '../../lib/log.js';
 import { sealValue, unsealValue } from '../../lib/sealed-value.js';
 
-export const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
 export const DECODING: CborOptions & { readonly int64AsNumber: boolean } = {
   useRecords: false,
   mapsAsObjects: true,
   // A 64-bit integer reads as a number, as it was written (`wideIntegersAsBigInt`), rather than
-  // as a bigint; one that a number cannot hold exactly is read again by `exactDecoder`. (An
+  // as a bigint; one that a number cannot hold exactly is read again by `coders().exact`. (An
   // option of cbor-x's that its types do not list.)
   int64AsNumber: true,
 };
-export const decoder = new Decoder(DECODING);
 /** Every 64-bit integer as a bigint: for a value with an integer beyond 2^53-1 (a Honcho turn up to 2^64-1). */
 const EXACT_DECODING: typeof DECODING = { ...DECODING, int64AsNumber: false };
-const exactDecoder = new Decoder(EXACT_DECODING);
+/** The encoder of values, their decoder, and `exact`, which reads every 64-bit integer as a bigint. */
+export const coders = onFirstUse(() => {
+  const { Encoder, Decoder } = cborX();
+  return {
+    encoder: new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false }),
+    decoder: new Decoder(DECODING),
+    exact: new Decoder(EXACT_DECODING),
+  };
+});
 
 export const hex = (bytes: Uint8Array): string =>
   Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
@@ -67,7 +74,7 @@ const safeAsNumber = (leaf: unknown): unknown =>
   typeof leaf === 'bigint' && leaf >= -MAX_SAFE && leaf <= MAX_SAFE ? Number(leaf) : leaf;
 
 /**
- * `value` with every bigint that a number holds exactly as that number: what `exactDecoder` read,
+ * `value` with every bigint that a number holds exactly as that number: what `coders().exact` read,
  * in the form `decoder` gives (a bigint stays only where a number would round). The same object
  * when there is none.
  */
@@ -78,7 +85,7 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 /** The CBOR of a normalized record. */
 export function encodeRecord(record: unknown): Uint8Array {
   try {
-    return encoder.encode(wideIntegersAsBigInt(record));
+    return coders().encoder.encode(wideIntegersAsBigInt(record));
   } catch (e) {
     /* c8 ignore next -- cbor-x throws Errors; String(e) is for a non-Error thrown by a record's own code (a getter), which plain data has none of */
     throw new InvalidRecordError(`it cannot be written as CBOR: ${e instanceof Error ? e.message : String(e)}`);
@@ -122,7 +129,7 @@ export function decodeValue<R>(
     );
   let decoded: unknown;
   try {
-    decoded = decoder.decode(body);
+    decoded = coders().decoder.decode(body);
   } catch (e) {
     /* c8 ignore next -- cbor-x throws Errors only: String(e) is for what the type of a caught value cannot rule out */
     const why = e instanceof Error ? e.message : String(e);
@@ -134,7 +141,7 @@ export function decodeValue<R>(
   if ((heads & TEXT_NOT_UTF8) !== 0)
     throw new DamagedError(name, position + 1, `the value has text that is not UTF-8: ${hex(body.subarray(0, 32))}`);
   // read again, exactly, only where the rare integer needs it: the common value is read once
-  if ((heads & INTEGER_BEYOND_DOUBLE) !== 0) decoded = safeIntegersAsNumbers(exactDecoder.decode(body));
+  if ((heads & INTEGER_BEYOND_DOUBLE) !== 0) decoded = safeIntegersAsNumbers(coders().exact.decode(body));
   try {
     return codec.normalize(decoded);
   } catch (e) {

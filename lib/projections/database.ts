@@ -12,9 +12,9 @@
  * @module
  */
 import { createRequire } from 'node:module';
-import { AbstractChainedBatch, type AbstractLevel } from 'abstract-level';
-import { ClassicLevel } from 'classic-level';
+import type { AbstractLevel } from 'abstract-level';
 import { writeMarker } from '../database-folder.js';
+import { abstractLevel, classicLevel } from '../dependencies.js';
 import { IndexDamagedError, LedgerError, LedgerIoError } from '../errors.js';
 import { MODEL_MARKER } from './layout.js';
 
@@ -84,7 +84,7 @@ const nativeVersions =
  */
 export function nativeBatchOf(batch: object, versions: boolean = nativeVersions): NativeBatch | null {
   if (!versions) return null;
-  const base = AbstractChainedBatch.prototype as unknown as { readonly [call: string]: unknown };
+  const base = abstractLevel().AbstractChainedBatch.prototype as unknown as { readonly [call: string]: unknown };
   for (const call of ['_put', '_del', '_write']) {
     const its = (batch as { readonly [call: string]: unknown })[call];
     if (typeof its !== 'function' || its === base[call]) return null;
@@ -177,7 +177,7 @@ export class Database {
     this.assertSound();
     const db = this.db;
     const made = db.batch();
-    const native = db instanceof ClassicLevel ? nativeBatchOf(made) : null;
+    const native = db instanceof classicLevel().ClassicLevel ? nativeBatchOf(made) : null;
     if (native !== null) {
       return {
         // LevelDB's write batch holds its own copy of every key and value

@@ -10,9 +10,8 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ClassicLevel } from 'classic-level';
-import { tryLock } from 'fs-native-extensions';
 import { discardDatabase, makeFolder, writeMarker } from '../database-folder.js';
+import { classicLevel, nativeExtensions } from '../dependencies.js';
 import { ForeignFolderError, LedgerIoError, LevelFolderDamagedError, LockedError } from '../errors.js';
 import { reserveFolder, withFolderLocked } from '../folder-lock.js';
 import { peekDatabase } from '../folder-snapshot.js';
@@ -96,7 +95,7 @@ function takeLock(folder: string): number {
   }
   let locked: boolean;
   try {
-    locked = tryLock(fd, 0, 0, { shared: false });
+    locked = nativeExtensions().tryLock(fd, 0, 0, { shared: false });
   } catch (e) {
     fs.closeSync(fd);
     throw new LedgerIoError(file, e);
@@ -117,7 +116,7 @@ export function heldElsewhere(folder: string): boolean {
     return false;
   }
   try {
-    return !tryLock(fd, 0, 0, { shared: true });
+    return !nativeExtensions().tryLock(fd, 0, 0, { shared: true });
   } finally {
     fs.closeSync(fd);
   }
@@ -210,7 +209,7 @@ function discard(folder: string, why: string): void {
 
 /** Opens (or, when `create`, creates) a LevelDB database in `folder`. */
 export async function openLevel(folder: string, create: boolean): Promise<Db> {
-  const db: Db = new ClassicLevel<Bytes, Bytes>(folder, VIEW);
+  const db: Db = new (classicLevel().ClassicLevel)<Bytes, Bytes>(folder, VIEW);
   try {
     await db.open({ createIfMissing: create });
   } catch (e) {

@@ -42,7 +42,7 @@
  *
  * @module
  */
-import { Decoder, Encoder } from 'cbor-x';
+import { cborX, onFirstUse } from '../dependencies.js';
 import { crc32c } from '../leveldb/crc32c.js';
 import type { Marker } from '../leveldb/marker.js';
 import type { ResumePoint } from '../log.js';
@@ -60,10 +60,15 @@ export const MODEL_MARKER: Marker = { format: 'ledgerstore/read-model', schema: 
 /** The key of the registry in a caller's database. */
 export const REGISTRY_KEY = Buffer.from('!ledgerstore!registry', 'latin1');
 
-const encoder = new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false });
-const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
-export const cbor = (value: unknown): Bytes => encoder.encode(value);
-export const uncbor = <T>(bytes: Bytes): T => decoder.decode(bytes) as T;
+const coders = onFirstUse(() => {
+  const { Encoder, Decoder } = cborX();
+  return {
+    encoder: new Encoder({ useRecords: false, variableMapSize: true, tagUint8Array: false }),
+    decoder: new Decoder({ useRecords: false, mapsAsObjects: true }),
+  };
+});
+export const cbor = (value: unknown): Bytes => coders().encoder.encode(value);
+export const uncbor = <T>(bytes: Bytes): T => coders().decoder.decode(bytes) as T;
 
 /** Where a generation's rows are: the log's point after the records they include. */
 export interface Checkpoint {

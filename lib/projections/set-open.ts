@@ -7,7 +7,8 @@
  *
  * @module
  */
-import { MemoryLevel } from 'memory-level';
+
+import { memoryLevel } from '../dependencies.js';
 import { DamagedError } from '../errors.js';
 import type { EventLog, LogBackend, Position } from '../log.js';
 import type { ProjectionDefinition } from './definition.js';
@@ -217,7 +218,7 @@ export class ReadThrough<R> {
   /** The engine's copy in memory of a projection, fed from the log's start. */
   private async copyOf(definition: ProjectionDefinition<R>): Promise<Generation<R>> {
     this.copies ??= await DatabaseStore.open(
-      new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
+      new (memoryLevel().MemoryLevel)<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
       'memory',
       true,
     );

@@ -27,7 +27,8 @@
  *
  * @module
  */
-import { MemoryLevel } from 'memory-level';
+
+import { memoryLevel } from '../dependencies.js';
 import { ClosedError, IndexDamagedError, ResumeMismatchError } from '../errors.js';
 import type { EventLog, LogBackend, ResumePoint } from '../log.js';
 import type { Db } from './database.js';
@@ -379,7 +380,7 @@ export class ProjectionSet<R> {
 async function openStore(index: string | Db | null): Promise<Store> {
   if (index === null)
     return DatabaseStore.open(
-      new MemoryLevel<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
+      new (memoryLevel().MemoryLevel)<Uint8Array, Uint8Array>({ keyEncoding: 'view', valueEncoding: 'view' }),
       'memory',
       true,
     );
