@@ -13,12 +13,15 @@
  * (a crash, a signal) counts as one failed test, and so does one still running after 20 minutes
  * (`LEDGERSTORE_TEST_FILE_MS`), which is killed.
  *
+ * The files of a run share a folder, `LEDGERSTORE_TEST_RUN_DIR`, removed when the run ends: the
+ * PostgreSQL keeper keeps a fresh cluster there for the keepers after it to copy.
+ *
  * The files start longest first, by the times of the last run in this build (`dist/test/.times.json`),
  * so that the slowest do not start last.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -98,7 +101,7 @@ function runFile(file: string): Promise<Outcome> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [file], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0' },
+      env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0', LEDGERSTORE_TEST_RUN_DIR: runDir },
     });
     let printed = '';
     let hung = false;
@@ -142,6 +145,8 @@ const files = testFiles(here)
   .sort((a, b) => b.guess - a.guess)
   .map(({ file }) => file);
 
+const runDir = mkdtempSync(join(tmpdir(), 'ledgerstore-run-'));
+process.on('exit', () => rmSync(runDir, { recursive: true, force: true }));
 const outcomes: Outcome[] = [];
 let next = 0;
 const started = performance.now();
