@@ -8,6 +8,7 @@
 import * as path from 'node:path';
 import {
   DamagedError,
+  FileReplacedError,
   InvalidRecordError,
   LedgerIoError,
   LockedError,
@@ -303,4 +304,24 @@ function adoptCreatedElsewhere(io: FileIO, file: string): OpenFile {
     throw e;
   }
   return opened;
+}
+
+/**
+ * Why the path `absolute` no longer leads to the file `identity` the `holder` has open (another
+ * file is there, none is, or that cannot be told), or `null` when it still does.
+ */
+export function notAtPath(
+  io: FileIO,
+  name: string,
+  absolute: string,
+  identity: string,
+  holder: 'writer' | 'reader',
+): FileReplacedError | LedgerIoError | null {
+  let at: string;
+  try {
+    at = io.statusOf(absolute).identity;
+  } catch (e) {
+    return isMissing(e) ? new FileReplacedError(name, 'removed', holder) : new LedgerIoError(name, e, 'read');
+  }
+  return at === identity ? null : new FileReplacedError(name, 'replaced', holder);
 }

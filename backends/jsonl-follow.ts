@@ -36,7 +36,7 @@ import {
 } from '../lib/errors.js';
 import type { Fd, FileIO } from '../lib/file-io.js';
 import type { HeadWatcher, Position, Unwatch } from '../lib/log.js';
-import { closeQuietly, isMissing, openRegular } from './jsonl-file.js';
+import { closeQuietly, notAtPath, openRegular } from './jsonl-file.js';
 import { isOverlong, lineChunks, overlongWhy, sizeOf } from './jsonl-lines.js';
 
 /** How long a watch waits between two looks at the file besides what the system tells, unless told. */
@@ -88,14 +88,8 @@ export function sizeStillThere(
   identity: string,
   read: LinesEnd,
 ): number {
-  let at: string;
-  try {
-    at = io.statusOf(absolute).identity;
-  } catch (e) {
-    if (isMissing(e)) throw new FileReplacedError(name, 'removed', 'reader');
-    throw new LedgerIoError(name, e, 'read');
-  }
-  if (at !== identity) throw new FileReplacedError(name, 'replaced', 'reader');
+  const moved = notAtPath(io, name, absolute, identity, 'reader');
+  if (moved !== null) throw moved;
   const size = sizeOf(io, fd, name);
   if (size < read.length) {
     throw new LogWentBackError(

@@ -85,7 +85,7 @@ import {
   ResumeMismatchError,
   StoppedError,
 } from '../lib/errors.js';
-import { type Fd, type FileIO, type FileStatus, nodeFileIO } from '../lib/file-io.js';
+import { type Fd, type FileIO, nodeFileIO } from '../lib/file-io.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import type {
   CheckedRecord,
@@ -104,9 +104,9 @@ import {
   closeQuietly,
   createOrAdopt,
   cut,
-  isMissing,
   lock,
   notALedgerOr,
+  notAtPath,
   openRegular,
   realPath,
   refuseUnlessCutOff,
@@ -313,32 +313,13 @@ class JsonlLog<R> extends StoredLog<R> {
       // the error with them: a retry could report success for data that is gone. Stop.
       this.fail(fd, new LedgerIoError(this.name, e), true);
     }
-    this.confirmAtPath(fd);
+    // the lock holds the file, not its name: the path must still lead to it ("Writing", above)
+    const moved = notAtPath(this.io, this.name, this.absolute, this.identity as string, 'writer');
+    if (moved !== null) this.fail(fd, moved, true);
     this.marks.appended(bytes, this.count, records.length);
     // its text, which it was written from, not a copy of its bytes: the batch's buffer is the
     // next batch's too, and a fingerprint of the text is that of its UTF-8
     this.lastLine = (checked[checked.length - 1] as CheckedRecord<R>).line;
-  }
-
-  /**
-   * The lock is the file's, not the name's: an edit that puts another file at the path (`sed -i`,
-   * an editor, `mv`) or removes it would leave this writer appending to a file no reader opens,
-   * beside a writer let in on the new one. So before an append is acknowledged, the path must
-   * still lead to the file written; otherwise, or when that cannot be told, the lines just
-   * written are cut back from it and the log stops.
-   */
-  private confirmAtPath(fd: Fd): void {
-    let found: FileStatus;
-    try {
-      found = this.io.statusOf(this.absolute);
-    } catch (e) {
-      this.fail(
-        fd,
-        isMissing(e) ? new FileReplacedError(this.name, 'removed') : new LedgerIoError(this.name, e, 'read'),
-        true,
-      );
-    }
-    if (found.identity !== this.identity) this.fail(fd, new FileReplacedError(this.name, 'replaced'), true);
   }
 
   /**
@@ -395,10 +376,8 @@ class JsonlLog<R> extends StoredLog<R> {
     }
     const fd = this.fd;
     const { marks } = this;
-    const size = sizeStillThere(io, fd, name, this.absolute, this.identity as string, {
-      length: marks.length,
-      count: this.count,
-    });
+    const read = { length: marks.length, count: this.count };
+    const size = sizeStillThere(io, fd, name, this.absolute, this.identity as string, read);
     if (size === marks.length) return this.count;
     try {
       io.datasync(fd);
