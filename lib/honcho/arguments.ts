@@ -11,6 +11,22 @@ import { BadArgumentError, InvalidRecordError } from '../errors.js';
 import { normalizeItem } from './codec.js';
 import { type Item, WORKSPACES, type Workspace } from './record.js';
 
+/** `name` must be one of `opened`, the projections a ledger was opened with (its read model's own among them). */
+export function projectionArgument(
+  call: string,
+  argument: string,
+  name: unknown,
+  opened: readonly { readonly name: string }[],
+): void {
+  const names = opened.map((projection) => projection.name);
+  if (typeof name === 'string' && names.includes(name)) return;
+  throw new BadArgumentError(
+    call,
+    argument,
+    `${argument} must be a projection the ledger was opened with (${names.join(', ') || 'none'}), not ${JSON.stringify(name) ?? String(name)}`,
+  );
+}
+
 /** How a message shows a value it refuses. */
 export function shown(value: unknown): string {
   if (value === null) return 'null';

@@ -36,20 +36,27 @@
  *
  * @module
  */
-import { BadArgumentError, ClosedError, type LedgerError } from '../errors.js';
+import { ClosedError, type LedgerError } from '../errors.js';
 import { CheckedRecord, type EventLog, type Lease, type LogBackend, type Position, type Repair } from '../log.js';
 import type { ProjectionDefinition, ProjectionProgress } from '../projections/definition.js';
-import { itemArgument, signalArgument, textArgument, wholeArgument, workspaceArgument } from './arguments.js';
+import {
+  itemArgument,
+  projectionArgument,
+  signalArgument,
+  textArgument,
+  wholeArgument,
+  workspaceArgument,
+} from './arguments.js';
 import { honchoCodec } from './codec.js';
 import { GroupCommit } from './group-commit.js';
 import { Live, type LogEntry } from './live.js';
+import { openState } from './open-state.js';
 import { checkLedgerOptions, type LedgerOptions } from './options.js';
 import { Others } from './others.js';
-import { type Conclusion, type Decision, Projection } from './projection.js';
-import { IndexedState } from './read-model/state.js';
+import type { Conclusion, Decision } from './projection.js';
 import type { Counts, Item, Record, Workspace } from './record.js';
 import type { ItemState } from './rules.js';
-import { type LedgerState, MemoryState, type OutboxCursor, type OutboxPage } from './state.js';
+import type { LedgerState, OutboxCursor, OutboxPage } from './state.js';
 
 export type { Db as IndexDatabase } from '../projections/database.js';
 export type { LogEntry } from './live.js';
@@ -63,9 +70,6 @@ const SENDER_LEASE = 'sender';
 
 /** The largest cursor a page can give: the read model keeps decision order in 48 bits. */
 const MAX_CURSOR = 2 ** 48 - 1;
-
-/** Where notices go when the caller names no `onNotice`: nowhere, as a library prints nothing. */
-const dropNotice = (_message: string): void => undefined;
 
 /**
  * An open Honcho ledger, on the backend it was given. (The public `Ledger`, `lib/ledger.ts`, is
@@ -125,26 +129,7 @@ export class HonchoLedger {
    */
   static async open(backend: LogBackend<Record>, options: LedgerOptions = {}): Promise<HonchoLedger> {
     checkLedgerOptions('Ledger.open', options);
-    const readOnly = options.readOnly ?? false;
-    if (options.index === undefined && (options.projections ?? []).length === 0) {
-      const projection = new Projection();
-      const log = await backend.open({
-        readOnly,
-        replay: (record) => projection.replay(record),
-        replayLine: (line) => projection.replayLine(line),
-        sizeHint: (bytes, first) => projection.reserve((bytes * first.records) / first.bytes),
-      });
-      return new this(log, new MemoryState(projection, log));
-    }
-    const { state, log } = await IndexedState.open(backend, {
-      index: options.index ?? null,
-      projections: options.projections ?? [],
-      readOnly,
-      onNotice: options.onNotice ?? dropNotice,
-      waitForIndex: options.waitForIndex ?? false,
-      worker: options.worker,
-      backgroundFrom: options.backgroundFrom,
-    });
+    const { log, state } = await openState(backend, options);
     return new this(log, state);
   }
 
@@ -354,7 +339,7 @@ export class HonchoLedger {
    */
   whenReady(name?: string, signal?: AbortSignal): Promise<void> {
     return this.ask(() => {
-      if (name !== undefined) this.projectionNamed('whenReady', 'name', name);
+      if (name !== undefined) projectionArgument('whenReady', 'name', name, this.state.projections());
       signalArgument('whenReady', signal);
       return this.state.whenReady(name, signal);
     });
@@ -367,20 +352,9 @@ export class HonchoLedger {
    */
   projection<Q extends object>(definition: ProjectionDefinition<Record, Q>): Q {
     this.assertOpen();
-    this.projectionNamed('projection', 'definition', (definition as { name?: unknown } | null)?.name);
+    const name = (definition as { name?: unknown } | null)?.name;
+    projectionArgument('projection', 'definition', name, this.state.projections());
     return this.state.queriesOf(definition);
-  }
-
-  /** @throws {@link BadArgumentError} unless `name` is one of the ledger's projections (its read model's own among them) */
-  private projectionNamed(call: string, argument: string, name: unknown): void {
-    const names = this.state.projections().map((projection) => projection.name);
-    if (typeof name === 'string' && names.includes(name)) return;
-    const opened = names.join(', ') || 'none';
-    throw new BadArgumentError(
-      call,
-      argument,
-      `${argument} must be a projection the ledger was opened with (${opened}), not ${JSON.stringify(name) ?? String(name)}`,
-    );
   }
 
   /**
