@@ -42,7 +42,7 @@
  *   appending to a file no reader opens, beside a second writer let in on the new one. So after
  *   each append's sync, and before it is acknowledged, the writer looks at the path (`stat`,
  *   against the device and inode of the file it holds): when another file or none is there, the
- *   append is cut back and refused with a {@link FileReplacedError}, and so is every later one
+ *   append is cut back and refused with a `FileReplacedError`, and so is every later one
  *   until the ledger is reopened. A `stat` costs a few microseconds against the sync's hundreds.
  *
  * ## Reading through
@@ -79,7 +79,6 @@
 import * as path from 'node:path';
 import {
   DamagedError,
-  FileReplacedError,
   type LedgerError,
   LedgerIoError,
   ResumeMismatchError,
