@@ -77,13 +77,7 @@
  * @module
  */
 import * as path from 'node:path';
-import {
-  DamagedError,
-  type LedgerError,
-  LedgerIoError,
-  ResumeMismatchError,
-  StoppedError,
-} from '../lib/errors.js';
+import { DamagedError, type LedgerError, LedgerIoError, ResumeMismatchError, StoppedError } from '../lib/errors.js';
 import { type Fd, type FileIO, nodeFileIO } from '../lib/file-io.js';
 import type { ScannedLines } from '../lib/line-scan.js';
 import type {
