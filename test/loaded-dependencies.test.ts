@@ -2,7 +2,8 @@
  * The dependencies only some opens need are loaded on their first use (`lib/dependencies.ts`):
  * a read of a JSONL ledger through the CLI's `main` loads none of LevelDB, memory-level, cbor-x
  * and fs-native-extensions; an append loads the lock's addon only; a `level:` read loads
- * classic-level and cbor-x. Each in a fresh process, which says which packages it loaded.
+ * classic-level and cbor-x. Each in a fresh process, which runs the command through `main`
+ * (`ledgerstore()` of `support/cli.ts`) and says which packages it loaded.
  */
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -12,18 +13,16 @@ import * as assert from 'uvu/assert';
 import { FIXTURE_TEXT, lineOf } from './support/cli.js';
 import { decided, turn, withHome } from './support/ledger.js';
 
-const MAIN = fileURLToPath(new URL('../lib/cli/main.js', import.meta.url));
+/** `ledgerstore()`, the CLI's main in this process (`support/cli.ts`). */
+const SUPPORT_CLI = fileURLToPath(new URL('./support/cli.js', import.meta.url));
 const WATCHED = ['abstract-level', 'cbor-x', 'classic-level', 'fs-native-extensions', 'memory-level'];
 
-/** Runs `ledgerstore args...` through `main` in a fresh process; gives the watched packages it loaded, and its exit status. */
+/** Runs `ledgerstore args...` in a fresh process; gives the watched packages it loaded, and its exit status. */
 function loadedBy(args: readonly string[], input = ''): { loaded: string[]; code: number } {
   const script = `
     import { createRequire } from 'node:module';
-    import { PassThrough, Readable } from 'node:stream';
-    import { EventEmitter } from 'node:events';
-    const { main } = await import(${JSON.stringify(MAIN)});
-    const sink = new PassThrough().resume();
-    const code = await main(${JSON.stringify(args)}, { stdin: Readable.from([Buffer.from(${JSON.stringify(input)})]), stdout: sink, stderr: sink, stderrIsTTY: false, stderrColumns: undefined, signals: new EventEmitter() });
+    const { ledgerstore } = await import(${JSON.stringify(SUPPORT_CLI)});
+    const { code } = await ledgerstore(${JSON.stringify(args)}, { input: ${JSON.stringify(input)} });
     const loaded = new Set();
     // a package's package.json read for its version is no load of its code
     for (const path of Object.keys(createRequire(import.meta.url).cache).filter((p) => !p.endsWith('/package.json')))
