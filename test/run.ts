@@ -19,7 +19,7 @@
  * The files start longest first, by the times of the last run in this build (`dist/test/.times.json`),
  * so that the slowest do not start last.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -94,6 +94,8 @@ function fileDeadlineMs(): number {
 }
 
 let lastCpu = childrenCpu();
+/** The files' processes still running: a signal to the runner is passed on to them. */
+const running = new Set<ChildProcess>();
 
 function runFile(file: string): Promise<Outcome> {
   const name = relative(here, file);
@@ -103,6 +105,7 @@ function runFile(file: string): Promise<Outcome> {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, FORCE_COLOR: process.stdout.isTTY ? '1' : '0', LEDGERSTORE_TEST_RUN_DIR: runDir },
     });
+    running.add(child);
     let printed = '';
     let hung = false;
     let cpu: number | null = null;
@@ -122,6 +125,7 @@ function runFile(file: string): Promise<Outcome> {
       printed += chunk;
     });
     child.on('close', (code, signal) => {
+      running.delete(child);
       clearTimeout(deadline);
       const ms = performance.now() - started;
       if (hung)
@@ -147,6 +151,15 @@ const files = testFiles(here)
 
 const runDir = mkdtempSync(join(tmpdir(), 'ledgerstore-run-'));
 process.on('exit', () => rmSync(runDir, { recursive: true, force: true }));
+// Ctrl-C or a kill: the files get it too (once more, from a terminal), and the folder goes
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+] as const)
+  process.once(signal, () => {
+    for (const child of running) child.kill(signal);
+    process.exit(code);
+  });
 const outcomes: Outcome[] = [];
 let next = 0;
 const started = performance.now();

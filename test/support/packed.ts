@@ -6,24 +6,16 @@
  *
  * The install is `--prefer-offline`: the dependencies are those `npm ci` has just put in npm's
  * cache, so it takes seconds and needs the registry only for what the cache lacks. Under the
- * runner (`run.ts`), the test files of a run share one install of the packed checkout, kept in
- * the run's folder (`LEDGERSTORE_TEST_RUN_DIR`): each project gets a copy of it (`cp -a`, a
- * fraction of a second against seconds of CPU for a pack and an install).
+ * runner (`run.ts`), the test files of a run share one install of the packed checkout
+ * (`run-folder.ts`): each project gets a copy of it (`cp -a`, a fraction of a second against
+ * seconds of CPU for a pack and an install).
  */
 import { execFileSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { madeOncePerRun } from './run-folder.js';
 
 /** The checkout's root (the tests run from `dist/test/support`). */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -88,7 +80,14 @@ export function consumer(spec: 'pack' | string = 'pack'): Consumer {
   try {
     writeFileSync(join(dir, 'package.json'), consumerManifest());
     writeFileSync(join(dir, 'tsconfig.json'), `${JSON.stringify(CONSUMER_TSCONFIG, null, 2)}\n`);
-    const shared = spec === 'pack' ? sharedInstall() : null;
+    // the run's one install of the packed checkout, for each project to copy (`run-folder.ts`)
+    const shared =
+      spec === 'pack'
+        ? madeOncePerRun('packed-project', (folder) => {
+            writeFileSync(join(folder, 'package.json'), consumerManifest());
+            install(folder, 'pack');
+          })
+        : null;
     if (shared !== null) {
       execFileSync('cp', ['-a', `${shared}/.`, dir]);
     } else install(dir, spec);
@@ -113,42 +112,6 @@ function install(dir: string, spec: string): void {
   const source = spec === 'pack' ? packInto(dir) : spec;
   // @types/node, so that a user's code that touches Node's API type-checks as it would for them.
   npm(['install', '--prefer-offline', source, `@types/node@${typesNodeVersion()}`], dir);
-}
-
-/** How long a test file waits for another's install of the packed checkout before it makes its own. */
-const SHARED_INSTALL_WAIT_MS = 300_000;
-
-/**
- * The run's project with the packed checkout installed, made by the first test file that asks
- * (the others wait for it); `null` outside the runner, or when the one making it did not finish
- * in time.
- */
-function sharedInstall(): string | null {
-  const run = process.env.LEDGERSTORE_TEST_RUN_DIR;
-  if (run === undefined || run === '') return null;
-  const shared = join(run, 'packed-project');
-  if (existsSync(shared)) return shared;
-  const lock = `${shared}.lock`;
-  try {
-    mkdirSync(lock);
-  } catch {
-    // another file makes it: wait for its rename (or its failure, which removes the lock)
-    const until = Date.now() + SHARED_INSTALL_WAIT_MS;
-    while (!existsSync(shared) && existsSync(lock) && Date.now() < until)
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-    return existsSync(shared) ? shared : null;
-  }
-  const making = mkdtempSync(`${shared}-`);
-  try {
-    writeFileSync(join(making, 'package.json'), consumerManifest());
-    install(making, 'pack');
-    renameSync(making, shared);
-  } catch (e) {
-    rmSync(making, { recursive: true, force: true });
-    rmSync(lock, { recursive: true, force: true });
-    throw e;
-  }
-  return shared;
 }
 
 /** The @types/node this checkout builds with. */

@@ -14,8 +14,7 @@
  * (`pg_terminate_backend`), which is what a restart is to a client.
  *
  * The throwaway cluster: `initdb` into a fresh temporary folder (mode 0700), or a copy of the
- * cluster the run's first keeper made that way, kept in the run's folder
- * (`LEDGERSTORE_TEST_RUN_DIR`, which `run.ts` removes at the end) for the keepers after it: a
+ * cluster the run's first keeper made that way, which the others wait for (`run-folder.ts`): a
  * copy costs a tenth of `initdb`'s second of CPU, a server listening
  * on a Unix socket in that folder only (no TCP), with `fsync`, `synchronous_commit` and
  * `full_page_writes` on, so that durability is tested as it is in production. The user the
@@ -28,12 +27,13 @@
  * (`{"error": ...}`), and exits 2.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { binaryCandidates, serverBinaries } from './pg-binaries.js';
+import { madeOncePerRun } from './run-folder.js';
 
 /** The name of the socket file, `.s.PGSQL.<port>`: no TCP port is opened. */
 const PORT = 5432;
@@ -79,27 +79,6 @@ function ownerFor(dir: string): void {
     );
   }
   chownSync(dir, uid, gid);
-}
-
-/** Where the run keeps a fresh cluster for its keepers to copy; `null` outside `run.ts`. */
-function templateFolder(): string | null {
-  const run = process.env.LEDGERSTORE_TEST_RUN_DIR;
-  return run === undefined || run === '' ? null : join(run, 'pg-template');
-}
-
-/**
- * Copies the fresh cluster `data` (before the server first starts) to `template`, by way of a
- * folder of this process's own renamed into place: keepers that start together each make one,
- * and the first rename wins (the others find the name taken, and drop theirs).
- */
-function keepAsTemplate(data: string, template: string): void {
-  const mine = `${template}.${process.pid}`;
-  try {
-    execFileSync('cp', ['-a', data, mine], { stdio: 'ignore' });
-    renameSync(mine, template);
-  } catch {
-    rmSync(mine, { recursive: true, force: true });
-  }
 }
 
 /** Waits until the process `pid` is gone or a zombie (PID 1 may reap it late). */
@@ -154,10 +133,7 @@ async function cluster(): Promise<Kept> {
         throw new Refusal(`${what} failed: ${String((e as { stderr?: unknown }).stderr ?? e)}${log}`);
       }
     };
-    const template = templateFolder();
-    if (template !== null && existsSync(template))
-      step("copying the run's cluster", 'cp', ['-a', template, data], false);
-    else {
+    const initdb = (): void =>
       step('initdb', join(bin, 'initdb'), [
         '-D',
         data,
@@ -170,8 +146,14 @@ async function cluster(): Promise<Kept> {
         '--no-locale',
         '--no-sync',
       ]);
-      if (template !== null) keepAsTemplate(data, template);
-    }
+    // the run's first fresh cluster, kept before its server first starts (as root, `cp -a` keeps its owner)
+    const shared = madeOncePerRun('pg-cluster', (folder) => {
+      initdb();
+      execFileSync('cp', ['-a', data, join(folder, 'cluster')]);
+    });
+    if (shared !== null && !existsSync(data))
+      step("copying the run's cluster", 'cp', ['-a', join(shared, 'cluster'), data], false);
+    else if (!existsSync(data)) initdb();
     // the tests' superuser without a password; any other role with one
     const hba = join(data, 'pg_hba.conf');
     writeFileSync(hba, `local all ${SUPERUSER} trust\nlocal all all scram-sha-256\n`);
